@@ -1,0 +1,31 @@
+"""The store: SQLModel schema, migrations and the Store API (all reads and writes)."""
+
+from memory_console.store.errors import (
+    NotFoundError,
+    ReadOnlyError,
+    StoreError,
+    ValidationError,
+)
+from memory_console.store.records import (
+    ChangeResult,
+    Cursor,
+    EventRecord,
+    MemoryFilter,
+    MemoryRecord,
+    Page,
+)
+from memory_console.store.store import Store
+
+__all__ = [
+    "ChangeResult",
+    "Cursor",
+    "EventRecord",
+    "MemoryFilter",
+    "MemoryRecord",
+    "NotFoundError",
+    "Page",
+    "ReadOnlyError",
+    "Store",
+    "StoreError",
+    "ValidationError",
+]

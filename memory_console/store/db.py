@@ -1,0 +1,236 @@
+"""Opening a store file safely: refusing foreign or corrupt files, creating, migrating."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from memory_console.store.errors import StoreError
+
+APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store we create
+SCHEMA_VERSION = 1
+SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 5000
+
+# FTS5 is kept in step by our own triggers rather than sqlite-utils' enable_fts triggers: those
+# fire on every UPDATE, so a decay pass over a million rows would rewrite the whole text index.
+FTS_DDL = (
+    "CREATE VIRTUAL TABLE memory_fts USING fts5("
+    "title, content, keywords, content='memory', content_rowid='id', "
+    "tokenize='porter unicode61 remove_diacritics 2')",
+)
+FTS_TRIGGERS = (
+    "CREATE TRIGGER memory_fts_ai AFTER INSERT ON memory BEGIN "
+    "INSERT INTO memory_fts(rowid, title, content, keywords) "
+    "VALUES (new.id, new.title, new.content, new.keywords); END",
+    "CREATE TRIGGER memory_fts_ad AFTER DELETE ON memory BEGIN "
+    "INSERT INTO memory_fts(memory_fts, rowid, title, content, keywords) "
+    "VALUES ('delete', old.id, old.title, old.content, old.keywords); END",
+    "CREATE TRIGGER memory_fts_au AFTER UPDATE OF title, content, keywords ON memory BEGIN "
+    "INSERT INTO memory_fts(memory_fts, rowid, title, content, keywords) "
+    "VALUES ('delete', old.id, old.title, old.content, old.keywords); "
+    "INSERT INTO memory_fts(rowid, title, content, keywords) "
+    "VALUES (new.id, new.title, new.content, new.keywords); END",
+)
+FTS_TRIGGER_NAMES = ("memory_fts_ai", "memory_fts_ad", "memory_fts_au")
+OUR_TABLES = {"memory", "memory_event", "maintenance_run", "embedding", "console_meta"}
+
+# Forward migrations: MIGRATIONS[v] takes a store at version v to v + 1 inside one transaction.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+
+
+def schema_statements(with_indexes: bool = True) -> list[str]:
+    """The DDL of the current schema, generated from the SQLModel tables (imports SQLModel)."""
+    from sqlalchemy.dialects import sqlite as sqlite_dialect
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    from memory_console.store import tables
+
+    dialect = sqlite_dialect.dialect()
+    statements = []
+    for table in tables.SQLModel.metadata.sorted_tables:
+        statements.append(str(CreateTable(table).compile(dialect=dialect)).strip())
+    if with_indexes:
+        statements.extend(index_statements())
+    statements.extend(FTS_DDL)
+    return statements
+
+
+def index_statements() -> list[str]:
+    """Every secondary index: separate so bulk loads can build them once, after inserting."""
+    from sqlalchemy.dialects import sqlite as sqlite_dialect
+    from sqlalchemy.schema import CreateIndex
+
+    from memory_console.store import tables
+
+    dialect = sqlite_dialect.dialect()
+    statements = []
+    for table in tables.SQLModel.metadata.sorted_tables:
+        for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
+            statements.append(str(CreateIndex(index).compile(dialect=dialect)).strip())
+    for name, columns in tables.INDEXED_COMPOSITES:
+        table = "memory_event" if name.startswith("ix_memory_event") else "memory"
+        statements.append(f"CREATE INDEX {name} ON {table} ({', '.join(columns)})")
+    return statements
+
+
+def create_new_file(path: Path) -> None:
+    """Create an empty file readable by its owner only, before SQLite writes to it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.close(fd)
+
+
+def check_header(path: Path) -> None:
+    """Refuse a file that is not SQLite before SQLite gets a chance to touch it."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(100)
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read: {error.strerror}") from error
+    if head and not head.startswith(SQLITE_MAGIC):
+        raise StoreError(f"{path}: not an SQLite database; memory-console will not touch it")
+    if head and len(head) < 100:
+        raise StoreError(f"{path}: truncated SQLite file; memory-console will not touch it")
+
+
+def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL and a busy timeout."""
+    if read_only:
+        uri = f"file:{path}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def open_store_connection(
+    path: Path, *, read_only: bool = False, create: bool = True
+) -> sqlite3.Connection:
+    """Open (creating or migrating when allowed) a memory-console store, or raise StoreError."""
+    path = Path(path)
+    is_new = not path.exists() or path.stat().st_size == 0
+    if path.is_dir():
+        raise StoreError(f"{path}: is a directory, not a database file")
+    if is_new:
+        if read_only:
+            raise StoreError(f"{path}: no such store (read-only mode does not create one)")
+        if not create:
+            raise StoreError(f"{path}: no such store; create one with: memory-console demo --db {path}")
+        if not path.exists():
+            try:
+                create_new_file(path)
+            except OSError as error:
+                raise StoreError(f"{path}: cannot create: {error.strerror}") from error
+    else:
+        check_header(path)
+    try:
+        conn = connect(path, read_only=read_only)
+    except sqlite3.Error as error:
+        raise StoreError(f"{path}: cannot open: {error}") from error
+    try:
+        prepare(conn, path, read_only=read_only)
+    except StoreError:
+        conn.close()
+        raise
+    except sqlite3.DatabaseError as error:
+        conn.close()
+        raise StoreError(f"{path}: damaged or unreadable database ({error}); left untouched") from error
+    return conn
+
+
+def prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
+    """Identify the file, then create, migrate or accept it."""
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    tables = {
+        row[0]
+        for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not row[0].startswith("sqlite_")
+    }
+    if app_id != APPLICATION_ID:
+        if tables or app_id != 0:
+            listed = ", ".join(sorted(tables)[:5]) or "none"
+            raise StoreError(
+                f"{path}: an SQLite database of another application (tables: {listed}); "
+                "memory-console will not touch it"
+            )
+        if read_only:
+            raise StoreError(f"{path}: empty database; read-only mode does not create a store")
+        set_pragmas(conn)
+        create_schema(conn)
+        return
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: written by a newer memory-console (schema {version}; this program knows "
+            f"up to {SCHEMA_VERSION}); upgrade memory-console to open it"
+        )
+    if version < SCHEMA_VERSION:
+        if read_only:
+            raise StoreError(
+                f"{path}: schema {version} needs a migration to {SCHEMA_VERSION}; "
+                "open it once without --read-only"
+            )
+        migrate(conn, path, version)
+    if not read_only:
+        set_pragmas(conn)
+
+
+def set_pragmas(conn: sqlite3.Connection) -> None:
+    """WAL lets a live agent keep writing while the console reads; NORMAL sync is WAL-safe."""
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def create_schema(conn: sqlite3.Connection, *, with_indexes: bool = True) -> None:
+    """Create every table, index, the FTS index and its triggers in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in schema_statements(with_indexes=with_indexes):
+            conn.execute(statement)
+        for statement in FTS_TRIGGERS:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO console_meta(key, value) VALUES ('application', 'memory-console'),"
+            " ('created_at', ?)",
+            (str(time.time()),),
+        )
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def backup_path(path: Path, version: int) -> Path:
+    """Where the copy of a store is kept before migrating it from `version`."""
+    return path.with_name(f"{path.name}.schema{version}.bak")
+
+
+def migrate(conn: sqlite3.Connection, path: Path, version: int) -> None:
+    """Back the file up, then run every forward migration in one transaction."""
+    backup = backup_path(path, version)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    target = sqlite3.connect(backup)
+    try:
+        conn.backup(target)
+    finally:
+        target.close()
+    os.chmod(backup, 0o600)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for step in range(version, SCHEMA_VERSION):
+            if step not in MIGRATIONS:
+                raise StoreError(f"{path}: no migration from schema {step}; backup at {backup}")
+            MIGRATIONS[step](conn)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+

@@ -1,0 +1,682 @@
+"""The Store: the only door to a memory-console database (reads, writes and their events)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memory_console.store.db import open_store_connection
+from memory_console.store.errors import NotFoundError, ReadOnlyError, StoreError, ValidationError
+from memory_console.store.records import (
+    EVENT_SELECT,
+    MEMORY_COLUMNS,
+    MEMORY_SELECT,
+    ChangeResult,
+    Cursor,
+    EventRecord,
+    MemoryFilter,
+    MemoryRecord,
+    Page,
+)
+from memory_console.store.search_text import fts_query
+from memory_console.store.validate import INSERT_COLUMNS, check_field, complete_memory
+from memory_console.store.vocab import EDITABLE, SORTABLE
+from memory_console.timeutil import now_ts
+
+ChangeListener = Callable[[str, list[int]], None]
+LOCK_RETRIES = 3
+EVENT_INSERT = (
+    "INSERT INTO memory_event (memory_id, at, actor, kind, before, after, run_id, query, scores)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+# Status changes a person can ask for: kind of event -> (field, value it sets).
+FLAG_ACTIONS: dict[str, tuple[str, Any]] = {
+    "protected": ("is_protected", 1),
+    "unprotected": ("is_protected", 0),
+    "archived": ("status", "archived"),
+    "restored": ("status", "active"),
+}
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class Store:
+    """A memory store in one SQLite file. Thread-safe: one connection behind a lock.
+
+    `actor` names who acts (cli, tui, api, a pass) in the events this Store writes.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        create: bool = True,
+        actor: str = "cli",
+    ) -> None:
+        self.path = Path(path)
+        self.read_only = read_only
+        self.actor = actor
+        self._conn = open_store_connection(self.path, read_only=read_only, create=create)
+        self._lock = threading.RLock()
+        self._in_transaction = False
+        self.listeners: list[ChangeListener] = []
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The raw connection, for the modules behind the Store (maintenance, embed, stats)."""
+        return self._conn
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    def require_writable(self, what: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"read-only store: {what} refused")
+
+    @contextmanager
+    def transaction(self, what: str = "this change") -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE), retried a bounded number of times when
+        another process holds the write lock, then refused with a clear message."""
+        self.require_writable(what)
+        with self._lock:
+            if self._in_transaction:
+                yield self._conn
+                return
+            for attempt in range(LOCK_RETRIES):
+                try:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    break
+                except sqlite3.OperationalError as error:
+                    if "locked" not in str(error) and "busy" not in str(error):
+                        raise StoreError(f"{what}: {error}") from error
+                    if attempt == LOCK_RETRIES - 1:
+                        raise StoreError(
+                            f"{what}: the database is busy (another process holds its write lock); "
+                            "try again in a moment"
+                        ) from error
+                    time.sleep(0.2 * (attempt + 1))
+            self._in_transaction = True
+            try:
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._in_transaction = False
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as error:
+                if "locked" in str(error) or "busy" in str(error):
+                    raise StoreError("the database is busy; try again in a moment") from error
+                raise
+
+    def notify(self, kind: str, ids: list[int]) -> None:
+        """Tell listeners (the vector index, the console) which memories changed and how."""
+        if ids:
+            for listener in list(self.listeners):
+                listener(kind, ids)
+
+    def write_events(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Insert event rows (memory_id, at, actor, kind, before, after, run_id, query, scores)."""
+        self._conn.executemany(EVENT_INSERT, rows)
+
+    def meta(self, key: str) -> str | None:
+        rows = self.query("SELECT value FROM console_meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction("setting " + key) as conn:
+            conn.execute(
+                "INSERT INTO console_meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # -- adding ---------------------------------------------------------------------------
+
+    def add(self, memory: dict[str, Any], *, now: float | None = None) -> int:
+        """Add one memory (fields as in DESIGN section 2); returns its id."""
+        return self.add_many([memory], now=now)[0]
+
+    def add_many(
+        self,
+        memories: Iterable[dict[str, Any]],
+        *,
+        now: float | None = None,
+        keep_ids: bool = False,
+        created_kind: str = "created",
+    ) -> list[int]:
+        """Check every memory first, then insert all of them in one transaction.
+
+        A ValidationError names the (0-based) position of the first bad memory; nothing is
+        written then. With keep_ids an `id` in the input is kept (export/import round trip).
+        """
+        moment = now_ts() if now is None else now
+        rows: list[dict[str, Any]] = []
+        for position, memory in enumerate(memories):
+            try:
+                row = complete_memory(memory, moment)
+            except ValidationError as error:
+                raise ValidationError(f"memory {position + 1}: {error}") from error
+            if keep_ids and memory.get("id") is not None:
+                row["id"] = check_field("retrieval_count", memory["id"]) or None
+                if row["id"] is None:
+                    raise ValidationError(f"memory {position + 1}: id must be >= 1")
+            rows.append(row)
+        if not rows:
+            return []
+        return self.insert_rows(rows, moment, created_kind=created_kind)
+
+    def insert_rows(
+        self, rows: list[dict[str, Any]], moment: float, *, created_kind: str = "created"
+    ) -> list[int]:
+        """Insert already-checked rows with their `created` events; returns the new ids."""
+        columns = ("id", *INSERT_COLUMNS)
+        sql = f"INSERT INTO memory ({', '.join(columns)}, revision) VALUES ({', '.join('?' * len(columns))}, 0)"
+        with self.transaction("adding memories") as conn:
+            if any("id" in row for row in rows):
+                wanted = [row["id"] for row in rows if "id" in row]
+                if len(set(wanted)) != len(wanted):
+                    raise ValidationError("duplicate ids in the input")
+                clash = self._existing_ids(wanted)
+                if clash:
+                    raise ValidationError(f"id {clash[0]} already exists in the store")
+            ids: list[int] = []
+            for row in rows:
+                cursor = conn.execute(sql, [row.get("id")] + [row[c] for c in INSERT_COLUMNS])
+                ids.append(int(cursor.lastrowid or 0))
+            self.write_events(
+                (
+                    ident,
+                    row["created_at"],
+                    self.actor,
+                    created_kind,
+                    None,
+                    dumps({"confidence": row["confidence"], "status": row["status"]}),
+                    None,
+                    None,
+                    None,
+                )
+                for ident, row in zip(ids, rows, strict=True)
+            )
+        self.notify("added", ids)
+        return ids
+
+    def _existing_ids(self, ids: Sequence[int]) -> list[int]:
+        found: list[int] = []
+        for start in range(0, len(ids), 900):
+            chunk = list(ids[start : start + 900])
+            marks = ",".join("?" * len(chunk))
+            found += [r[0] for r in self._conn.execute(f"SELECT id FROM memory WHERE id IN ({marks})", chunk)]
+        return sorted(found)
+
+    # -- reading --------------------------------------------------------------------------
+
+    def get(self, memory_id: int) -> MemoryRecord | None:
+        rows = self.query(f"SELECT {MEMORY_SELECT} FROM memory WHERE id = ?", (memory_id,))
+        return MemoryRecord.from_row(rows[0]) if rows else None
+
+    def require(self, memory_id: int) -> MemoryRecord:
+        record = self.get(memory_id)
+        if record is None:
+            raise NotFoundError(f"no memory with id {memory_id}")
+        return record
+
+    def get_many(self, ids: Sequence[int]) -> dict[int, MemoryRecord]:
+        found: dict[int, MemoryRecord] = {}
+        for start in range(0, len(ids), 900):
+            chunk = list(ids[start : start + 900])
+            marks = ",".join("?" * len(chunk))
+            for row in self.query(f"SELECT {MEMORY_SELECT} FROM memory WHERE id IN ({marks})", chunk):
+                found[row[0]] = MemoryRecord.from_row(row)
+        return found
+
+    @staticmethod
+    def where(memory_filter: MemoryFilter, alias: str = "") -> tuple[list[str], list[Any]]:
+        """SQL conditions and parameters for a filter over the memory table (named `alias`)."""
+        col = f"{alias}." if alias else ""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for name in ("owner", "topic", "tier", "memory_type", "status", "decay_policy"):
+            value = getattr(memory_filter, name)
+            if value is not None:
+                clauses.append(f"{col}{name} = ?")
+                params.append(value)
+        if memory_filter.is_protected is not None:
+            clauses.append(f"{col}is_protected = ?")
+            params.append(int(memory_filter.is_protected))
+        if memory_filter.min_confidence is not None:
+            clauses.append(f"{col}confidence >= ?")
+            params.append(memory_filter.min_confidence)
+        if memory_filter.max_confidence is not None:
+            clauses.append(f"{col}confidence <= ?")
+            params.append(memory_filter.max_confidence)
+        if memory_filter.ids is not None:
+            clauses.append(f"{col}id IN ({','.join(str(int(i)) for i in memory_filter.ids) or 'NULL'})")
+        if memory_filter.text:
+            match = fts_query(memory_filter.text, require_all=True)
+            if match:
+                clauses.append(
+                    f"{col}id IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?)"
+                )
+                params.append(match)
+        return clauses, params
+
+    def page(
+        self,
+        memory_filter: MemoryFilter | None = None,
+        *,
+        sort: str = "id",
+        descending: bool = False,
+        after: Cursor | None = None,
+        limit: int = 50,
+    ) -> Page:
+        """One page of memories in (sort, id) order after a cursor: keyset paging, so page
+        1,000 costs what page 1 costs."""
+        if sort not in SORTABLE:
+            raise ValidationError(f"cannot sort by {sort!r}; one of: {', '.join(SORTABLE)}")
+        clauses, params = self.where(memory_filter or MemoryFilter())
+        if after is not None:
+            keyset, keyset_params = keyset_condition(sort, descending, after)
+            clauses.append(keyset)
+            params.extend(keyset_params)
+        direction = "DESC" if descending else "ASC"
+        order = f"id {direction}" if sort == "id" else f"{sort} {direction}, id {direction}"
+        where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = f"SELECT {MEMORY_SELECT} FROM memory {where_sql} ORDER BY {order} LIMIT ?"
+        rows = [MemoryRecord.from_row(r) for r in self.query(sql, [*params, limit + 1])]
+        more = len(rows) > limit
+        rows = rows[:limit]
+        cursor = Cursor(getattr(rows[-1], sort), rows[-1].id) if more and rows else None
+        if cursor is not None and sort == "is_protected":
+            cursor = Cursor(int(cursor.value), cursor.id)
+        return Page(rows, cursor)
+
+    def page_with_offset(
+        self,
+        memory_filter: MemoryFilter | None = None,
+        *,
+        sort: str = "id",
+        descending: bool = False,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> list[MemoryRecord]:
+        """OFFSET paging: kept only as the benchmark's baseline against keyset paging."""
+        clauses, params = self.where(memory_filter or MemoryFilter())
+        direction = "DESC" if descending else "ASC"
+        where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = (
+            f"SELECT {MEMORY_SELECT} FROM memory {where_sql} "
+            f"ORDER BY {sort} {direction}, id {direction} LIMIT ? OFFSET ?"
+        )
+        return [MemoryRecord.from_row(r) for r in self.query(sql, [*params, limit, offset])]
+
+    def count(self, memory_filter: MemoryFilter | None = None) -> int:
+        clauses, params = self.where(memory_filter or MemoryFilter())
+        where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        return int(self.query(f"SELECT count(*) FROM memory {where_sql}", params)[0][0])
+
+    def counts_by(
+        self, *fields: str, memory_filter: MemoryFilter | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Counts grouped by one or more fields, e.g. ("owner", "topic") for the topic tree."""
+        allowed = {"owner", "topic", "tier", "memory_type", "status", "decay_policy", "source"}
+        if not fields or not set(fields) <= allowed:
+            raise ValidationError(f"counts by {fields!r}: fields must be among {sorted(allowed)}")
+        clauses, params = self.where(memory_filter or MemoryFilter())
+        where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        group = ", ".join(fields)
+        return self.query(
+            f"SELECT {group}, count(*) FROM memory {where_sql} GROUP BY {group} ORDER BY {group}",
+            params,
+        )
+
+    def keyword_search(
+        self, text: str, memory_filter: MemoryFilter | None = None, *, limit: int = 20
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Memories matching any of the query's words (stop words dropped), best bm25 first.
+
+        Returns (memory, bm25) pairs; a lower bm25 is a better match, as SQLite reports it.
+        """
+        match = fts_query(text, require_all=False)
+        if not match:
+            return []
+        clauses, params = self.where(memory_filter or MemoryFilter(status="active"), alias="m")
+        extra = "".join(" AND " + clause for clause in clauses)
+        sql = (
+            f"SELECT {', '.join('m.' + c for c in MEMORY_COLUMNS)}, bm25(memory_fts, 4.0, 1.0, 2.0) AS rank "
+            "FROM memory_fts JOIN memory m ON m.id = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ?{extra} ORDER BY rank LIMIT ?"
+        )
+        rows = self.query(sql, [match, *params, limit])
+        return [(MemoryRecord.from_row(r[:-1]), float(r[-1])) for r in rows]
+
+    def history(self, memory_id: int) -> list[EventRecord]:
+        rows = self.query(
+            f"SELECT {EVENT_SELECT} FROM memory_event WHERE memory_id = ? ORDER BY at, id",
+            (memory_id,),
+        )
+        return [EventRecord.from_row(r) for r in rows]
+
+    def accesses(self, memory_id: int, limit: int = 100) -> list[EventRecord]:
+        """The memory's access log, newest first: when, which query, which scores."""
+        rows = self.query(
+            f"SELECT {EVENT_SELECT} FROM memory_event WHERE memory_id = ? AND kind = 'accessed' "
+            "ORDER BY at DESC, id DESC LIMIT ?",
+            (memory_id, limit),
+        )
+        return [EventRecord.from_row(r) for r in rows]
+
+    # -- a person's actions ----------------------------------------------------------------
+
+    def set_flag(self, kind: str, ids: Sequence[int], *, now: float | None = None) -> ChangeResult:
+        """protect / unprotect / archive / restore ids; each change writes its event."""
+        field, value = FLAG_ACTIONS[kind]
+        return self.change_fields(ids, {field: value}, kind, now=now)
+
+    def protect(self, ids: Sequence[int], *, now: float | None = None) -> ChangeResult:
+        return self.set_flag("protected", ids, now=now)
+
+    def unprotect(self, ids: Sequence[int], *, now: float | None = None) -> ChangeResult:
+        return self.set_flag("unprotected", ids, now=now)
+
+    def archive(self, ids: Sequence[int], *, now: float | None = None) -> ChangeResult:
+        return self.set_flag("archived", ids, now=now)
+
+    def restore(self, ids: Sequence[int], *, now: float | None = None) -> ChangeResult:
+        """Bring archived (or consolidated) memories back to active."""
+        return self.change_fields(
+            ids, {"status": "active", "consolidated_into": None}, "restored", now=now
+        )
+
+    def forget(
+        self, ids: Sequence[int], reason: str = "forgotten by an operator", *, now: float | None = None
+    ) -> ChangeResult:
+        """Archive with a reason (kept in metadata and in the event); restorable."""
+        return self.change_fields(ids, {"status": "archived"}, "archived", now=now, reason=reason)
+
+    def edit(self, memory_id: int, fields: dict[str, Any], *, now: float | None = None) -> ChangeResult:
+        """Change editable fields of one memory; a manual confidence also resets its base."""
+        unknown = set(fields) - set(EDITABLE)
+        if unknown:
+            raise ValidationError(f"cannot edit {', '.join(sorted(unknown))}")
+        checked = {name: check_field(name, value) for name, value in fields.items()}
+        if "content" in checked and not str(checked["content"]).strip():
+            raise ValidationError("content is empty")
+        if "confidence" in checked:
+            checked["base_confidence"] = checked["confidence"]
+        return self.change_fields([memory_id], checked, "edited", now=now)
+
+    def change_fields(
+        self,
+        ids: Sequence[int],
+        values: dict[str, Any],
+        kind: str,
+        *,
+        now: float | None = None,
+        reason: str | None = None,
+        run_id: int | None = None,
+    ) -> ChangeResult:
+        """Set the same values on many memories in one transaction, one event per memory that
+        actually changed, with the fields' values before and after."""
+        moment = now_ts() if now is None else now
+        fields = list(values)
+        wanted = list(dict.fromkeys(int(i) for i in ids))
+        result = ChangeResult()
+        with self.transaction(f"{kind} {len(wanted)} memories") as conn:
+            current: dict[int, tuple[Any, ...]] = {}
+            for start in range(0, len(wanted), 900):
+                chunk = wanted[start : start + 900]
+                marks = ",".join("?" * len(chunk))
+                for row in conn.execute(
+                    f"SELECT id, {', '.join(fields)}, metadata FROM memory WHERE id IN ({marks})", chunk
+                ):
+                    current[row[0]] = row[1:]
+            updates: list[list[Any]] = []
+            events: list[tuple[Any, ...]] = []
+            for ident in wanted:
+                if ident not in current:
+                    result.missing.append(ident)
+                    continue
+                before_values = current[ident][:-1]
+                before = {f: b for f, b in zip(fields, before_values, strict=True) if b != values[f]}
+                if not before:
+                    result.unchanged.append(ident)
+                    continue
+                after = {f: values[f] for f in before}
+                metadata = current[ident][-1]
+                if reason is not None:
+                    meta = json.loads(metadata or "{}")
+                    meta["forget_reason"] = reason
+                    metadata = dumps(meta)
+                updates.append([*values.values(), moment, metadata, ident])
+                events.append(
+                    (ident, moment, self.actor, kind, dumps(decode_fields(before)),
+                     dumps(decode_fields(after)), run_id, reason, None)
+                )
+                result.changed.append(ident)
+            if updates:
+                assignments = ", ".join(f"{f} = ?" for f in fields)
+                conn.executemany(
+                    f"UPDATE memory SET {assignments}, updated_at = ?, metadata = ?, "
+                    "revision = revision + 1 WHERE id = ?",
+                    updates,
+                )
+                self.write_events(events)
+        self.notify(kind, result.changed)
+        return result
+
+    def record_access(
+        self,
+        ids: Sequence[int],
+        *,
+        now: float | None = None,
+        query: str | None = None,
+        scores: dict[int, dict[str, Any]] | None = None,
+        policy: str = "relevance",
+    ) -> ChangeResult:
+        """Reinforce memories that were retrieved (DESIGN section 3) and log each access."""
+        from memory_console.policies import reinforce_one
+
+        moment = now_ts() if now is None else now
+        result = ChangeResult()
+        with self.transaction("recording an access") as conn:
+            for ident in dict.fromkeys(int(i) for i in ids):
+                row = conn.execute(
+                    "SELECT confidence, memory_type, retrieval_count, last_accessed_at "
+                    "FROM memory WHERE id = ?",
+                    (ident,),
+                ).fetchone()
+                if row is None:
+                    result.missing.append(ident)
+                    continue
+                confidence, memory_type, count, last = row
+                new = reinforce_one(confidence, memory_type, policy=policy)
+                conn.execute(
+                    "UPDATE memory SET confidence = ?, base_confidence = ?, retrieval_count = ?, "
+                    "last_accessed_at = ?, revision = revision + 1 WHERE id = ?",
+                    (new, new, count + 1, moment, ident),
+                )
+                score = (scores or {}).get(ident)
+                self.write_events(
+                    [
+                        (
+                            ident, moment, self.actor, "accessed",
+                            dumps({"confidence": confidence, "retrieval_count": count,
+                                   "last_accessed_at": last}),
+                            dumps({"confidence": new, "retrieval_count": count + 1,
+                                   "last_accessed_at": moment}),
+                            None, query, dumps(score) if score is not None else None,
+                        )
+                    ]
+                )
+                result.changed.append(ident)
+        self.notify("accessed", result.changed)
+        return result
+
+    def purge(
+        self, ids: Sequence[int], out_path: str | os.PathLike[str], *, now: float | None = None
+    ) -> ChangeResult:
+        """Delete memories for good, but only after writing them (with their history) to a
+        JSONL file that is flushed to disk first. A `purged` event stays as the audit trail."""
+        from memory_console.ingest.jsonl import export_record
+
+        moment = now_ts() if now is None else now
+        wanted = list(dict.fromkeys(int(i) for i in ids))
+        result = ChangeResult()
+        out = Path(out_path)
+        with self.transaction(f"purging {len(wanted)} memories") as conn:
+            records = self.get_many(wanted)
+            result.missing.extend(i for i in wanted if i not in records)
+            if not records:
+                return result
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+            fd = os.open(out, flags, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as handle:
+                for ident in wanted:
+                    if ident in records:
+                        record = export_record(records[ident], self.history(ident))
+                        handle.write(dumps(record) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            present = [i for i in wanted if i in records]
+            for start in range(0, len(present), 900):
+                chunk = present[start : start + 900]
+                marks = ",".join("?" * len(chunk))
+                conn.execute(f"DELETE FROM memory WHERE id IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM embedding WHERE memory_id IN ({marks})", chunk)
+            self.write_events(
+                (i, moment, self.actor, "purged", dumps({"status": records[i].status}),
+                 dumps({"exported_to": str(out)}), None, None, None)
+                for i in present
+            )
+            result.changed.extend(present)
+        self.notify("purged", result.changed)
+        return result
+
+    def undo_event_group(self, event_ids: Sequence[int], *, now: float | None = None) -> ChangeResult:
+        """Undo a person's last action: restore each event's `before` values, unless the memory
+        changed again since (then it is reported as unchanged)."""
+        moment = now_ts() if now is None else now
+        result = ChangeResult()
+        with self.transaction("undo") as conn:
+            for event_id in event_ids:
+                row = conn.execute(
+                    "SELECT memory_id, kind, before, after FROM memory_event WHERE id = ?", (event_id,)
+                ).fetchone()
+                if row is None:
+                    raise NotFoundError(f"no event {event_id}")
+                memory_id, kind, before_json, after_json = row
+                later = conn.execute(
+                    "SELECT count(*) FROM memory_event WHERE memory_id = ? AND id > ? AND kind != 'accessed'",
+                    (memory_id, event_id),
+                ).fetchone()[0]
+                if later:
+                    result.unchanged.append(memory_id)
+                    continue
+                before = json.loads(before_json or "{}")
+                values = encode_fields(before)
+                if not values:
+                    result.unchanged.append(memory_id)
+                    continue
+                assignments = ", ".join(f"{f} = ?" for f in values)
+                conn.execute(
+                    f"UPDATE memory SET {assignments}, updated_at = ?, revision = revision + 1 WHERE id = ?",
+                    [*values.values(), moment, memory_id],
+                )
+                self.write_events(
+                    [(memory_id, moment, self.actor, undo_kind(kind), after_json, dumps(before),
+                      None, f"undo of event {event_id}", None)]
+                )
+                result.changed.append(memory_id)
+        self.notify("edited", result.changed)
+        return result
+
+    def last_event_ids(self, actor: str, kinds: Sequence[str], at: float) -> list[int]:
+        """Ids of the events one action wrote (same actor and time), for undo of the last action."""
+        marks = ",".join("?" * len(kinds))
+        rows = self.query(
+            f"SELECT id FROM memory_event WHERE actor = ? AND at = ? AND kind IN ({marks}) ORDER BY id",
+            (actor, at, *kinds),
+        )
+        return [r[0] for r in rows]
+
+
+def decode_fields(values: dict[str, Any]) -> dict[str, Any]:
+    """Event JSON keeps lists and objects as such, not as their stored JSON text."""
+    out = dict(values)
+    for name in ("keywords", "metadata"):
+        if name in out and isinstance(out[name], str):
+            out[name] = json.loads(out[name])
+    if "is_protected" in out:
+        out["is_protected"] = bool(out["is_protected"])
+    return out
+
+
+def encode_fields(values: dict[str, Any]) -> dict[str, Any]:
+    """The database values of fields recorded in an event."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in MEMORY_COLUMNS or name in ("id", "revision"):
+            continue
+        if name in ("keywords", "metadata"):
+            out[name] = dumps(value)
+        elif name == "is_protected":
+            out[name] = int(bool(value))
+        else:
+            out[name] = value
+    return out
+
+
+def undo_kind(kind: str) -> str:
+    """The event kind that takes back an event of `kind`."""
+    return {
+        "protected": "unprotected",
+        "unprotected": "protected",
+        "archived": "restored",
+        "restored": "archived",
+    }.get(kind, "edited")
+
+
+def keyset_condition(sort: str, descending: bool, after: Cursor) -> tuple[str, list[Any]]:
+    """The WHERE part that continues a (sort, id) ordering after a cursor, NULLs first when
+    ascending and last when descending, as SQLite orders them."""
+    if sort == "id":
+        return ("id < ?" if descending else "id > ?"), [after.id]
+    op = "<" if descending else ">"
+    if after.value is None:
+        if descending:
+            return f"({sort} IS NULL AND id < ?)", [after.id]
+        return f"(({sort} IS NULL AND id > ?) OR {sort} IS NOT NULL)", [after.id]
+    condition = f"({sort}, id) {op} (?, ?)"
+    if descending:
+        condition = f"({condition} OR {sort} IS NULL)"
+    return condition, [after.value, after.id]

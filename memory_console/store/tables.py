@@ -1,0 +1,106 @@
+"""SQLModel tables: the schema of a memory-console store (the single source of its DDL).
+
+Times are stored as REAL unix seconds (UTC): decay and sorting work on them as plain numbers,
+and numpy loads a million of them without parsing. The Store converts them at its edges.
+Importing this module imports SQLModel (about a second), so only schema creation and
+migration import it; everyday reads and writes go through the Store's sqlite3 connection.
+"""
+
+from __future__ import annotations
+
+from sqlmodel import Field, SQLModel
+
+
+class MemoryBase(SQLModel):
+    """Fields a caller provides when it adds a memory."""
+
+    owner: str = Field(default="default", index=True)
+    topic: str = Field(default="general", index=True)
+    tier: str = Field(default="long_term", index=True)
+    memory_type: str = Field(default="semantic", index=True)
+    title: str = Field(default="", index=True)
+    content: str
+    keywords: str = Field(default="[]", description="JSON list of keywords")
+    source: str = Field(default="manual")
+    importance: float = Field(default=0.5, ge=0, le=1, index=True)
+    confidence: float = Field(default=1.0, ge=0, le=1, index=True)
+    base_confidence: float = Field(default=1.0, ge=0, le=1)
+    retrieval_count: int = Field(default=0, ge=0, index=True)
+    created_at: float = Field(index=True)
+    updated_at: float = Field(index=True)
+    last_accessed_at: float | None = Field(default=None, index=True)
+    decay_policy: str = Field(default="standard", index=True)
+    is_protected: bool = Field(default=False, index=True)
+    status: str = Field(default="active", index=True)
+    consolidated_into: int | None = Field(default=None, index=True)
+    meta: str = Field(default="{}", sa_column_kwargs={"name": "metadata"})
+    external_id: str | None = Field(default=None, index=True)
+
+
+class Memory(MemoryBase, table=True):
+    """One remembered fact, event or habit. `revision` grows with every change (stale plans)."""
+
+    __tablename__ = "memory"
+    id: int | None = Field(default=None, primary_key=True)
+    revision: int = Field(default=0)
+
+
+class MemoryEvent(SQLModel, table=True):
+    """One change to a memory, by a person or a pass, with the values before and after."""
+
+    __tablename__ = "memory_event"
+    id: int | None = Field(default=None, primary_key=True)
+    memory_id: int
+    at: float = Field(index=True)
+    actor: str
+    kind: str = Field(index=True)
+    before: str | None = Field(default=None, description="JSON object of fields before")
+    after: str | None = Field(default=None, description="JSON object of fields after")
+    run_id: int | None = Field(default=None, index=True)
+    query: str | None = Field(default=None, description="the query that retrieved the memory")
+    scores: str | None = Field(default=None, description="JSON score breakdown of an access")
+
+
+class MaintenanceRun(SQLModel, table=True):
+    """One applied maintenance plan: what ran, with which parameters, and what it changed."""
+
+    __tablename__ = "maintenance_run"
+    id: int | None = Field(default=None, primary_key=True)
+    started_at: float
+    now: float = Field(description="the real or simulated time the plan was evaluated at")
+    passes: str = Field(description="JSON list of pass names")
+    policy: str
+    params: str = Field(description="JSON object of every parameter")
+    counts: str = Field(description="JSON object of counts per kind of change")
+    changed: int = 0
+    duration_ms: int = 0
+    actor: str = "cli"
+    undone_at: float | None = None
+    undo_report: str | None = Field(default=None, description="JSON: what undo could not restore")
+
+
+class Embedding(SQLModel, table=True):
+    """A memory's embedding, kept out of the memory row so decay updates stay narrow."""
+
+    __tablename__ = "embedding"
+    memory_id: int = Field(primary_key=True)
+    model_id: str = Field(index=True)
+    content_hash: str = Field(index=True)
+    vector: bytes
+
+
+class ConsoleMeta(SQLModel, table=True):
+    """Key/value facts about the store itself (which application wrote it, the embedder...)."""
+
+    __tablename__ = "console_meta"
+    key: str = Field(primary_key=True)
+    value: str
+
+
+# Sort orders used by the console and `list`; each needs an index (declared above) so that
+# keyset paging reads only one page.
+INDEXED_COMPOSITES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ix_memory_status_confidence", ("status", "confidence")),
+    ("ix_memory_owner_topic", ("owner", "topic")),
+    ("ix_memory_event_memory_at", ("memory_id", "at")),
+)

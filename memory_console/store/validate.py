@@ -1,0 +1,214 @@
+"""Checking and completing a memory's fields before they reach the database."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from memory_console.store.errors import ValidationError
+from memory_console.store.vocab import CHOICES
+from memory_console.timeutil import parse_iso
+
+MAX_TEXT = 1_000_000  # characters of content; longer texts are refused, not truncated
+MAX_TITLE = 500
+TITLE_LENGTH = 50
+
+INSERT_COLUMNS = (
+    "owner",
+    "topic",
+    "tier",
+    "memory_type",
+    "title",
+    "content",
+    "keywords",
+    "source",
+    "importance",
+    "confidence",
+    "base_confidence",
+    "retrieval_count",
+    "created_at",
+    "updated_at",
+    "last_accessed_at",
+    "decay_policy",
+    "is_protected",
+    "status",
+    "consolidated_into",
+    "metadata",
+    "external_id",
+)
+TIME_FIELDS = ("created_at", "updated_at", "last_accessed_at")
+FIELDS = set(INSERT_COLUMNS) | {"id"}
+
+
+def default_title(content: str) -> str:
+    """The first sentence, or the first 50 characters, of the content."""
+    text = " ".join(content.split())
+    for stop in (". ", "! ", "? ", "\n"):
+        cut = text.find(stop)
+        if 0 < cut < TITLE_LENGTH:
+            return text[: cut + 1].rstrip()
+    return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def check_text(name: str, value: Any, limit: int) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"{name} must be a string, not {type(value).__name__}")
+    if "\x00" in value:
+        raise ValidationError(f"{name} contains a NUL byte")
+    if len(value) > limit:
+        raise ValidationError(f"{name} is {len(value):,} characters; at most {limit:,} allowed")
+    return value
+
+
+def check_unit(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(f"{name} must be a number between 0 and 1, not {value!r}")
+    number = float(value)
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise ValidationError(f"{name} must be between 0 and 1, not {value!r}")
+    return number
+
+
+def check_time(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValidationError(f"{name} must be an ISO 8601 time, not {value!r}")
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = parse_iso(value)
+        except ValueError as error:
+            raise ValidationError(f"{name}: {error}") from error
+    else:
+        raise ValidationError(f"{name} must be an ISO 8601 time, not {type(value).__name__}")
+    if not math.isfinite(number) or not 0 <= number < 253402300800:  # year 1970 .. 9999
+        raise ValidationError(f"{name} is out of range: {value!r}")
+    return number
+
+
+def check_choice(name: str, value: Any) -> str:
+    allowed = CHOICES[name]
+    if value not in allowed:
+        raise ValidationError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+    return str(value)
+
+
+def check_keywords(value: Any) -> str:
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValidationError("keywords must be a list of strings")
+    for item in value:
+        check_text("keyword", item, MAX_TITLE)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def check_metadata(value: Any) -> str:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as error:
+            raise ValidationError(f"metadata is not valid JSON: {error.msg}") from error
+    if not isinstance(value, dict):
+        raise ValidationError("metadata must be a JSON object")
+    text = json.dumps(value, ensure_ascii=False)
+    check_text("metadata", text, MAX_TEXT)
+    return text
+
+
+def check_count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValidationError(f"{name} must be a whole number >= 0, not {value!r}")
+    if value > 2**62:
+        raise ValidationError(f"{name} is too large: {value!r}")
+    return value
+
+
+def check_field(name: str, value: Any) -> Any:
+    """The database value of one field, or ValidationError naming the field."""
+    if name in ("title",):
+        return check_text(name, value, MAX_TITLE)
+    if name == "content":
+        text = check_text(name, value, MAX_TEXT)
+        if not text.strip():
+            raise ValidationError("content is empty")
+        return text
+    if name in ("owner", "external_id"):
+        if name == "external_id" and value is None:
+            return None
+        if name == "external_id" and isinstance(value, int):
+            value = str(value)
+        text = check_text(name, value, MAX_TITLE)
+        if name == "owner" and not text.strip():
+            raise ValidationError("owner is empty")
+        return text
+    if name in CHOICES:
+        return check_choice(name, value)
+    if name in ("importance", "confidence", "base_confidence"):
+        return check_unit(name, value)
+    if name == "retrieval_count":
+        return check_count(name, value)
+    if name in TIME_FIELDS:
+        return check_time(name, value)
+    if name == "keywords":
+        return check_keywords(value)
+    if name == "metadata":
+        return check_metadata(value)
+    if name == "is_protected":
+        if not isinstance(value, bool | int) or value not in (0, 1):
+            raise ValidationError(f"is_protected must be true or false, not {value!r}")
+        return int(bool(value))
+    if name == "consolidated_into":
+        if value is None:
+            return None
+        return check_count(name, value)
+    raise ValidationError(f"unknown field {name!r}")
+
+
+def complete_memory(data: dict[str, Any], now: float) -> dict[str, Any]:
+    """A full, checked row for the memory table from a partial description of a memory.
+
+    Unknown fields go into metadata (DESIGN section 8); `id` is ignored here (the caller
+    decides whether to keep it).
+    """
+    if not isinstance(data, dict):
+        raise ValidationError("a memory must be a JSON object")
+    if "content" not in data:
+        raise ValidationError("content is required")
+    extra = {k: v for k, v in data.items() if k not in FIELDS}
+    row: dict[str, Any] = {}
+    for name in INSERT_COLUMNS:
+        if name in data and data[name] is not None:
+            row[name] = check_field(name, data[name])
+    metadata = json.loads(row.get("metadata", "{}"))
+    if extra:
+        metadata.update(extra)
+        row["metadata"] = check_metadata(metadata)
+    row.setdefault("metadata", "{}")
+    row.setdefault("owner", "default")
+    row.setdefault("topic", "general")
+    row.setdefault("tier", "long_term")
+    row.setdefault("memory_type", "semantic")
+    row.setdefault("title", default_title(row["content"]))
+    row.setdefault("keywords", "[]")
+    row.setdefault("source", "manual")
+    row.setdefault("importance", 0.5)
+    row.setdefault("confidence", row.get("base_confidence", 1.0))
+    row.setdefault("base_confidence", row["confidence"])
+    row.setdefault("retrieval_count", 0)
+    row.setdefault("created_at", now)
+    row.setdefault("updated_at", row["created_at"])
+    row.setdefault("last_accessed_at", None)
+    row.setdefault("decay_policy", "standard")
+    row.setdefault("is_protected", 0)
+    row.setdefault("status", "active")
+    row.setdefault("consolidated_into", None)
+    row.setdefault("external_id", None)
+    if row["created_at"] > now + 86400:
+        raise ValidationError("created_at is in the future")
+    if row["last_accessed_at"] is not None and row["last_accessed_at"] < row["created_at"]:
+        raise ValidationError("last_accessed_at is before created_at")
+    return row

@@ -1,0 +1,73 @@
+"""The closed vocabularies of a memory's fields (DESIGN section 2)."""
+
+TOPICS = ("preferences", "user_info", "contacts", "projects", "decisions", "general")
+TIERS = ("working", "short_term", "long_term", "episodic")
+MEMORY_TYPES = ("semantic", "episodic", "procedural")
+SOURCES = (
+    "user_directive",
+    "background_scan",
+    "session_review",
+    "import",
+    "consolidation",
+    "manual",
+)
+DECAY_POLICIES = ("none", "standard", "aggressive", "pending_deletion")
+STATUSES = ("active", "archived", "consolidated")
+EVENT_KINDS = (
+    "created",
+    "accessed",
+    "decayed",
+    "reinforced",
+    "protected",
+    "unprotected",
+    "archived",
+    "restored",
+    "flagged",
+    "consolidated",
+    "promoted",
+    "edited",
+    "purged",
+)
+
+# Columns a person may sort by; each has an index so keyset paging reads one page only.
+SORTABLE = (
+    "id",
+    "title",
+    "owner",
+    "topic",
+    "tier",
+    "memory_type",
+    "importance",
+    "confidence",
+    "retrieval_count",
+    "created_at",
+    "updated_at",
+    "last_accessed_at",
+    "status",
+    "decay_policy",
+    "is_protected",
+)
+
+# Fields an operator may edit (through the TUI's edit form or the Store's edit()).
+EDITABLE = (
+    "title",
+    "content",
+    "topic",
+    "memory_type",
+    "tier",
+    "owner",
+    "keywords",
+    "importance",
+    "confidence",
+    "decay_policy",
+    "metadata",
+)
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "topic": TOPICS,
+    "tier": TIERS,
+    "memory_type": MEMORY_TYPES,
+    "source": SOURCES,
+    "decay_policy": DECAY_POLICIES,
+    "status": STATUSES,
+}
