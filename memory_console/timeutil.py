@@ -31,10 +31,13 @@ def parse_iso(text: str) -> float:
 
 
 def to_iso(ts: float | None) -> str | None:
-    """ISO 8601 (UTC, seconds precision, with Z) of unix seconds, or None."""
+    """ISO 8601 (UTC, with Z) of unix seconds, or None; microseconds only when there are any."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    moment = datetime.fromtimestamp(ts, UTC)
+    if moment.microsecond:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def to_date(ts: float | None) -> str:

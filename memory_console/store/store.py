@@ -122,6 +122,12 @@ class Store:
             try:
                 yield self._conn
                 self._conn.execute("COMMIT")
+            except sqlite3.DatabaseError as error:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                if isinstance(error, sqlite3.OperationalError) and "full" in str(error):
+                    raise StoreError(f"{what}: the disk is full; nothing was written") from error
+                raise StoreError(f"{what}: {error}; nothing was written") from error
             except BaseException:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
@@ -137,6 +143,8 @@ class Store:
                 if "locked" in str(error) or "busy" in str(error):
                     raise StoreError("the database is busy; try again in a moment") from error
                 raise
+            except sqlite3.DatabaseError as error:
+                raise StoreError(f"{self.path}: damaged database ({error})") from error
 
     def notify(self, kind: str, ids: list[int]) -> None:
         """Tell listeners (the vector index, the console) which memories changed and how."""
@@ -196,9 +204,15 @@ class Store:
         return self.insert_rows(rows, moment, created_kind=created_kind)
 
     def insert_rows(
-        self, rows: list[dict[str, Any]], moment: float, *, created_kind: str = "created"
+        self,
+        rows: list[dict[str, Any]],
+        moment: float,
+        *,
+        created_kind: str = "created",
+        histories: Sequence[Sequence[tuple[Any, ...]] | None] | None = None,
     ) -> list[int]:
-        """Insert already-checked rows with their `created` events; returns the new ids."""
+        """Insert already-checked rows with their `created` events, or with the histories
+        given (event tuples without memory_id, as an export carries them); returns the ids."""
         columns = ("id", *INSERT_COLUMNS)
         sql = f"INSERT INTO memory ({', '.join(columns)}, revision) VALUES ({', '.join('?' * len(columns))}, 0)"
         with self.transaction("adding memories") as conn:
@@ -206,31 +220,31 @@ class Store:
                 wanted = [row["id"] for row in rows if "id" in row]
                 if len(set(wanted)) != len(wanted):
                     raise ValidationError("duplicate ids in the input")
-                clash = self._existing_ids(wanted)
+                clash = self.existing_ids(wanted)
                 if clash:
                     raise ValidationError(f"id {clash[0]} already exists in the store")
             ids: list[int] = []
             for row in rows:
                 cursor = conn.execute(sql, [row.get("id")] + [row[c] for c in INSERT_COLUMNS])
                 ids.append(int(cursor.lastrowid or 0))
-            self.write_events(
-                (
-                    ident,
-                    row["created_at"],
-                    self.actor,
-                    created_kind,
-                    None,
-                    dumps({"confidence": row["confidence"], "status": row["status"]}),
-                    None,
-                    None,
-                    None,
+            plain = [
+                (ident, row["created_at"], self.actor, created_kind, None,
+                 dumps({"confidence": row["confidence"], "status": row["status"]}),
+                 None, None, None)
+                for position, (ident, row) in enumerate(zip(ids, rows, strict=True))
+                if not (histories and histories[position])
+            ]
+            self.write_events(plain)
+            if histories:
+                self.write_events(
+                    (ident, *event)
+                    for ident, history in zip(ids, histories, strict=True)
+                    for event in (history or ())
                 )
-                for ident, row in zip(ids, rows, strict=True)
-            )
         self.notify("added", ids)
         return ids
 
-    def _existing_ids(self, ids: Sequence[int]) -> list[int]:
+    def existing_ids(self, ids: Sequence[int]) -> list[int]:
         found: list[int] = []
         for start in range(0, len(ids), 900):
             chunk = list(ids[start : start + 900])

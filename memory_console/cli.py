@@ -1,0 +1,57 @@
+"""The `memory-console` entry point: parses, calls one Store or pass function, prints.
+
+Exit codes (DESIGN section 7): 0 done, 1 user error with a one-line message on stderr, 2 usage.
+Heavy modules (SQLModel, Textual, onnxruntime) are imported only by the commands that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from memory_console import __version__
+from memory_console.commands import common, store_commands
+from memory_console.store.errors import StoreError
+
+COMMAND_MODULES = (store_commands,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memory-console",
+        description="Inspect and administer the long-term memory of AI agents. "
+        "Without a command, opens the console.",
+    )
+    parser.add_argument("--version", action="version", version=f"memory-console {__version__}")
+    parser.add_argument("--db", help="the store file (default: $MEMORY_CONSOLE_DB, then the "
+                        "user's data directory)")
+    parser.add_argument("--read-only", action="store_true", help="open the store read-only")
+    parser.add_argument("--demo", action="store_true",
+                        help="create a demo store first if the store does not exist yet")
+    parser.add_argument("--now", help="evaluate at this ISO 8601 time instead of the clock")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            return common.run_console(args)
+        return int(args.handler(args) or 0)
+    except (common.UserError, StoreError) as error:
+        print(f"memory-console: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("memory-console: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""What every subcommand shares: common options, opening the store, time, JSON and tables."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory_console.settings import Settings, load_settings, resolve_db
+from memory_console.store.errors import StoreError
+from memory_console.timeutil import now_ts, parse_iso
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from memory_console.store import Store
+
+
+class UserError(Exception):
+    """A mistake the person can fix; printed as one line, exit code 1."""
+
+
+def add_common(parser: argparse.ArgumentParser, *, json_output: bool = True) -> None:
+    """--db, --now, --read-only (and --json) on a subcommand; SUPPRESS keeps the top-level value."""
+    parser.add_argument("--db", default=argparse.SUPPRESS, help="the store file")
+    parser.add_argument("--now", default=argparse.SUPPRESS,
+                        help="evaluate at this ISO 8601 time instead of the clock")
+    parser.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS,
+                        help="open the store read-only")
+    if json_output:
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    try:
+        settings = load_settings()
+    except ValueError as error:
+        raise UserError(str(error)) from error
+    return settings.with_overrides(read_only=getattr(args, "read_only", None) or None)
+
+
+def db_path(args: argparse.Namespace) -> Path:
+    return resolve_db(getattr(args, "db", None), settings_of(args))
+
+
+def now_of(args: argparse.Namespace) -> float:
+    text = getattr(args, "now", None)
+    if not text:
+        return now_ts()
+    try:
+        return parse_iso(text)
+    except ValueError as error:
+        raise UserError(f"--now: {error}") from error
+
+
+def open_store(args: argparse.Namespace, *, create: bool = False, actor: str = "cli") -> Store:
+    from memory_console.store import Store
+
+    settings = settings_of(args)
+    path = resolve_db(getattr(args, "db", None), settings)
+    try:
+        return Store(path, read_only=settings.read_only, create=create, actor=actor)
+    except StoreError as error:
+        raise UserError(str(error)) from error
+
+
+def print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+def console() -> Console:
+    from rich.console import Console
+
+    # Piped output gets a wide table rather than rich's 80-column default.
+    width = None if sys.stdout.isatty() else 160
+    return Console(highlight=False, soft_wrap=False, width=width)
+
+
+def parse_ids(values: list[str]) -> list[int]:
+    ids = []
+    for value in values:
+        for part in value.split(","):
+            if not part.strip():
+                continue
+            try:
+                ident = int(part)
+            except ValueError as error:
+                raise UserError(f"not a memory id: {part!r}") from error
+            if ident < 1:
+                raise UserError(f"not a memory id: {part!r}")
+            ids.append(ident)
+    if not ids:
+        raise UserError("no memory ids given")
+    return ids
+
+
+def run_console(args: argparse.Namespace) -> int:
+    """Open the Textual console on the store (creating a demo store first with --demo)."""
+    settings = settings_of(args)
+    path = resolve_db(getattr(args, "db", None), settings)
+    if not path.exists() or path.stat().st_size == 0:
+        if not getattr(args, "demo", False):
+            raise UserError(
+                f"{path}: no store yet; create a demo store with: memory-console --demo"
+                f" (or memory-console demo --db {path})"
+            )
+        from memory_console.ingest.demo import build_demo
+
+        print(f"creating a demo store at {path} ...", file=sys.stderr)
+        build_demo(path, count=2000, seed=7)
+    from memory_console.tui.app import make_app
+
+    store = open_store(args, actor="tui")
+    app = make_app(settings.with_overrides(db=path), store, now=getattr(args, "now", None)
+                   and now_of(args))
+    app.run()
+    store.close()
+    return 0

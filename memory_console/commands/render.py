@@ -1,0 +1,210 @@
+"""How the CLI shows memories, events, forecasts and figures: JSON shapes and rich tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_console.commands.common import console
+from memory_console.ingest.jsonl import export_record
+from memory_console.policies.confidence import confidence_label
+from memory_console.sensitive import mask
+from memory_console.store import EventRecord, MemoryRecord
+from memory_console.timeutil import to_date, to_iso
+
+
+def memory_json(record: MemoryRecord, *, reveal: bool = False) -> dict[str, Any]:
+    """A memory as `list`/`show --json` print it: the export fields plus the confidence label."""
+    data = export_record(record)
+    if not reveal:
+        data["content"] = mask(record.content)
+        data["title"] = mask(record.title)
+    data["confidence_label"] = confidence_label(record.confidence)
+    return data
+
+
+def event_json(event: EventRecord) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "at": to_iso(event.at),
+        "actor": event.actor,
+        "kind": event.kind,
+        "before": event.before,
+        "after": event.after,
+        "run_id": event.run_id,
+        "query": event.query,
+        "scores": event.scores,
+    }
+
+
+def memory_forecast(record: MemoryRecord, now: float) -> Any:
+    from memory_console.policies.forecast import forecast_memory
+
+    return forecast_memory(
+        confidence=record.confidence,
+        base_confidence=record.base_confidence,
+        retrieval_count=record.retrieval_count,
+        last_accessed_at=record.last_accessed_at,
+        created_at=record.created_at,
+        memory_type=record.memory_type,
+        decay_policy=record.decay_policy,
+        is_protected=record.is_protected,
+        status=record.status,
+        importance=record.importance,
+        now=now,
+    )
+
+
+def forecast_json(record: MemoryRecord, now: float) -> dict[str, Any]:
+    forecast = memory_forecast(record, now)
+    return {
+        "policy": forecast.policy,
+        "points": [{"at": to_iso(at), "confidence": round(value, 4)} for at, value in forecast.points],
+        "reaches_floor_at": to_iso(forecast.floor_date),
+        "action": forecast.action,
+        "action_at": to_iso(forecast.action_date),
+    }
+
+
+def forecast_line(record: MemoryRecord, now: float) -> str:
+    """`0.78 -> 0.74 -> 0.70; reaches the floor on 2027-03-01`, or why it does not decay."""
+    if record.is_protected:
+        return "protected: does not decay"
+    if record.decay_policy == "none":
+        return "decay policy none: does not decay"
+    if record.memory_type == "semantic":
+        return "semantic memory: does not decay"
+    if record.status != "active":
+        return f"{record.status}: does not decay"
+    forecast = memory_forecast(record, now)
+    tail = (f"; reaches the floor on {to_date(forecast.floor_date)}"
+            if forecast.floor_date is not None else "")
+    return forecast.text() + tail
+
+
+def confidence_cell(value: float) -> str:
+    return f"{value:.2f} {confidence_label(value)}"
+
+
+def print_memory_table(rows: list[MemoryRecord], *, more: bool = False) -> None:
+    """A table of memories; narrow terminals drop the less telling columns, never the title."""
+    from rich.table import Table
+
+    out = console()
+    wide = out.width >= 120
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    table.add_column("id", justify="right", no_wrap=True)
+    if wide:
+        table.add_column("owner/topic", no_wrap=True, max_width=28, overflow="ellipsis")
+        table.add_column("type", no_wrap=True)
+    table.add_column("title", ratio=1, overflow="fold")
+    table.add_column("confidence", no_wrap=True)
+    table.add_column("ret", justify="right", no_wrap=True)
+    if wide:
+        table.add_column("last access", no_wrap=True)
+        table.add_column("status", no_wrap=True)
+    for record in rows:
+        title = ("🔒 " if record.is_protected else "") + mask(record.title)
+        if record.status != "active" and not wide:
+            title += f" [dim]({record.status})[/dim]"
+        confidence = confidence_cell(record.confidence) if wide else f"{record.confidence:.2f}"
+        cells = [str(record.id)]
+        if wide:
+            cells += [f"{record.owner}/{record.topic}", record.memory_type]
+        cells += [title, confidence, str(record.retrieval_count)]
+        if wide:
+            cells += [to_date(record.last_accessed_at) or "never", record.status]
+        table.add_row(*cells)
+    out.print(table)
+    if more:
+        out.print(f"[dim]showing the first {len(rows)}; use --limit or filters for more[/dim]")
+
+
+def print_memory(
+    record: MemoryRecord,
+    history: list[EventRecord],
+    now: float,
+    *,
+    accesses: list[EventRecord] | None = None,
+    reveal: bool = False,
+) -> None:
+    from rich.table import Table
+
+    out = console()
+    out.print(f"[bold]#{record.id} {mask(record.title) if not reveal else record.title}[/bold]")
+    out.print(record.content if reveal else mask(record.content))
+    fields = Table.grid(padding=(0, 2))
+    fields.add_column(style="dim")
+    fields.add_column()
+    for name, value in (
+        ("owner / topic", f"{record.owner} / {record.topic}"),
+        ("type / tier", f"{record.memory_type} / {record.tier}"),
+        ("confidence", f"{confidence_cell(record.confidence)} (base {record.base_confidence:.2f})"),
+        ("importance", f"{record.importance:.2f}"),
+        ("retrievals", str(record.retrieval_count)),
+        ("created", to_iso(record.created_at)),
+        ("last access", to_iso(record.last_accessed_at) or "never"),
+        ("decay policy", record.decay_policy + ("  protected" if record.is_protected else "")),
+        ("status", record.status + (f" into #{record.consolidated_into}"
+                                    if record.consolidated_into else "")),
+        ("source", record.source),
+        ("keywords", ", ".join(record.keywords)),
+        ("forecast", forecast_line(record, now)),
+    ):
+        fields.add_row(name, value or "")
+    out.print(fields)
+    events = Table(title="history", show_edge=False, header_style="bold", title_justify="left")
+    for name in ("at", "actor", "kind", "change"):
+        events.add_column(name)
+    for event in history:
+        events.add_row(to_iso(event.at), event.actor, event.kind, change_text(event))
+    out.print(events)
+    if accesses is not None:
+        log = Table(title="accesses", show_edge=False, header_style="bold", title_justify="left")
+        for name in ("at", "query", "scores"):
+            log.add_column(name)
+        for event in accesses:
+            scores = ", ".join(f"{k} {v}" for k, v in (event.scores or {}).items())
+            log.add_row(to_iso(event.at), event.query or "", scores)
+        out.print(log)
+
+
+def change_text(event: EventRecord) -> str:
+    """`confidence 0.95 -> 0.90, status active -> archived` from an event's before/after."""
+    parts = []
+    for name in dict.fromkeys([*event.before, *event.after]):
+        before, after = event.before.get(name), event.after.get(name)
+        if name.endswith("_at") and isinstance(after, int | float):
+            after = to_date(after)
+            before = to_date(before) if isinstance(before, int | float) else before
+        if isinstance(before, float):
+            before = f"{before:.3f}"
+        if isinstance(after, float):
+            after = f"{after:.3f}"
+        parts.append(f"{name} {before if before is not None else '-'} -> {after}")
+    return ", ".join(parts)
+
+
+def print_stats(figures: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    out = console()
+    out.print(f"[bold]{figures['total']:,} memories[/bold] (evaluated at {to_iso(figures['now'])})")
+    tiers = Table(title="confidence tiers (active)", show_edge=False, title_justify="left")
+    for name in ("tier", "count", "mean"):
+        tiers.add_column(name, justify="right" if name != "tier" else "left")
+    for name, value in figures["confidence_tiers"].items():
+        mean = value["mean"]
+        tiers.add_row(name, f"{value['count']:,}", f"{mean:.3f}" if mean is not None else "-")
+    out.print(tiers)
+    stale, recent, age = figures["stale"], figures["recently_accessed"], figures["age_days"]
+    out.print(f"stale (standard policy, no access for {stale['days']}+ days): {stale['count']:,}")
+    out.print(f"accessed in the last {recent['days']} days: {recent['count']:,}"
+              f" (mean retrievals {recent['mean_retrievals'] or 0})")
+    out.print(f"age in days: min {age['min']}, mean {age['mean']}, max {age['max']}")
+    total = max(1, sum(age["histogram"].values()))
+    for name, count in age["histogram"].items():
+        bar = "█" * round(40 * count / total)
+        out.print(f"  {name:>13} {count:>9,} {bar}")
+    for field, values in figures["counts"].items():
+        listed = ", ".join(f"{k} {v:,}" for k, v in values.items())
+        out.print(f"by {field.replace('memory_type', 'type')}: {listed}")

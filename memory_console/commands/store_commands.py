@@ -1,0 +1,277 @@
+"""Subcommands over the store itself: demo, import, export, list, show, actions, purge, stats."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from memory_console.commands import common, render
+from memory_console.commands.common import UserError
+from memory_console.store.errors import StoreError
+from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, SORTABLE, STATUSES, TIERS
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = subparsers.add_parser("demo", help="create a demo store with realistic memories",
+                                 description="Create a demo store: several owners, six topics, "
+                                 "12 months of history, near-duplicates, a few secrets.")
+    common.add_common(demo)
+    demo.add_argument("--count", type=int, default=2000, help="how many memories (default 2000)")
+    demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    demo.add_argument("--force", action="store_true", help="replace an existing store file")
+    demo.set_defaults(handler=cmd_demo)
+
+    imp = subparsers.add_parser("import", help="add memories from a file, all or nothing",
+                                description="Validate every line first, then import all in one "
+                                "transaction; a bad line prints FILE:LINE: reason.")
+    common.add_common(imp)
+    imp.add_argument("file", help="the file to import")
+    imp.add_argument("--format", default="auto", help="auto or jsonl (default auto)")
+    imp.add_argument("--new-ids", action="store_true",
+                     help="ignore the file's ids and add the memories as new ones")
+    imp.set_defaults(handler=cmd_import)
+
+    exp = subparsers.add_parser("export", help="write memories as JSONL",
+                                description="Write memories in the import format (with ids).")
+    common.add_common(exp, json_output=False)
+    exp.add_argument("--out", help="the file to write (default: standard output)")
+    exp.add_argument("--all", action="store_true", help="archived and consolidated ones too")
+    exp.add_argument("--history", action="store_true", help="each memory's events too")
+    exp.set_defaults(handler=cmd_export)
+
+    lst = subparsers.add_parser("list", help="list memories", description="List memories, "
+                                "filtered and sorted (keyset paging: any page is fast).")
+    common.add_common(lst)
+    lst.add_argument("--topic")
+    lst.add_argument("--owner")
+    lst.add_argument("--status", choices=STATUSES)
+    lst.add_argument("--type", dest="memory_type", choices=MEMORY_TYPES)
+    lst.add_argument("--tier", choices=TIERS)
+    lst.add_argument("--decay-policy", choices=DECAY_POLICIES)
+    lst.add_argument("--protected", action=argparse.BooleanOptionalAction, default=None)
+    lst.add_argument("--min-confidence", type=float)
+    lst.add_argument("--max-confidence", type=float)
+    lst.add_argument("--text", help="only memories containing all these words")
+    lst.add_argument("--sort", default="id", choices=SORTABLE)
+    lst.add_argument("--desc", action="store_true", help="descending order")
+    lst.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    lst.set_defaults(handler=cmd_list)
+
+    show = subparsers.add_parser("show", help="one memory, its history and forecast",
+                                 description="One memory: fields, history and decay forecast.")
+    common.add_common(show)
+    show.add_argument("id", type=int)
+    show.add_argument("--accesses", action="store_true", help="its access log too")
+    show.add_argument("--reveal", action="store_true", help="show secrets unmasked")
+    show.set_defaults(handler=cmd_show)
+
+    for name, help_text in (
+        ("protect", "protect memories from every pass"),
+        ("unprotect", "remove the protection"),
+        ("archive", "archive memories (restorable)"),
+        ("restore", "bring archived memories back"),
+        ("forget", "archive memories with a reason (restorable; purge deletes)"),
+    ):
+        action = subparsers.add_parser(name, help=help_text, description=help_text.capitalize() + ".")
+        common.add_common(action)
+        action.add_argument("ids", nargs="+", metavar="ID")
+        if name == "forget":
+            action.add_argument("--reason", default="forgotten by an operator")
+        action.set_defaults(handler=cmd_action, action=name)
+
+    purge = subparsers.add_parser("purge", help="delete memories for good, after exporting them",
+                                  description="Write the memories and their history to a JSONL "
+                                  "file, then delete them.")
+    common.add_common(purge)
+    purge.add_argument("ids", nargs="+", metavar="ID")
+    purge.add_argument("--out", help="where the purged memories go (default: beside the store)")
+    purge.set_defaults(handler=cmd_purge)
+
+    stats = subparsers.add_parser("stats", help="confidence tiers, staleness, ages, counts",
+                                  description="Confidence tiers, staleness, recent access, age "
+                                  "distribution, counts per topic, owner, type, tier and status.")
+    common.add_common(stats)
+    stats.set_defaults(handler=cmd_stats)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from memory_console.ingest.demo import build_demo
+
+    if args.count < 1:
+        raise UserError("--count must be at least 1")
+    path = common.db_path(args)
+    if path.exists() and path.stat().st_size > 0:
+        if not args.force:
+            raise UserError(f"{path}: exists; use --force to replace it")
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+    now = common.now_of(args) if getattr(args, "now", None) else None
+    try:
+        report = build_demo(path, count=args.count, seed=args.seed, now=now)
+    except StoreError as error:
+        raise UserError(str(error)) from error
+    if args.json:
+        common.print_json({"db": str(report.path), "memories": report.memories,
+                           "events": report.events, "seconds": round(report.seconds, 2)})
+    else:
+        print(f"created {report.path}: {report.memories:,} memories, {report.events:,} events "
+              f"in {report.seconds:.1f} s")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from memory_console.ingest.jsonl import import_jsonl
+
+    if args.format not in ("auto", "jsonl"):
+        raise UserError(f"--format {args.format}: not supported; use jsonl")
+    store = common.open_store(args, create=True, actor="import")
+    started = time.perf_counter()
+    try:
+        report = import_jsonl(store, args.file, now=common.now_of(args), keep_ids=not args.new_ids)
+    except StoreError as error:
+        raise UserError(str(error)) from error
+    finally:
+        store.close()
+    seconds = time.perf_counter() - started
+    if args.json:
+        common.print_json({"file": str(report.path), "imported": report.imported,
+                           "first_id": min(report.ids), "last_id": max(report.ids)})
+    else:
+        print(f"imported {report.imported:,} memories from {report.path} in {seconds:.2f} s")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from memory_console.ingest.jsonl import export_jsonl
+
+    store = common.open_store(args)
+    try:
+        if args.out:
+            out_path = Path(args.out)
+            temp = out_path.with_name(out_path.name + ".partial")
+            with temp.open("w", encoding="utf-8") as handle:
+                count = export_jsonl(store, handle, include_all=args.all, history=args.history)
+            temp.replace(out_path)
+            print(f"exported {count:,} memories to {out_path}", file=sys.stderr)
+        else:
+            export_jsonl(store, sys.stdout, include_all=args.all, history=args.history)
+    finally:
+        store.close()
+    return 0
+
+
+def filter_of(args: argparse.Namespace) -> Any:
+    from memory_console.store import MemoryFilter
+
+    for name in ("min_confidence", "max_confidence"):
+        value = getattr(args, name)
+        if value is not None and not 0 <= value <= 1:
+            raise UserError(f"--{name.replace('_', '-')} must be between 0 and 1")
+    return MemoryFilter(
+        owner=args.owner, topic=args.topic, tier=args.tier, memory_type=args.memory_type,
+        status=args.status, decay_policy=args.decay_policy, is_protected=args.protected,
+        min_confidence=args.min_confidence, max_confidence=args.max_confidence, text=args.text,
+    )
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise UserError("--limit must be at least 1")
+    store = common.open_store(args)
+    try:
+        page = store.page(filter_of(args), sort=args.sort, descending=args.desc, limit=args.limit)
+    finally:
+        store.close()
+    if args.json:
+        common.print_json([render.memory_json(record) for record in page.rows])
+    else:
+        render.print_memory_table(page.rows, more=page.next_cursor is not None)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    store = common.open_store(args)
+    try:
+        record = store.get(args.id)
+        if record is None:
+            raise UserError(f"no memory with id {args.id}")
+        history = store.history(args.id)
+        accesses = store.accesses(args.id) if args.accesses else None
+    finally:
+        store.close()
+    now = common.now_of(args)
+    if args.json:
+        data = render.memory_json(record, reveal=args.reveal)
+        data["history"] = [render.event_json(event) for event in history]
+        data["forecast"] = render.forecast_json(record, now)
+        if accesses is not None:
+            data["accesses"] = [render.event_json(event) for event in accesses]
+        common.print_json(data)
+    else:
+        render.print_memory(record, history, now, accesses=accesses, reveal=args.reveal)
+    return 0
+
+
+def cmd_action(args: argparse.Namespace) -> int:
+    ids = common.parse_ids(args.ids)
+    store = common.open_store(args)
+    now = common.now_of(args)
+    try:
+        if args.action == "forget":
+            result = store.forget(ids, args.reason, now=now)
+        else:
+            result = getattr(store, args.action)(ids, now=now)
+    except StoreError as error:
+        raise UserError(str(error)) from error
+    finally:
+        store.close()
+    if args.json:
+        common.print_json({"action": args.action, "changed": result.changed,
+                           "unchanged": result.unchanged, "missing": result.missing})
+    else:
+        past = {"protect": "protected", "unprotect": "unprotected", "archive": "archived",
+                "restore": "restored", "forget": "forgot"}[args.action]
+        print(f"{past} {len(result.changed)} memories"
+              + (f"; {len(result.unchanged)} already so" if result.unchanged else ""))
+        if result.missing:
+            print(f"no such memories: {', '.join(map(str, result.missing))}", file=sys.stderr)
+    return 1 if result.missing and not result.changed and not result.unchanged else 0
+
+
+def cmd_purge(args: argparse.Namespace) -> int:
+    ids = common.parse_ids(args.ids)
+    store = common.open_store(args)
+    now = common.now_of(args)
+    out = Path(args.out) if args.out else store.path.with_name(
+        f"{store.path.stem}.purged-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}.jsonl")
+    try:
+        result = store.purge(ids, out, now=now)
+    except (StoreError, OSError) as error:
+        raise UserError(str(error)) from error
+    finally:
+        store.close()
+    if args.json:
+        common.print_json({"purged": result.changed, "missing": result.missing, "out": str(out)})
+    else:
+        print(f"purged {len(result.changed)} memories; they were written to {out} first")
+        if result.missing:
+            print(f"no such memories: {', '.join(map(str, result.missing))}", file=sys.stderr)
+    return 1 if result.missing and not result.changed else 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from memory_console.store.stats import store_stats
+
+    store = common.open_store(args)
+    try:
+        figures = store_stats(store, common.now_of(args))
+    finally:
+        store.close()
+    if args.json:
+        common.print_json(figures)
+    else:
+        render.print_stats(figures)
+    return 0

@@ -1,0 +1,90 @@
+"""Finding credentials, identifiers and health data in a memory's text, and masking them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MASK = "••••••"
+
+# Each pattern's group "secret" (or the whole match) is what gets masked.
+CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----(?:[\s\S]*?-----END (?:[A-Z]+ )*PRIVATE KEY-----)?")),
+    ("ssh key", re.compile(r"\b(?:ssh-rsa|ssh-ed25519|ssh-dss|ecdsa-sha2-nistp\d+) (?P<secret>AAAA[0-9A-Za-z+/=]{16,})")),
+    ("password", re.compile(r"(?i)\b(?:password|passwd|pwd|passphrase)\b\s*(?:is|=|:)\s*(?P<secret>[^\s,;]{3,})")),
+    ("api key", re.compile(r"(?i)\b(?:api[ _-]?key|secret[ _-]?key|access[ _-]?token|auth[ _-]?token|client[ _-]?secret)\b\s*(?:is|=|:)?\s*(?P<secret>[A-Za-z0-9_\-./+=]{8,})")),
+    ("bearer token", re.compile(r"(?i)\bbearer\s*(?:=|:)?\s*(?P<secret>[A-Za-z0-9_\-.=+/]{12,})")),
+    ("api key", re.compile(r"\b(?P<secret>(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,})")),
+    ("card number", re.compile(r"(?<!\d)(?P<secret>\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4})(?!\d)")),
+    ("US SSN", re.compile(r"(?<!\d)(?P<secret>(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4})(?!\d)")),
+)
+HEALTH_PATTERN = re.compile(
+    r"(?i)\b(?:diagnos(?:ed|is)|allerg(?:y|ic|ies)|diabet(?:es|ic)|asthma|depression|anxiety "
+    r"disorder|adhd|cancer|chemotherapy|hiv|pregnan(?:t|cy)|medication|prescri(?:bed|ption)|"
+    r"blood pressure|insulin|antidepressant|therapy sessions?|epilep(?:sy|tic)|migraines?)\b"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One sensitive span: its kind and where it is in the text."""
+
+    kind: str
+    start: int
+    end: int
+
+    @property
+    def is_health(self) -> bool:
+        return self.kind == "health data"
+
+
+def luhn_ok(digits: str) -> bool:
+    numbers = [int(d) for d in digits if d.isdigit()]
+    total = 0
+    for position, number in enumerate(reversed(numbers)):
+        if position % 2:
+            number *= 2
+            if number > 9:
+                number -= 9
+        total += number
+    return total % 10 == 0
+
+
+def find_sensitive(text: str, *, health: bool = True) -> list[Finding]:
+    """Every credential or identifier span (and health terms unless health=False), in order."""
+    findings: list[Finding] = []
+    for kind, pattern in CREDENTIAL_PATTERNS:
+        for match in pattern.finditer(text):
+            group = "secret" if "secret" in pattern.groupindex else 0
+            start, end = match.span(group)
+            if kind == "card number" and not luhn_ok(match.group(group)):
+                continue
+            if any(f.start <= start < f.end or start <= f.start < end for f in findings):
+                continue
+            findings.append(Finding(kind, start, end))
+    if health:
+        findings.extend(Finding("health data", m.start(), m.end()) for m in HEALTH_PATTERN.finditer(text))
+    return sorted(findings, key=lambda f: f.start)
+
+
+def mask(text: str, findings: list[Finding] | None = None) -> str:
+    """The text with every credential span replaced by a mask (health terms stay readable)."""
+    spans = [f for f in (find_sensitive(text, health=False) if findings is None else findings)
+             if not f.is_health]
+    if not spans:
+        return text
+    out: list[str] = []
+    position = 0
+    for finding in spans:
+        if finding.start < position:
+            continue
+        out.append(text[position:finding.start])
+        out.append(MASK)
+        position = finding.end
+    out.append(text[position:])
+    return "".join(out)
+
+
+def describe(findings: list[Finding]) -> str:
+    """A short reason such as "password, card number"."""
+    return ", ".join(dict.fromkeys(f.kind for f in findings))

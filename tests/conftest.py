@@ -1,0 +1,33 @@
+"""Shared fixtures: every test runs with its own config and data directories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_console.store import Store
+
+NOW = 1_795_000_000.0  # 2026-11-17T09:46:40Z: a fixed `now` for reproducible tests
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the developer's own config, data directory and store out of every test."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("MEMORY_CONSOLE_CONFIG_DIR", str(home / "config"))
+    monkeypatch.setenv("MEMORY_CONSOLE_DATA_DIR", str(home / "data"))
+    for name in ("MEMORY_CONSOLE_DB", "MEMORY_CONSOLE_READ_ONLY", "MEMORY_CONSOLE_THEME"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "memories.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    with Store(db_path, actor="test") as opened:
+        yield opened
