@@ -1,0 +1,111 @@
+"""Hybrid search: FTS5 keyword hits and vector hits fused by reciprocal rank fusion."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from memory_console.embed.hits import SEARCH_MODES, SearchHit
+from memory_console.store import MemoryFilter, MemoryRecord, Store
+from memory_console.timeutil import now_ts
+
+Progress = Callable[[int, int], None]
+Cancelled = Callable[[], bool]
+
+CANDIDATES = 50  # each part contributes at most this many ranked candidates to the fusion
+RRF_K = 60
+
+
+class SearchUnavailable(Exception):
+    """Semantic search was asked for before the embedder or the embeddings are ready."""
+
+
+class SearchEngine:
+    """Search over one store. Keyword search works at once; semantic search joins in when
+    the embedder is loaded and every active memory has an embedding (see semantic.py)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.semantic = None  # a SemanticIndex once attach_semantic() has run
+
+    @property
+    def semantic_ready(self) -> bool:
+        return self.semantic is not None and self.semantic.ready
+
+    def default_mode(self) -> str:
+        return "hybrid" if self.semantic_ready else "keyword"
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str | None = None,
+        k: int = 20,
+        memory_filter: MemoryFilter | None = None,
+        now: float | None = None,
+    ) -> list[SearchHit]:
+        """The k best memories for the query; an operator's search never reinforces."""
+        mode = mode or self.default_mode()
+        if mode not in SEARCH_MODES:
+            raise ValueError(f"unknown search mode {mode!r}; one of {', '.join(SEARCH_MODES)}")
+        if mode != "keyword" and not self.semantic_ready:
+            raise SearchUnavailable(
+                "semantic search needs embeddings; run `memory-console reindex` first"
+            )
+        memory_filter = memory_filter or MemoryFilter(status="active")
+        moment = now_ts() if now is None else now
+        keyword: list[tuple[MemoryRecord, float]] = []
+        if mode in ("keyword", "hybrid"):
+            keyword = self.store.keyword_search(query, memory_filter, limit=max(k, CANDIDATES))
+        if mode == "keyword":
+            return [
+                SearchHit(record, score=-bm25, matched=("keyword",), keyword_rank=rank, bm25=bm25)
+                for rank, (record, bm25) in enumerate(keyword[:k], start=1)
+            ]
+        assert self.semantic is not None
+        semantic = self.semantic.nearest(query, memory_filter, max(k, CANDIDATES))
+        return self.fuse(keyword, semantic, k, moment, semantic_only=mode == "semantic")
+
+    def fuse(
+        self,
+        keyword: list[tuple[MemoryRecord, float]],
+        semantic: list[tuple[int, float]],
+        k: int,
+        now: float,
+        *,
+        semantic_only: bool,
+    ) -> list[SearchHit]:
+        from memory_console.embed.fusion import reciprocal_rank_fusion
+        from memory_console.policies.exponential import effective_score
+
+        records = {record.id: record for record, _ in keyword}
+        bm25 = {record.id: score for record, score in keyword}
+        cosine = dict(semantic)
+        missing = [ident for ident, _ in semantic if ident not in records]
+        records.update(self.store.get_many(missing))
+        rankings = {"semantic": [ident for ident, _ in semantic]}
+        if not semantic_only:
+            rankings["keyword"] = [record.id for record, _ in keyword]
+        fused = reciprocal_rank_fusion(rankings, k=RRF_K)
+        hits = []
+        for ident, score, ranks in fused[:k]:
+            record = records.get(ident)
+            if record is None:
+                continue
+            effective = float(
+                effective_score([record.importance], [record.created_at], now)[0]
+                * max(0.0, cosine.get(ident, 0.0))
+            )
+            hits.append(
+                SearchHit(
+                    record,
+                    score=cosine[ident] if semantic_only else score,
+                    matched=tuple(sorted(ranks)),
+                    keyword_rank=ranks.get("keyword"),
+                    semantic_rank=ranks.get("semantic"),
+                    bm25=bm25.get(ident),
+                    cosine=cosine.get(ident),
+                    fused=score,
+                    effective=effective,
+                )
+            )
+        return hits
