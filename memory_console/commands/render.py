@@ -208,3 +208,30 @@ def print_stats(figures: dict[str, Any]) -> None:
     for field, values in figures["counts"].items():
         listed = ", ".join(f"{k} {v:,}" for k, v in values.items())
         out.print(f"by {field.replace('memory_type', 'type')}: {listed}")
+
+
+def print_hits(hits: list[Any], mode: str, *, reveal: bool = False) -> None:
+    """Search results with why each ranked where it did."""
+    from rich.table import Table
+
+    table = Table(show_edge=False, header_style="bold", title=f"{len(hits)} hits ({mode})",
+                  title_justify="left")
+    table.add_column("id", justify="right", no_wrap=True)
+    table.add_column("title", ratio=1, overflow="fold")
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("matched by", no_wrap=True)
+    table.add_column("cosine", justify="right", no_wrap=True)
+    for hit in hits:
+        parts = []
+        if hit.keyword_rank is not None:
+            parts.append(f"keyword #{hit.keyword_rank}")
+        if hit.semantic_rank is not None:
+            parts.append(f"semantic #{hit.semantic_rank}")
+        table.add_row(
+            str(hit.record.id),
+            hit.record.title if reveal else mask(hit.record.title),
+            f"{hit.score:.4f}",
+            ", ".join(parts),
+            f"{hit.cosine:.3f}" if hit.cosine is not None else "",
+        )
+    console().print(table)

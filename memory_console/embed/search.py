@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from memory_console.embed.hits import SEARCH_MODES, SearchHit
 from memory_console.store import MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import now_ts
+
+if TYPE_CHECKING:
+    from memory_console.embed.semantic import SemanticIndex
 
 Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
 
 CANDIDATES = 50  # each part contributes at most this many ranked candidates to the fusion
 RRF_K = 60
+MIN_COSINE = 0.2  # below this a "semantic" neighbour is unrelated (MiniLM: unrelated ~0-0.15)
 
 
 class SearchUnavailable(Exception):
@@ -25,7 +30,24 @@ class SearchEngine:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.semantic = None  # a SemanticIndex once attach_semantic() has run
+        self.semantic: SemanticIndex | None = None  # set by prepare_semantic()
+
+    def prepare_semantic(
+        self,
+        progress: Progress | None = None,
+        cancelled: Cancelled | None = None,
+        manifest: str | None = None,
+    ) -> bool:
+        """Load the embedder, embed memories lacking a current vector, load the index and
+        follow the store's changes from then on. Raises ModelError when the model is missing."""
+        from memory_console.embed.embedder import Embedder
+        from memory_console.embed.semantic import SemanticIndex
+
+        semantic = SemanticIndex(self.store, Embedder.load(manifest))
+        semantic.sync(progress, cancelled)
+        self.store.listeners.append(semantic.on_change)
+        self.semantic = semantic
+        return True
 
     @property
     def semantic_ready(self) -> bool:
@@ -62,7 +84,11 @@ class SearchEngine:
                 for rank, (record, bm25) in enumerate(keyword[:k], start=1)
             ]
         assert self.semantic is not None
-        semantic = self.semantic.nearest(query, memory_filter, max(k, CANDIDATES))
+        semantic = [
+            (ident, cosine)
+            for ident, cosine in self.semantic.nearest(query, memory_filter, max(k, CANDIDATES))
+            if cosine >= MIN_COSINE
+        ]
         return self.fuse(keyword, semantic, k, moment, semantic_only=mode == "semantic")
 
     def fuse(

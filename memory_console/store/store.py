@@ -353,6 +353,12 @@ class Store:
         )
         return [MemoryRecord.from_row(r) for r in self.query(sql, [*params, limit, offset])]
 
+    def ids_matching(self, memory_filter: MemoryFilter) -> list[int]:
+        """Every id the filter keeps (the vector index ranks only among these)."""
+        clauses, params = self.where(memory_filter)
+        where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        return [row[0] for row in self.query(f"SELECT id FROM memory {where_sql}", params)]
+
     def count(self, memory_filter: MemoryFilter | None = None) -> int:
         clauses, params = self.where(memory_filter or MemoryFilter())
         where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""

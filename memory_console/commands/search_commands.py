@@ -1,0 +1,119 @@
+"""Subcommands of search: `search` (keyword, semantic, hybrid) and `reindex` (embeddings)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from memory_console.commands import common, render
+from memory_console.commands.common import UserError
+from memory_console.embed.hits import SEARCH_MODES
+from memory_console.store.vocab import STATUSES
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    search = subparsers.add_parser(
+        "search", help="find memories by meaning and by keyword",
+        description="Hybrid search: FTS5 keyword hits and embedding hits fused by reciprocal "
+        "rank fusion. An operator's search does not reinforce the memories it finds.")
+    common.add_common(search)
+    search.add_argument("query")
+    search.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
+    search.add_argument("--k", type=int, default=10, help="how many hits (default 10)")
+    search.add_argument("--owner")
+    search.add_argument("--topic")
+    search.add_argument("--status", choices=STATUSES, default="active")
+    search.add_argument("--reveal", action="store_true", help="show secrets unmasked")
+    search.set_defaults(handler=cmd_search)
+
+    reindex = subparsers.add_parser(
+        "reindex", help="(re)build the embeddings and the vector index",
+        description="Embed every active memory that lacks a vector of the current model (each "
+        "distinct text once), with a progress bar. A model change re-embeds everything.")
+    common.add_common(reindex)
+    reindex.add_argument("--model-manifest", help="another embedder's manifest.json")
+    reindex.set_defaults(handler=cmd_reindex)
+
+
+def load_semantic(store: Any, manifest: str | None) -> Any:
+    from memory_console.embed.embedder import Embedder, ModelError
+    from memory_console.embed.semantic import SemanticIndex
+
+    try:
+        return SemanticIndex(store, Embedder.load(manifest))
+    except ModelError as error:
+        raise UserError(str(error)) from error
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from memory_console.embed.search import SearchEngine
+    from memory_console.store import MemoryFilter
+
+    if args.k < 1:
+        raise UserError("--k must be at least 1")
+    store = common.open_store(args)
+    try:
+        engine = SearchEngine(store)
+        mode = args.mode
+        if mode != "keyword":
+            semantic = load_semantic(store, None)
+            missing = semantic.load()
+            if len(semantic.index) == 0:
+                if mode == "semantic":
+                    raise UserError("no embeddings yet; run: memory-console reindex")
+                print("memory-console: no embeddings yet, keyword search only "
+                      "(run: memory-console reindex)", file=sys.stderr)
+                mode = "keyword"
+            elif missing:
+                print(f"memory-console: {missing:,} memories have no embedding yet; "
+                      "run: memory-console reindex", file=sys.stderr)
+            engine.semantic = semantic
+        memory_filter = MemoryFilter(owner=args.owner, topic=args.topic, status=args.status)
+        hits = engine.search(args.query, mode=mode, k=args.k, memory_filter=memory_filter,
+                             now=common.now_of(args))
+    finally:
+        store.close()
+    if args.json:
+        common.print_json({
+            "query": args.query,
+            "mode": mode,
+            "hits": [
+                {"id": hit.record.id, "title": render.memory_json(hit.record, reveal=args.reveal)[
+                    "title"], "score": round(hit.score, 6), **hit.breakdown()}
+                for hit in hits
+            ],
+        })
+    else:
+        render.print_hits(hits, mode, reveal=args.reveal)
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    store = common.open_store(args)
+    started = time.perf_counter()
+    try:
+        semantic = load_semantic(store, args.model_manifest)
+        columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                   TimeRemainingColumn())
+        with Progress(*columns, transient=True, disable=args.json) as bar:
+            task = bar.add_task("embedding", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            embedded = semantic.sync(progress)
+        indexed = len(semantic.index)
+    finally:
+        store.close()
+    seconds = time.perf_counter() - started
+    if args.json:
+        common.print_json({"model_id": semantic.model_id, "embedded": embedded,
+                           "indexed": indexed, "seconds": round(seconds, 2)})
+    else:
+        print(f"embedded {embedded:,} memories with {semantic.model_id}; "
+              f"{indexed:,} in the index ({seconds:.1f} s)")
+    return 0

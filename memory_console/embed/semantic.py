@@ -1,0 +1,164 @@
+"""The semantic side of search: stored embeddings and the vector index, kept in step with the store."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memory_console.embed.embedder import content_hash, embedding_text
+from memory_console.embed.index import VectorIndex
+from memory_console.store import MemoryFilter, Store
+from memory_console.store import embeddings as table
+
+if TYPE_CHECKING:
+    from memory_console.embed.embedder import Embedder
+
+Progress = Callable[[int, int], None]
+Cancelled = Callable[[], bool]
+BATCH = 256  # texts embedded and written per step: progress and cancellation granularity
+REMOVING = ("archived", "consolidated", "purged")
+
+
+class Cancelled_(Exception):
+    """The embedding run was cancelled between two batches (what was written stays)."""
+
+
+def memory_text(title: str, content: str, keywords_json: str) -> str:
+    return embedding_text(title, content, json.loads(keywords_json or "[]"))
+
+
+class SemanticIndex:
+    """Vectors of every active memory under one model, searchable by cosine similarity.
+
+    sync() embeds what lacks a current vector (each distinct text once) and loads the index;
+    as a Store listener it then follows adds, edits, archives and restores without a rebuild.
+    """
+
+    def __init__(self, store: Store, embedder: Embedder) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.index = VectorIndex(embedder.dim)
+        self.ready = False
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    def pending(self) -> list[tuple[int, str]]:
+        """(id, text) of active memories with no vector of this model for their current text."""
+        out = []
+        for ident, title, content, keywords, model_id, stored_hash in table.memories_to_embed(
+            self.store
+        ):
+            text = memory_text(title, content, keywords)
+            if model_id != self.model_id or stored_hash != content_hash(text):
+                out.append((ident, text))
+        return out
+
+    def embed_and_store(
+        self,
+        items: Sequence[tuple[int, str]],
+        progress: Progress | None = None,
+        cancelled: Cancelled | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors for (id, text) items: reused by content hash where stored, else embedded;
+        written in batches. Returns (ids, matrix) of everything written."""
+        all_ids: list[int] = []
+        all_vectors: list[np.ndarray] = []
+        done = 0
+        for start in range(0, len(items), BATCH):
+            if cancelled is not None and cancelled():
+                raise Cancelled_()
+            batch = items[start : start + BATCH]
+            hashes = [content_hash(text) for _, text in batch]
+            known = table.vectors_for_hashes(self.store, self.model_id, hashes)
+            fresh: dict[str, str] = {}
+            for (_, text), digest in zip(batch, hashes, strict=True):
+                if digest not in known:
+                    fresh.setdefault(digest, text)
+            if fresh:
+                vectors = self.embedder.embed(list(fresh.values()))
+                known.update(
+                    (digest, vector.astype(np.float32).tobytes())
+                    for digest, vector in zip(fresh, vectors, strict=True)
+                )
+            rows = [(ident, digest, known[digest]) for (ident, _), digest in zip(batch, hashes,
+                                                                                  strict=True)]
+            if not self.store.read_only:
+                table.write_vectors(self.store, self.model_id, rows)
+            all_ids += [ident for ident, _, _ in rows]
+            all_vectors.append(
+                np.frombuffer(b"".join(v for _, _, v in rows), np.float32).reshape(len(rows), -1)
+            )
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(items))
+        if not all_ids:
+            return np.empty(0, np.int64), np.empty((0, self.embedder.dim), np.float32)
+        return np.asarray(all_ids, np.int64), np.vstack(all_vectors)
+
+    def sync(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> int:
+        """Drop other models' vectors, embed what is missing or stale, load the index.
+        Returns how many memories were (re)embedded."""
+        if not self.store.read_only:
+            table.drop_other_models(self.store, self.model_id)
+        items = self.pending()
+        if progress is not None:
+            progress(0, len(items))
+        new_ids, new_vectors = self.embed_and_store(items, progress, cancelled)
+        ids, matrix = table.load_active_vectors(self.store, self.model_id, self.embedder.dim)
+        with self._lock:
+            self.index = VectorIndex(self.embedder.dim, capacity=len(ids) + len(new_ids))
+            self.index.add(ids, matrix)
+            if self.store.read_only and len(new_ids):
+                self.index.add(new_ids, new_vectors)  # kept in memory only
+            self.ready = True
+        return len(items)
+
+    def load(self) -> int:
+        """Load the stored vectors into the index without embedding anything; returns how
+        many active memories still lack a current vector (search covers the others)."""
+        ids, matrix = table.load_active_vectors(self.store, self.model_id, self.embedder.dim)
+        with self._lock:
+            self.index = VectorIndex(self.embedder.dim, capacity=len(ids))
+            self.index.add(ids, matrix)
+            self.ready = True
+        return max(0, self.store.count(MemoryFilter(status="active")) - len(ids))
+
+    def on_change(self, kind: str, ids: list[int]) -> None:
+        """Store listener: keep vectors and index in step with one change."""
+        if not self.ready:
+            return
+        if kind in REMOVING:
+            self.index.remove(ids)
+            return
+        if kind not in ("added", "edited", "restored"):
+            return
+        rows = table.texts_of(self.store, ids)
+        active = {row[0] for row in rows}
+        gone = [ident for ident in ids if ident not in active]
+        if gone:
+            self.index.remove(gone)
+        items = [(ident, memory_text(title, content, keywords))
+                 for ident, title, content, keywords in rows]
+        if kind == "edited":
+            stored = table.hashes_of(self.store, self.model_id, sorted(active))
+            items = [(ident, text) for ident, text in items
+                     if stored.get(ident) != content_hash(text) or ident not in self.index]
+        new_ids, vectors = self.embed_and_store(items)
+        if len(new_ids):
+            self.index.add(new_ids, vectors)
+
+    def nearest(self, query: str, memory_filter: MemoryFilter, k: int) -> list[tuple[int, float]]:
+        """(id, cosine) of the k memories closest to the query among those the filter keeps."""
+        vector = self.embedder.embed_query(query)
+        allowed = None
+        if memory_filter != MemoryFilter(status="active"):
+            allowed = np.asarray(self.store.ids_matching(memory_filter), dtype=np.int64)
+        ids, scores = self.index.search(vector, k, allowed)
+        return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]

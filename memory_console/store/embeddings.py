@@ -1,0 +1,120 @@
+"""The embedding table: each memory's vector with its model id and the hash of its text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from memory_console.store.store import Store
+
+ACTIVE_TEXT = (
+    "SELECT m.id, m.title, m.content, m.keywords, e.model_id, e.content_hash "
+    "FROM memory m LEFT JOIN embedding e ON e.memory_id = m.id WHERE m.status = 'active'"
+)
+
+
+def memories_to_embed(store: Store) -> Iterator[tuple[int, str, str, str, str | None, str | None]]:
+    """Every active memory with its text and its current embedding's model id and hash (or
+    None): the caller decides which ones need a (new) vector."""
+    with store.lock:
+        rows = store.connection.execute(ACTIVE_TEXT).fetchall()
+    yield from rows
+
+
+def texts_of(store: Store, ids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+    """(id, title, content, keywords JSON) of the given memories that are active."""
+    found: list[tuple[int, str, str, str]] = []
+    for start in range(0, len(ids), 900):
+        chunk = list(ids[start : start + 900])
+        marks = ",".join("?" * len(chunk))
+        found += store.query(
+            f"SELECT id, title, content, keywords FROM memory WHERE status = 'active' "
+            f"AND id IN ({marks})",
+            chunk,
+        )
+    return found
+
+
+def vectors_for_hashes(store: Store, model_id: str, hashes: Iterable[str]) -> dict[str, bytes]:
+    """Stored vectors of the same model by content hash: a repeated text is embedded once."""
+    wanted = list(dict.fromkeys(hashes))
+    found: dict[str, bytes] = {}
+    for start in range(0, len(wanted), 900):
+        chunk = wanted[start : start + 900]
+        marks = ",".join("?" * len(chunk))
+        for content_hash, vector in store.query(
+            f"SELECT content_hash, vector FROM embedding WHERE model_id = ? "
+            f"AND content_hash IN ({marks}) GROUP BY content_hash",
+            [model_id, *chunk],
+        ):
+            found[content_hash] = vector
+    return found
+
+
+def write_vectors(store: Store, model_id: str, rows: Sequence[tuple[int, str, bytes]]) -> None:
+    """Upsert (memory id, content hash, float32 bytes) rows in one transaction."""
+    with store.transaction("storing embeddings") as conn:
+        conn.executemany(
+            "INSERT INTO embedding (memory_id, model_id, content_hash, vector) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(memory_id) DO UPDATE SET model_id = excluded.model_id, "
+            "content_hash = excluded.content_hash, vector = excluded.vector",
+            [(ident, model_id, content_hash, vector) for ident, content_hash, vector in rows],
+        )
+
+
+def drop_other_models(store: Store, model_id: str) -> int:
+    """Delete vectors of any other model: a model change re-embeds, never mixes."""
+    with store.transaction("dropping embeddings of another model") as conn:
+        return conn.execute("DELETE FROM embedding WHERE model_id != ?", (model_id,)).rowcount
+
+
+def load_active_vectors(
+    store: Store, model_id: str, dim: int, batch: int = 50_000
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, [n, dim] float32 matrix) of every active memory's vector of this model."""
+    with store.lock:
+        count = store.connection.execute(
+            "SELECT count(*) FROM embedding e JOIN memory m ON m.id = e.memory_id "
+            "WHERE m.status = 'active' AND e.model_id = ?",
+            (model_id,),
+        ).fetchone()[0]
+        ids = np.empty(count, dtype=np.int64)
+        matrix = np.empty((count, dim), dtype=np.float32)
+        cursor = store.connection.execute(
+            "SELECT e.memory_id, e.vector FROM embedding e JOIN memory m ON m.id = e.memory_id "
+            "WHERE m.status = 'active' AND e.model_id = ?",
+            (model_id,),
+        )
+        position = 0
+        while position < count:
+            rows = cursor.fetchmany(batch)
+            if not rows:
+                break
+            end = position + len(rows)
+            ids[position:end] = [row[0] for row in rows]
+            matrix[position:end] = np.frombuffer(b"".join(row[1] for row in rows), np.float32).reshape(
+                len(rows), dim
+            )
+            position = end
+    return ids[:position], matrix[:position]
+
+
+def embedding_count(store: Store, model_id: str) -> int:
+    return int(store.query("SELECT count(*) FROM embedding WHERE model_id = ?", (model_id,))[0][0])
+
+
+def hashes_of(store: Store, model_id: str, ids: Sequence[int]) -> dict[int, str]:
+    """memory id -> content hash of its stored vector of this model."""
+    found: dict[int, str] = {}
+    for start in range(0, len(ids), 900):
+        chunk = list(ids[start : start + 900])
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            store.query(
+                f"SELECT memory_id, content_hash FROM embedding WHERE model_id = ? "
+                f"AND memory_id IN ({marks})",
+                [model_id, *chunk],
+            )
+        )
+    return found
