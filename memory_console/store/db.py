@@ -45,7 +45,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
 def schema_statements(with_indexes: bool = True) -> list[str]:
     """The DDL of the current schema, generated from the SQLModel tables (imports SQLModel)."""
     from sqlalchemy.dialects import sqlite as sqlite_dialect
-    from sqlalchemy.schema import CreateIndex, CreateTable
+    from sqlalchemy.schema import CreateTable
 
     from memory_console.store import tables
 
