@@ -1,0 +1,129 @@
+"""Hybrid search with the real model: embeddings on write, the index in step, the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory_console.cli import main
+from memory_console.embed.embedder import default_manifest_path
+from memory_console.embed.search import SearchEngine
+from memory_console.store import MemoryFilter, Store
+from tests.conftest import NOW
+
+FACTS = [
+    ("Prefers dark mode in the editor (Solarized Dark).", "preferences", "alice"),
+    ("Weekly sync with Bob every Tuesday at 10:00.", "decisions", "alice"),
+    ("Is building an iron farm in the Minecraft survival world.", "projects", "alice"),
+    ("Colleague Maria's email is maria.lopez@example.com.", "contacts", "alice"),
+    ("Lives in Lisbon and works remotely.", "user_info", "bob"),
+    ("Decided to use PostgreSQL for the billing service.", "decisions", "bob"),
+    ("Likes a dark theme when coding.", "preferences", "bob"),
+]
+
+
+@pytest.fixture
+def engine(store: Store) -> SearchEngine:
+    store.add_many([{"content": c, "topic": t, "owner": o} for c, t, o in FACTS], now=NOW)
+    engine = SearchEngine(store)
+    assert engine.prepare_semantic()
+    return engine
+
+
+def brute_force(store: Store, engine: SearchEngine, query: str, k: int) -> list[int]:
+    assert engine.semantic is not None
+    vector = engine.semantic.embedder.embed_query(query)
+    rows = store.query(
+        "SELECT e.memory_id, e.vector FROM embedding e JOIN memory m ON m.id = e.memory_id "
+        "WHERE m.status = 'active'"
+    )
+    scores = {ident: float(np.frombuffer(blob, np.float32) @ vector) for ident, blob in rows}
+    return sorted(scores, key=lambda i: (-scores[i], i))[:k]
+
+
+def test_paraphrase_is_found_by_meaning(engine: SearchEngine) -> None:
+    query = "what editor colours does the user like"
+    semantic = engine.search(query, mode="semantic", k=2)
+    assert {hit.record.id for hit in semantic} == {1, 7}
+    hybrid = engine.search(query, mode="hybrid", k=3)
+    assert hybrid[0].record.id == 1
+    assert hybrid[0].matched == ("keyword", "semantic") and hybrid[0].cosine > 0.4
+    assert engine.search("minecraft farm", mode="keyword", k=3)[0].record.id == 3
+
+
+def test_filters_apply_before_ranking(engine: SearchEngine) -> None:
+    hits = engine.search("dark editor theme", mode="semantic", k=5,
+                         memory_filter=MemoryFilter(status="active", owner="bob"))
+    assert hits and {hit.record.owner for hit in hits} == {"bob"}
+
+
+def test_index_stays_exact_after_adds_edits_archives(store: Store, engine: SearchEngine) -> None:
+    new = store.add({"content": "Prefers light mode in the terminal.", "owner": "carol"}, now=NOW)
+    store.edit(2, {"content": "Weekly sync with Bob moved to Thursday at 15:00."}, now=NOW)
+    store.archive([7], now=NOW)
+    assert engine.semantic is not None
+    for query in ("dark theme preference", "when is the meeting with Bob", "terminal colours"):
+        nearest = engine.semantic.nearest(query, MemoryFilter(status="active"), 4)
+        assert [ident for ident, _ in nearest] == brute_force(store, engine, query, 4)
+        assert 7 not in [ident for ident, _ in nearest]
+    assert new in [h.record.id for h in engine.search("light terminal theme", mode="semantic", k=2)]
+    store.restore([7], now=NOW)
+    assert 7 in [h.record.id for h in engine.search("dark theme when coding", mode="semantic", k=2)]
+
+
+def test_operator_search_does_not_reinforce(store: Store, engine: SearchEngine) -> None:
+    before = store.require(1)
+    engine.search("editor theme", k=3)
+    after = store.require(1)
+    assert (after.retrieval_count, after.confidence, after.revision) == (
+        before.retrieval_count, before.confidence, before.revision)
+
+
+def test_repeated_text_is_embedded_once(store: Store, engine: SearchEngine) -> None:
+    assert engine.semantic is not None
+    calls: list[int] = []
+    original = engine.semantic.embedder.embed
+
+    def counting(texts: list[str], batch_size: int = 32) -> np.ndarray:
+        calls.append(len(texts))
+        return original(texts, batch_size)
+
+    engine.semantic.embedder.embed = counting  # type: ignore[method-assign]
+    store.add_many([{"content": FACTS[0][0], "topic": "preferences", "owner": "alice"}] * 3,
+                   now=NOW)
+    assert calls == []  # the same text was already embedded: its vector is reused
+
+
+def test_model_change_reembeds_never_mixes(store: Store, engine: SearchEngine,
+                                           tmp_path: Path) -> None:
+    manifest = json.loads(default_manifest_path().read_text())
+    manifest["model_id"] = "minilm-copy"
+    shutil.copy(default_manifest_path().parent / "tokenizer.json", tmp_path / "tokenizer.json")
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    other = SearchEngine(store)
+    other.prepare_semantic(manifest=str(tmp_path / "manifest.json"))
+    models = {row[0] for row in store.query("SELECT DISTINCT model_id FROM embedding")}
+    assert models == {"minilm-copy"}
+
+
+def test_search_and_reindex_cli(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Store(db_path) as store:
+        store.add_many([{"content": c, "topic": t, "owner": o} for c, t, o in FACTS], now=NOW)
+    assert main(["search", "editor colours", "--db", str(db_path), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert "keyword search only" in err and json.loads(out)["mode"] == "keyword"
+    assert main(["search", "editor", "--db", str(db_path), "--mode", "semantic"]) == 1
+    assert "reindex" in capsys.readouterr().err
+    assert main(["reindex", "--db", str(db_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["embedded"] == len(FACTS)
+    assert main(["reindex", "--db", str(db_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["embedded"] == 0
+    assert main(["search", "what editor colours does the user like", "--db", str(db_path),
+                 "--json", "--k", "2"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["mode"] == "hybrid" and result["hits"][0]["id"] == 1
+    assert set(result["hits"][0]) >= {"id", "title", "score", "matched", "cosine", "fused"}
