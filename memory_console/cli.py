@@ -24,11 +24,15 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a command, opens the console.",
     )
     parser.add_argument("--version", action="version", version=f"memory-console {__version__}")
-    parser.add_argument("--db", help="the store file (default: $MEMORY_CONSOLE_DB, then the "
-                        "user's data directory)")
+    parser.add_argument(
+        "--db", help="the store file (default: $MEMORY_CONSOLE_DB, then the user's data directory)"
+    )
     parser.add_argument("--read-only", action="store_true", help="open the store read-only")
-    parser.add_argument("--demo", action="store_true",
-                        help="create a demo store first if the store does not exist yet")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="create a demo store first if the store does not exist yet",
+    )
     parser.add_argument("--now", help="evaluate at this ISO 8601 time instead of the clock")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:

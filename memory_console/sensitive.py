@@ -9,14 +9,45 @@ MASK = "••••••"
 
 # Each pattern's group "secret" (or the whole match) is what gets masked.
 CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----(?:[\s\S]*?-----END (?:[A-Z]+ )*PRIVATE KEY-----)?")),
-    ("ssh key", re.compile(r"\b(?:ssh-rsa|ssh-ed25519|ssh-dss|ecdsa-sha2-nistp\d+) (?P<secret>AAAA[0-9A-Za-z+/=]{16,})")),
-    ("password", re.compile(r"(?i)\b(?:password|passwd|pwd|passphrase)\b\s*(?:is|=|:)\s*(?P<secret>[^\s,;]{3,})")),
-    ("api key", re.compile(r"(?i)\b(?:api[ _-]?key|secret[ _-]?key|access[ _-]?token|auth[ _-]?token|client[ _-]?secret)\b\s*(?:is|=|:)?\s*(?P<secret>[A-Za-z0-9_\-./+=]{8,})")),
+    (
+        "private key",
+        re.compile(
+            r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
+            r"(?:[\s\S]*?-----END (?:[A-Z]+ )*PRIVATE KEY-----)?"
+        ),
+    ),
+    (
+        "ssh key",
+        re.compile(
+            r"\b(?:ssh-rsa|ssh-ed25519|ssh-dss|ecdsa-sha2-nistp\d+) "
+            r"(?P<secret>AAAA[0-9A-Za-z+/=]{16,})"
+        ),
+    ),
+    (
+        "password",
+        re.compile(
+            r"(?i)\b(?:password|passwd|pwd|passphrase)\b\s*(?:is|=|:)\s*(?P<secret>[^\s,;]{3,})"
+        ),
+    ),
+    (
+        "api key",
+        re.compile(
+            r"(?i)\b(?:api[ _-]?key|secret[ _-]?key|access[ _-]?token|auth[ _-]?token|"
+            r"client[ _-]?secret)\b\s*(?:is|=|:)?\s*(?P<secret>[A-Za-z0-9_\-./+=]{8,})"
+        ),
+    ),
     ("bearer token", re.compile(r"(?i)\bbearer\s*(?:=|:)?\s*(?P<secret>[A-Za-z0-9_\-.=+/]{12,})")),
-    ("api key", re.compile(r"\b(?P<secret>(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,})")),
+    (
+        "api key",
+        re.compile(
+            r"\b(?P<secret>(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,})"
+        ),
+    ),
     ("card number", re.compile(r"(?<!\d)(?P<secret>\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4})(?!\d)")),
-    ("US SSN", re.compile(r"(?<!\d)(?P<secret>(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4})(?!\d)")),
+    (
+        "US SSN",
+        re.compile(r"(?<!\d)(?P<secret>(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4})(?!\d)"),
+    ),
 )
 HEALTH_PATTERN = re.compile(
     r"(?i)\b(?:diagnos(?:ed|is)|allerg(?:y|ic|ies)|diabet(?:es|ic)|asthma|depression|anxiety "
@@ -63,14 +94,19 @@ def find_sensitive(text: str, *, health: bool = True) -> list[Finding]:
                 continue
             findings.append(Finding(kind, start, end))
     if health:
-        findings.extend(Finding("health data", m.start(), m.end()) for m in HEALTH_PATTERN.finditer(text))
+        findings.extend(
+            Finding("health data", m.start(), m.end()) for m in HEALTH_PATTERN.finditer(text)
+        )
     return sorted(findings, key=lambda f: f.start)
 
 
 def mask(text: str, findings: list[Finding] | None = None) -> str:
     """The text with every credential span replaced by a mask (health terms stay readable)."""
-    spans = [f for f in (find_sensitive(text, health=False) if findings is None else findings)
-             if not f.is_health]
+    spans = [
+        f
+        for f in (find_sensitive(text, health=False) if findings is None else findings)
+        if not f.is_health
+    ]
     if not spans:
         return text
     out: list[str] = []
@@ -78,7 +114,7 @@ def mask(text: str, findings: list[Finding] | None = None) -> str:
     for finding in spans:
         if finding.start < position:
             continue
-        out.append(text[position:finding.start])
+        out.append(text[position : finding.start])
         out.append(MASK)
         position = finding.end
     out.append(text[position:])

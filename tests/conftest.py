@@ -13,7 +13,9 @@ NOW = 1_795_000_000.0  # 2026-11-17T09:46:40Z: a fixed `now` for reproducible te
 
 
 @pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def isolated_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Keep the developer's own config, data directory and store out of every test."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("MEMORY_CONSOLE_CONFIG_DIR", str(home / "config"))

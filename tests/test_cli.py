@@ -16,13 +16,30 @@ from memory_console.store import Store
 NOW = "2026-11-17T09:46:40Z"
 
 LINES = [
-    {"content": "Prefers dark mode in the editor (Solarized Dark).", "topic": "preferences",
-     "owner": "alice", "created_at": "2026-01-01T00:00:00Z", "keywords": ["editor", "dark"]},
-    {"content": "Weekly sync with Bob every Tuesday at 10:00.", "topic": "decisions",
-     "memory_type": "episodic", "owner": "alice", "retrieval_count": 2, "confidence": 0.8,
-     "created_at": "2026-06-01T00:00:00Z", "last_accessed_at": "2026-09-01T00:00:00Z"},
-    {"content": "Router password = hunter22 for the guest network", "memory_type": "procedural",
-     "owner": "bob", "created_at": "2026-03-01T00:00:00Z", "session": "s-1"},
+    {
+        "content": "Prefers dark mode in the editor (Solarized Dark).",
+        "topic": "preferences",
+        "owner": "alice",
+        "created_at": "2026-01-01T00:00:00Z",
+        "keywords": ["editor", "dark"],
+    },
+    {
+        "content": "Weekly sync with Bob every Tuesday at 10:00.",
+        "topic": "decisions",
+        "memory_type": "episodic",
+        "owner": "alice",
+        "retrieval_count": 2,
+        "confidence": 0.8,
+        "created_at": "2026-06-01T00:00:00Z",
+        "last_accessed_at": "2026-09-01T00:00:00Z",
+    },
+    {
+        "content": "Router password = hunter22 for the guest network",
+        "memory_type": "procedural",
+        "owner": "bob",
+        "created_at": "2026-03-01T00:00:00Z",
+        "session": "s-1",
+    },
 ]
 
 
@@ -107,7 +124,9 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 2
 
 
-def test_missing_store_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_store_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = run(capsys, "list", "--db", str(tmp_path / "none.db"))
     assert code == 1 and err.count("\n") == 1 and "no such store" in err
     assert not (tmp_path / "none.db").exists()
@@ -131,13 +150,15 @@ def test_import_bad_line_names_file_and_line_and_imports_nothing(
     bad.write_text("\n".join(lines) + "\n")
     code, _, err = run(capsys, "import", str(bad), "--db", str(db))
     assert code == 1
-    assert err.strip() == f"memory-console: error: {bad}:3: confidence must be between 0 and 1, not 2"
+    assert (
+        err.strip() == f"memory-console: error: {bad}:3: confidence must be between 0 and 1, not 2"
+    )
     with Store(db) as store:
         assert store.count() == 0
     for text, reason in (
         (b'{"content": "x"}\n{"content": \n', ":2: invalid JSON"),
         (b'{"content": "x"}\n\xff\xfe\n', ":2: invalid UTF-8"),
-        (b'[1, 2]\n', ":1: a line must be a JSON object"),
+        (b"[1, 2]\n", ":1: a line must be a JSON object"),
         (b'{"id": 4, "content": "a"}\n{"id": 4, "content": "b"}\n', ":2: duplicate id 4"),
         (b'{"content": "x", "created_at": "9999-99-99"}\n', ":1: created_at"),
     ):
@@ -146,7 +167,9 @@ def test_import_bad_line_names_file_and_line_and_imports_nothing(
         assert code == 1 and reason in err and err.count("\n") == 1, err
 
 
-def test_export_import_round_trip(filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_import_round_trip(
+    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = str(filled)
     run(capsys, "protect", "1", "--db", db)
     run(capsys, "archive", "2", "--db", db)
@@ -168,7 +191,9 @@ def test_export_import_round_trip(filled: Path, tmp_path: Path, capsys: pytest.C
     assert run(capsys, "import", str(out), "--db", str(copy), "--new-ids")[0] == 0
 
 
-def test_purge_exports_first(filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_purge_exports_first(
+    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "gone.jsonl"
     code, stdout, _ = run(capsys, "purge", "3", "--out", str(out), "--db", str(filled), "--json")
     assert code == 0 and json.loads(stdout)["purged"] == [3]
@@ -186,8 +211,9 @@ def test_stats_json_figures(filled: Path, capsys: pytest.CaptureFixture[str]) ->
     assert sum(figures["age_days"]["histogram"].values()) == 3
 
 
-def test_db_from_environment(filled: Path, capsys: pytest.CaptureFixture[str],
-                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_db_from_environment(
+    filled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMORY_CONSOLE_DB", str(filled))
     code, out, _ = run(capsys, "list", "--json")
     assert code == 0 and len(json.loads(out)) == 3
@@ -196,6 +222,8 @@ def test_db_from_environment(filled: Path, capsys: pytest.CaptureFixture[str],
 def test_installed_script_runs(filled: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "memory_console.cli", "list", "--db", str(filled), "--json"],
-        capture_output=True, text=True, env={**os.environ},
+        capture_output=True,
+        text=True,
+        env={**os.environ},
     )
     assert result.returncode == 0 and len(json.loads(result.stdout)) == 3

@@ -56,8 +56,12 @@ def test_paraphrase_is_found_by_meaning(engine: SearchEngine) -> None:
 
 
 def test_filters_apply_before_ranking(engine: SearchEngine) -> None:
-    hits = engine.search("dark editor theme", mode="semantic", k=5,
-                         memory_filter=MemoryFilter(status="active", owner="bob"))
+    hits = engine.search(
+        "dark editor theme",
+        mode="semantic",
+        k=5,
+        memory_filter=MemoryFilter(status="active", owner="bob"),
+    )
     assert hits and {hit.record.owner for hit in hits} == {"bob"}
 
 
@@ -80,7 +84,10 @@ def test_operator_search_does_not_reinforce(store: Store, engine: SearchEngine) 
     engine.search("editor theme", k=3)
     after = store.require(1)
     assert (after.retrieval_count, after.confidence, after.revision) == (
-        before.retrieval_count, before.confidence, before.revision)
+        before.retrieval_count,
+        before.confidence,
+        before.revision,
+    )
 
 
 def test_repeated_text_is_embedded_once(store: Store, engine: SearchEngine) -> None:
@@ -93,13 +100,15 @@ def test_repeated_text_is_embedded_once(store: Store, engine: SearchEngine) -> N
         return original(texts, batch_size)
 
     engine.semantic.embedder.embed = counting  # type: ignore[method-assign]
-    store.add_many([{"content": FACTS[0][0], "topic": "preferences", "owner": "alice"}] * 3,
-                   now=NOW)
+    store.add_many(
+        [{"content": FACTS[0][0], "topic": "preferences", "owner": "alice"}] * 3, now=NOW
+    )
     assert calls == []  # the same text was already embedded: its vector is reused
 
 
-def test_model_change_reembeds_never_mixes(store: Store, engine: SearchEngine,
-                                           tmp_path: Path) -> None:
+def test_model_change_reembeds_never_mixes(
+    store: Store, engine: SearchEngine, tmp_path: Path
+) -> None:
     manifest = json.loads(default_manifest_path().read_text())
     manifest["model_id"] = "minilm-copy"
     shutil.copy(default_manifest_path().parent / "tokenizer.json", tmp_path / "tokenizer.json")
@@ -122,8 +131,20 @@ def test_search_and_reindex_cli(db_path: Path, capsys: pytest.CaptureFixture[str
     assert json.loads(capsys.readouterr().out)["embedded"] == len(FACTS)
     assert main(["reindex", "--db", str(db_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["embedded"] == 0
-    assert main(["search", "what editor colours does the user like", "--db", str(db_path),
-                 "--json", "--k", "2"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                "what editor colours does the user like",
+                "--db",
+                str(db_path),
+                "--json",
+                "--k",
+                "2",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["mode"] == "hybrid" and result["hits"][0]["id"] == 1
     assert set(result["hits"][0]) >= {"id", "title", "score", "matched", "cosine", "fused"}

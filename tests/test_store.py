@@ -6,8 +6,8 @@ import json
 import os
 import sqlite3
 import stat
-import sys
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,9 @@ def sample(n: int, **fields: object) -> list[dict[str, object]]:
     topics = ["preferences", "contacts", "projects"]
     return [
         {
-            "content": f"Memory number {i} about the iron farm" if i % 2 else f"Note {i}: dark theme",
+            "content": f"Memory number {i} about the iron farm"
+            if i % 2
+            else f"Note {i}: dark theme",
             "owner": "alice" if i % 3 else "bob",
             "topic": topics[i % 3],
             "memory_type": ["semantic", "episodic", "procedural"][i % 3],
@@ -48,7 +50,9 @@ def test_new_store_file_is_private_and_identified(db_path: Path) -> None:
 
 
 def test_add_get_and_created_event(store: Store) -> None:
-    ident = store.add({"content": "Prefers dark mode in the editor.", "topic": "preferences"}, now=NOW)
+    ident = store.add(
+        {"content": "Prefers dark mode in the editor.", "topic": "preferences"}, now=NOW
+    )
     record = store.require(ident)
     assert record.title == "Prefers dark mode in the editor."
     assert record.confidence == record.base_confidence == 1.0
@@ -137,8 +141,11 @@ def test_actions_write_events_with_before_and_after(store: Store) -> None:
     edited = store.require(ids[2])
     assert (edited.title, edited.confidence, edited.base_confidence) == ("New title", 0.42, 0.42)
     last = store.history(ids[2])[-1]
-    assert last.kind == "edited" and last.before["title"].startswith("Note") and last.after == {
-        "title": "New title", "confidence": 0.42, "base_confidence": 0.42}
+    assert (
+        last.kind == "edited"
+        and last.before["title"].startswith("Note")
+        and last.after == {"title": "New title", "confidence": 0.42, "base_confidence": 0.42}
+    )
     assert store.protect([999]).missing == [999]
 
 
@@ -177,7 +184,9 @@ def test_purge_writes_the_rows_before_deleting(store: Store, tmp_path: Path) -> 
     assert [e.kind for e in store.history(ids[0])][-1] == "purged"
 
 
-def test_purge_deletes_nothing_when_the_file_cannot_be_written(store: Store, tmp_path: Path) -> None:
+def test_purge_deletes_nothing_when_the_file_cannot_be_written(
+    store: Store, tmp_path: Path
+) -> None:
     ident = store.add({"content": "x"}, now=NOW)
     with pytest.raises(OSError):
         store.purge([ident], tmp_path / "no" / "such" / "dir" / "out.jsonl")

@@ -25,10 +25,17 @@ class UserError(Exception):
 def add_common(parser: argparse.ArgumentParser, *, json_output: bool = True) -> None:
     """--db, --now, --read-only (and --json) on a subcommand; SUPPRESS keeps the top-level value."""
     parser.add_argument("--db", default=argparse.SUPPRESS, help="the store file")
-    parser.add_argument("--now", default=argparse.SUPPRESS,
-                        help="evaluate at this ISO 8601 time instead of the clock")
-    parser.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS,
-                        help="open the store read-only")
+    parser.add_argument(
+        "--now",
+        default=argparse.SUPPRESS,
+        help="evaluate at this ISO 8601 time instead of the clock",
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="open the store read-only",
+    )
     if json_output:
         parser.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -114,8 +121,9 @@ def run_console(args: argparse.Namespace) -> int:
     from memory_console.tui.app import make_app
 
     store = open_store(args, actor="tui")
-    app = make_app(settings.with_overrides(db=path), store, now=getattr(args, "now", None)
-                   and now_of(args))
+    app = make_app(
+        settings.with_overrides(db=path), store, now=getattr(args, "now", None) and now_of(args)
+    )
     app.run()
     store.close()
     return 0

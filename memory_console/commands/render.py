@@ -58,7 +58,9 @@ def forecast_json(record: MemoryRecord, now: float) -> dict[str, Any]:
     forecast = memory_forecast(record, now)
     return {
         "policy": forecast.policy,
-        "points": [{"at": to_iso(at), "confidence": round(value, 4)} for at, value in forecast.points],
+        "points": [
+            {"at": to_iso(at), "confidence": round(value, 4)} for at, value in forecast.points
+        ],
         "reaches_floor_at": to_iso(forecast.floor_date),
         "action": forecast.action,
         "action_at": to_iso(forecast.action_date),
@@ -76,8 +78,11 @@ def forecast_line(record: MemoryRecord, now: float) -> str:
     if record.status != "active":
         return f"{record.status}: does not decay"
     forecast = memory_forecast(record, now)
-    tail = (f"; reaches the floor on {to_date(forecast.floor_date)}"
-            if forecast.floor_date is not None else "")
+    tail = (
+        f"; reaches the floor on {to_date(forecast.floor_date)}"
+        if forecast.floor_date is not None
+        else ""
+    )
     return forecast.text() + tail
 
 
@@ -144,8 +149,11 @@ def print_memory(
         ("created", to_iso(record.created_at)),
         ("last access", to_iso(record.last_accessed_at) or "never"),
         ("decay policy", record.decay_policy + ("  protected" if record.is_protected else "")),
-        ("status", record.status + (f" into #{record.consolidated_into}"
-                                    if record.consolidated_into else "")),
+        (
+            "status",
+            record.status
+            + (f" into #{record.consolidated_into}" if record.consolidated_into else ""),
+        ),
         ("source", record.source),
         ("keywords", ", ".join(record.keywords)),
         ("forecast", forecast_line(record, now)),
@@ -198,8 +206,10 @@ def print_stats(figures: dict[str, Any]) -> None:
     out.print(tiers)
     stale, recent, age = figures["stale"], figures["recently_accessed"], figures["age_days"]
     out.print(f"stale (standard policy, no access for {stale['days']}+ days): {stale['count']:,}")
-    out.print(f"accessed in the last {recent['days']} days: {recent['count']:,}"
-              f" (mean retrievals {recent['mean_retrievals'] or 0})")
+    out.print(
+        f"accessed in the last {recent['days']} days: {recent['count']:,}"
+        f" (mean retrievals {recent['mean_retrievals'] or 0})"
+    )
     out.print(f"age in days: min {age['min']}, mean {age['mean']}, max {age['max']}")
     total = max(1, sum(age["histogram"].values()))
     for name, count in age["histogram"].items():
@@ -214,8 +224,12 @@ def print_hits(hits: list[Any], mode: str, *, reveal: bool = False) -> None:
     """Search results with why each ranked where it did."""
     from rich.table import Table
 
-    table = Table(show_edge=False, header_style="bold", title=f"{len(hits)} hits ({mode})",
-                  title_justify="left")
+    table = Table(
+        show_edge=False,
+        header_style="bold",
+        title=f"{len(hits)} hits ({mode})",
+        title_justify="left",
+    )
     table.add_column("id", justify="right", no_wrap=True)
     table.add_column("title", ratio=1, overflow="fold")
     table.add_column("score", justify="right", no_wrap=True)

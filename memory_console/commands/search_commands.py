@@ -15,9 +15,11 @@ from memory_console.store.vocab import STATUSES
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search = subparsers.add_parser(
-        "search", help="find memories by meaning and by keyword",
+        "search",
+        help="find memories by meaning and by keyword",
         description="Hybrid search: FTS5 keyword hits and embedding hits fused by reciprocal "
-        "rank fusion. An operator's search does not reinforce the memories it finds.")
+        "rank fusion. An operator's search does not reinforce the memories it finds.",
+    )
     common.add_common(search)
     search.add_argument("query")
     search.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
@@ -29,9 +31,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     search.set_defaults(handler=cmd_search)
 
     reindex = subparsers.add_parser(
-        "reindex", help="(re)build the embeddings and the vector index",
+        "reindex",
+        help="(re)build the embeddings and the vector index",
         description="Embed every active memory that lacks a vector of the current model (each "
-        "distinct text once), with a progress bar. A model change re-embeds everything.")
+        "distinct text once), with a progress bar. A model change re-embeds everything.",
+    )
     common.add_common(reindex)
     reindex.add_argument("--model-manifest", help="another embedder's manifest.json")
     reindex.set_defaults(handler=cmd_reindex)
@@ -63,28 +67,41 @@ def cmd_search(args: argparse.Namespace) -> int:
             if len(semantic.index) == 0:
                 if mode == "semantic":
                     raise UserError("no embeddings yet; run: memory-console reindex")
-                print("memory-console: no embeddings yet, keyword search only "
-                      "(run: memory-console reindex)", file=sys.stderr)
+                print(
+                    "memory-console: no embeddings yet, keyword search only "
+                    "(run: memory-console reindex)",
+                    file=sys.stderr,
+                )
                 mode = "keyword"
             elif missing:
-                print(f"memory-console: {missing:,} memories have no embedding yet; "
-                      "run: memory-console reindex", file=sys.stderr)
+                print(
+                    f"memory-console: {missing:,} memories have no embedding yet; "
+                    "run: memory-console reindex",
+                    file=sys.stderr,
+                )
             engine.semantic = semantic
         memory_filter = MemoryFilter(owner=args.owner, topic=args.topic, status=args.status)
-        hits = engine.search(args.query, mode=mode, k=args.k, memory_filter=memory_filter,
-                             now=common.now_of(args))
+        hits = engine.search(
+            args.query, mode=mode, k=args.k, memory_filter=memory_filter, now=common.now_of(args)
+        )
     finally:
         store.close()
     if args.json:
-        common.print_json({
-            "query": args.query,
-            "mode": mode,
-            "hits": [
-                {"id": hit.record.id, "title": render.memory_json(hit.record, reveal=args.reveal)[
-                    "title"], "score": round(hit.score, 6), **hit.breakdown()}
-                for hit in hits
-            ],
-        })
+        common.print_json(
+            {
+                "query": args.query,
+                "mode": mode,
+                "hits": [
+                    {
+                        "id": hit.record.id,
+                        "title": render.memory_json(hit.record, reveal=args.reveal)["title"],
+                        "score": round(hit.score, 6),
+                        **hit.breakdown(),
+                    }
+                    for hit in hits
+                ],
+            }
+        )
     else:
         render.print_hits(hits, mode, reveal=args.reveal)
     return 0
@@ -97,8 +114,12 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         semantic = load_semantic(store, args.model_manifest)
-        columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                   TimeRemainingColumn())
+        columns = (
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+        )
         with Progress(*columns, transient=True, disable=args.json) as bar:
             task = bar.add_task("embedding", total=None)
 
@@ -111,9 +132,17 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         store.close()
     seconds = time.perf_counter() - started
     if args.json:
-        common.print_json({"model_id": semantic.model_id, "embedded": embedded,
-                           "indexed": indexed, "seconds": round(seconds, 2)})
+        common.print_json(
+            {
+                "model_id": semantic.model_id,
+                "embedded": embedded,
+                "indexed": indexed,
+                "seconds": round(seconds, 2),
+            }
+        )
     else:
-        print(f"embedded {embedded:,} memories with {semantic.model_id}; "
-              f"{indexed:,} in the index ({seconds:.1f} s)")
+        print(
+            f"embedded {embedded:,} memories with {semantic.model_id}; "
+            f"{indexed:,} in the index ({seconds:.1f} s)"
+        )
     return 0

@@ -15,35 +15,50 @@ from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, SORTABLE, S
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    demo = subparsers.add_parser("demo", help="create a demo store with realistic memories",
-                                 description="Create a demo store: several owners, six topics, "
-                                 "12 months of history, near-duplicates, a few secrets.")
+    demo = subparsers.add_parser(
+        "demo",
+        help="create a demo store with realistic memories",
+        description="Create a demo store: several owners, six topics, "
+        "12 months of history, near-duplicates, a few secrets.",
+    )
     common.add_common(demo)
     demo.add_argument("--count", type=int, default=2000, help="how many memories (default 2000)")
     demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     demo.add_argument("--force", action="store_true", help="replace an existing store file")
     demo.set_defaults(handler=cmd_demo)
 
-    imp = subparsers.add_parser("import", help="add memories from a file, all or nothing",
-                                description="Validate every line first, then import all in one "
-                                "transaction; a bad line prints FILE:LINE: reason.")
+    imp = subparsers.add_parser(
+        "import",
+        help="add memories from a file, all or nothing",
+        description="Validate every line first, then import all in one "
+        "transaction; a bad line prints FILE:LINE: reason.",
+    )
     common.add_common(imp)
     imp.add_argument("file", help="the file to import")
     imp.add_argument("--format", default="auto", help="auto or jsonl (default auto)")
-    imp.add_argument("--new-ids", action="store_true",
-                     help="ignore the file's ids and add the memories as new ones")
+    imp.add_argument(
+        "--new-ids",
+        action="store_true",
+        help="ignore the file's ids and add the memories as new ones",
+    )
     imp.set_defaults(handler=cmd_import)
 
-    exp = subparsers.add_parser("export", help="write memories as JSONL",
-                                description="Write memories in the import format (with ids).")
+    exp = subparsers.add_parser(
+        "export",
+        help="write memories as JSONL",
+        description="Write memories in the import format (with ids).",
+    )
     common.add_common(exp, json_output=False)
     exp.add_argument("--out", help="the file to write (default: standard output)")
     exp.add_argument("--all", action="store_true", help="archived and consolidated ones too")
     exp.add_argument("--history", action="store_true", help="each memory's events too")
     exp.set_defaults(handler=cmd_export)
 
-    lst = subparsers.add_parser("list", help="list memories", description="List memories, "
-                                "filtered and sorted (keyset paging: any page is fast).")
+    lst = subparsers.add_parser(
+        "list",
+        help="list memories",
+        description="List memories, filtered and sorted (keyset paging: any page is fast).",
+    )
     common.add_common(lst)
     lst.add_argument("--topic")
     lst.add_argument("--owner")
@@ -60,8 +75,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lst.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     lst.set_defaults(handler=cmd_list)
 
-    show = subparsers.add_parser("show", help="one memory, its history and forecast",
-                                 description="One memory: fields, history and decay forecast.")
+    show = subparsers.add_parser(
+        "show",
+        help="one memory, its history and forecast",
+        description="One memory: fields, history and decay forecast.",
+    )
     common.add_common(show)
     show.add_argument("id", type=int)
     show.add_argument("--accesses", action="store_true", help="its access log too")
@@ -75,24 +93,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ("restore", "bring archived memories back"),
         ("forget", "archive memories with a reason (restorable; purge deletes)"),
     ):
-        action = subparsers.add_parser(name, help=help_text, description=help_text.capitalize() + ".")
+        action = subparsers.add_parser(
+            name, help=help_text, description=help_text.capitalize() + "."
+        )
         common.add_common(action)
         action.add_argument("ids", nargs="+", metavar="ID")
         if name == "forget":
             action.add_argument("--reason", default="forgotten by an operator")
         action.set_defaults(handler=cmd_action, action=name)
 
-    purge = subparsers.add_parser("purge", help="delete memories for good, after exporting them",
-                                  description="Write the memories and their history to a JSONL "
-                                  "file, then delete them.")
+    purge = subparsers.add_parser(
+        "purge",
+        help="delete memories for good, after exporting them",
+        description="Write the memories and their history to a JSONL file, then delete them.",
+    )
     common.add_common(purge)
     purge.add_argument("ids", nargs="+", metavar="ID")
     purge.add_argument("--out", help="where the purged memories go (default: beside the store)")
     purge.set_defaults(handler=cmd_purge)
 
-    stats = subparsers.add_parser("stats", help="confidence tiers, staleness, ages, counts",
-                                  description="Confidence tiers, staleness, recent access, age "
-                                  "distribution, counts per topic, owner, type, tier and status.")
+    stats = subparsers.add_parser(
+        "stats",
+        help="confidence tiers, staleness, ages, counts",
+        description="Confidence tiers, staleness, recent access, age "
+        "distribution, counts per topic, owner, type, tier and status.",
+    )
     common.add_common(stats)
     stats.set_defaults(handler=cmd_stats)
 
@@ -114,11 +139,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
     except StoreError as error:
         raise UserError(str(error)) from error
     if args.json:
-        common.print_json({"db": str(report.path), "memories": report.memories,
-                           "events": report.events, "seconds": round(report.seconds, 2)})
+        common.print_json(
+            {
+                "db": str(report.path),
+                "memories": report.memories,
+                "events": report.events,
+                "seconds": round(report.seconds, 2),
+            }
+        )
     else:
-        print(f"created {report.path}: {report.memories:,} memories, {report.events:,} events "
-              f"in {report.seconds:.1f} s")
+        print(
+            f"created {report.path}: {report.memories:,} memories, {report.events:,} events "
+            f"in {report.seconds:.1f} s"
+        )
     return 0
 
 
@@ -137,8 +170,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         store.close()
     seconds = time.perf_counter() - started
     if args.json:
-        common.print_json({"file": str(report.path), "imported": report.imported,
-                           "first_id": min(report.ids), "last_id": max(report.ids)})
+        common.print_json(
+            {
+                "file": str(report.path),
+                "imported": report.imported,
+                "first_id": min(report.ids),
+                "last_id": max(report.ids),
+            }
+        )
     else:
         print(f"imported {report.imported:,} memories from {report.path} in {seconds:.2f} s")
     return 0
@@ -171,9 +210,16 @@ def filter_of(args: argparse.Namespace) -> Any:
         if value is not None and not 0 <= value <= 1:
             raise UserError(f"--{name.replace('_', '-')} must be between 0 and 1")
     return MemoryFilter(
-        owner=args.owner, topic=args.topic, tier=args.tier, memory_type=args.memory_type,
-        status=args.status, decay_policy=args.decay_policy, is_protected=args.protected,
-        min_confidence=args.min_confidence, max_confidence=args.max_confidence, text=args.text,
+        owner=args.owner,
+        topic=args.topic,
+        tier=args.tier,
+        memory_type=args.memory_type,
+        status=args.status,
+        decay_policy=args.decay_policy,
+        is_protected=args.protected,
+        min_confidence=args.min_confidence,
+        max_confidence=args.max_confidence,
+        text=args.text,
     )
 
 
@@ -229,13 +275,26 @@ def cmd_action(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        common.print_json({"action": args.action, "changed": result.changed,
-                           "unchanged": result.unchanged, "missing": result.missing})
+        common.print_json(
+            {
+                "action": args.action,
+                "changed": result.changed,
+                "unchanged": result.unchanged,
+                "missing": result.missing,
+            }
+        )
     else:
-        past = {"protect": "protected", "unprotect": "unprotected", "archive": "archived",
-                "restore": "restored", "forget": "forgot"}[args.action]
-        print(f"{past} {len(result.changed)} memories"
-              + (f"; {len(result.unchanged)} already so" if result.unchanged else ""))
+        past = {
+            "protect": "protected",
+            "unprotect": "unprotected",
+            "archive": "archived",
+            "restore": "restored",
+            "forget": "forgot",
+        }[args.action]
+        print(
+            f"{past} {len(result.changed)} memories"
+            + (f"; {len(result.unchanged)} already so" if result.unchanged else "")
+        )
         if result.missing:
             print(f"no such memories: {', '.join(map(str, result.missing))}", file=sys.stderr)
     return 1 if result.missing and not result.changed and not result.unchanged else 0
@@ -245,8 +304,13 @@ def cmd_purge(args: argparse.Namespace) -> int:
     ids = common.parse_ids(args.ids)
     store = common.open_store(args)
     now = common.now_of(args)
-    out = Path(args.out) if args.out else store.path.with_name(
-        f"{store.path.stem}.purged-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}.jsonl")
+    out = (
+        Path(args.out)
+        if args.out
+        else store.path.with_name(
+            f"{store.path.stem}.purged-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}.jsonl"
+        )
+    )
     try:
         result = store.purge(ids, out, now=now)
     except (StoreError, OSError) as error:

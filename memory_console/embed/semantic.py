@@ -1,4 +1,4 @@
-"""The semantic side of search: stored embeddings and the vector index, kept in step with the store."""
+"""The semantic side of search: stored embeddings and a vector index kept in step."""
 
 from __future__ import annotations
 
@@ -87,8 +87,10 @@ class SemanticIndex:
                     (digest, vector.astype(np.float32).tobytes())
                     for digest, vector in zip(fresh, vectors, strict=True)
                 )
-            rows = [(ident, digest, known[digest]) for (ident, _), digest in zip(batch, hashes,
-                                                                                  strict=True)]
+            rows = [
+                (ident, digest, known[digest])
+                for (ident, _), digest in zip(batch, hashes, strict=True)
+            ]
             if not self.store.read_only:
                 table.write_vectors(self.store, self.model_id, rows)
             all_ids += [ident for ident, _, _ in rows]
@@ -144,12 +146,17 @@ class SemanticIndex:
         gone = [ident for ident in ids if ident not in active]
         if gone:
             self.index.remove(gone)
-        items = [(ident, memory_text(title, content, keywords))
-                 for ident, title, content, keywords in rows]
+        items = [
+            (ident, memory_text(title, content, keywords))
+            for ident, title, content, keywords in rows
+        ]
         if kind == "edited":
             stored = table.hashes_of(self.store, self.model_id, sorted(active))
-            items = [(ident, text) for ident, text in items
-                     if stored.get(ident) != content_hash(text) or ident not in self.index]
+            items = [
+                (ident, text)
+                for ident, text in items
+                if stored.get(ident) != content_hash(text) or ident not in self.index
+            ]
         new_ids, vectors = self.embed_and_store(items)
         if len(new_ids):
             self.index.add(new_ids, vectors)

@@ -148,11 +148,15 @@ def parse_jsonl(
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
-            raise ImportFileError(f"{where}: invalid JSON: {error.msg} (column {error.colno})") from error
+            raise ImportFileError(
+                f"{where}: invalid JSON: {error.msg} (column {error.colno})"
+            ) from error
         except RecursionError as error:
             raise ImportFileError(f"{where}: invalid JSON: nested too deeply") from error
         if not isinstance(data, dict):
-            raise ImportFileError(f"{where}: a line must be a JSON object, not {type(data).__name__}")
+            raise ImportFileError(
+                f"{where}: a line must be a JSON object, not {type(data).__name__}"
+            )
         try:
             history = parse_history(data.pop("history")) if "history" in data else None
             row = complete_memory(data, now)

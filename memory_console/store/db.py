@@ -120,7 +120,9 @@ def open_store_connection(
         if read_only:
             raise StoreError(f"{path}: no such store (read-only mode does not create one)")
         if not create:
-            raise StoreError(f"{path}: no such store; create one with: memory-console demo --db {path}")
+            raise StoreError(
+                f"{path}: no such store; create one with: memory-console demo --db {path}"
+            )
         if not path.exists():
             try:
                 create_new_file(path)
@@ -139,7 +141,9 @@ def open_store_connection(
         raise
     except sqlite3.DatabaseError as error:
         conn.close()
-        raise StoreError(f"{path}: damaged or unreadable database ({error}); left untouched") from error
+        raise StoreError(
+            f"{path}: damaged or unreadable database ({error}); left untouched"
+        ) from error
     return conn
 
 
@@ -233,4 +237,3 @@ def migrate(conn: sqlite3.Connection, path: Path, version: int) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-

@@ -93,9 +93,9 @@ def load_active_vectors(
                 break
             end = position + len(rows)
             ids[position:end] = [row[0] for row in rows]
-            matrix[position:end] = np.frombuffer(b"".join(row[1] for row in rows), np.float32).reshape(
-                len(rows), dim
-            )
+            matrix[position:end] = np.frombuffer(
+                b"".join(row[1] for row in rows), np.float32
+            ).reshape(len(rows), dim)
             position = end
     return ids[:position], matrix[:position]
 

@@ -7,17 +7,29 @@ from typing import Any
 from memory_console.store.store import Store
 from memory_console.timeutil import DAY
 
-TIER_BUCKETS = (("0.9-1.0", 0.9, 1.01), ("0.7-0.9", 0.7, 0.9), ("0.5-0.7", 0.5, 0.7),
-                ("0.3-0.5", 0.3, 0.5), ("<0.3", -1.0, 0.3))
-AGE_BUCKETS = (("< 7 days", 0, 7), ("7-30 days", 7, 30), ("30-90 days", 30, 90),
-               ("90-180 days", 90, 180), ("180-365 days", 180, 365), ("> 365 days", 365, 1e9))
+TIER_BUCKETS = (
+    ("0.9-1.0", 0.9, 1.01),
+    ("0.7-0.9", 0.7, 0.9),
+    ("0.5-0.7", 0.5, 0.7),
+    ("0.3-0.5", 0.3, 0.5),
+    ("<0.3", -1.0, 0.3),
+)
+AGE_BUCKETS = (
+    ("< 7 days", 0, 7),
+    ("7-30 days", 7, 30),
+    ("30-90 days", 30, 90),
+    ("90-180 days", 90, 180),
+    ("180-365 days", 180, 365),
+    ("> 365 days", 365, 1e9),
+)
 STALE_DAYS = 60
 RECENT_DAYS = 7
 
 
 def bucket_case(column: str, buckets: tuple[tuple[str, float, float], ...]) -> str:
-    parts = " ".join(f"WHEN {column} >= {low} AND {column} < {high} THEN '{name}'"
-                     for name, low, high in buckets)
+    parts = " ".join(
+        f"WHEN {column} >= {low} AND {column} < {high} THEN '{name}'" for name, low, high in buckets
+    )
     return f"CASE {parts} END"
 
 

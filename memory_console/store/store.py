@@ -214,7 +214,8 @@ class Store:
         """Insert already-checked rows with their `created` events, or with the histories
         given (event tuples without memory_id, as an export carries them); returns the ids."""
         columns = ("id", *INSERT_COLUMNS)
-        sql = f"INSERT INTO memory ({', '.join(columns)}, revision) VALUES ({', '.join('?' * len(columns))}, 0)"
+        marks = ", ".join("?" * len(columns))
+        sql = f"INSERT INTO memory ({', '.join(columns)}, revision) VALUES ({marks}, 0)"
         with self.transaction("adding memories") as conn:
             if any("id" in row for row in rows):
                 wanted = [row["id"] for row in rows if "id" in row]
@@ -228,9 +229,17 @@ class Store:
                 cursor = conn.execute(sql, [row.get("id")] + [row[c] for c in INSERT_COLUMNS])
                 ids.append(int(cursor.lastrowid or 0))
             plain = [
-                (ident, row["created_at"], self.actor, created_kind, None,
-                 dumps({"confidence": row["confidence"], "status": row["status"]}),
-                 None, None, None)
+                (
+                    ident,
+                    row["created_at"],
+                    self.actor,
+                    created_kind,
+                    None,
+                    dumps({"confidence": row["confidence"], "status": row["status"]}),
+                    None,
+                    None,
+                    None,
+                )
                 for position, (ident, row) in enumerate(zip(ids, rows, strict=True))
                 if not (histories and histories[position])
             ]
@@ -249,7 +258,10 @@ class Store:
         for start in range(0, len(ids), 900):
             chunk = list(ids[start : start + 900])
             marks = ",".join("?" * len(chunk))
-            found += [r[0] for r in self._conn.execute(f"SELECT id FROM memory WHERE id IN ({marks})", chunk)]
+            found += [
+                r[0]
+                for r in self._conn.execute(f"SELECT id FROM memory WHERE id IN ({marks})", chunk)
+            ]
         return sorted(found)
 
     # -- reading --------------------------------------------------------------------------
@@ -269,7 +281,9 @@ class Store:
         for start in range(0, len(ids), 900):
             chunk = list(ids[start : start + 900])
             marks = ",".join("?" * len(chunk))
-            for row in self.query(f"SELECT {MEMORY_SELECT} FROM memory WHERE id IN ({marks})", chunk):
+            for row in self.query(
+                f"SELECT {MEMORY_SELECT} FROM memory WHERE id IN ({marks})", chunk
+            ):
                 found[row[0]] = MemoryRecord.from_row(row)
         return found
 
@@ -294,7 +308,9 @@ class Store:
             clauses.append(f"{col}confidence <= ?")
             params.append(memory_filter.max_confidence)
         if memory_filter.ids is not None:
-            clauses.append(f"{col}id IN ({','.join(str(int(i)) for i in memory_filter.ids) or 'NULL'})")
+            clauses.append(
+                f"{col}id IN ({','.join(str(int(i)) for i in memory_filter.ids) or 'NULL'})"
+            )
         if memory_filter.text:
             match = fts_query(memory_filter.text, require_all=True)
             if match:
@@ -392,7 +408,8 @@ class Store:
         clauses, params = self.where(memory_filter or MemoryFilter(status="active"), alias="m")
         extra = "".join(" AND " + clause for clause in clauses)
         sql = (
-            f"SELECT {', '.join('m.' + c for c in MEMORY_COLUMNS)}, bm25(memory_fts, 4.0, 1.0, 2.0) AS rank "
+            f"SELECT {', '.join('m.' + c for c in MEMORY_COLUMNS)}, "
+            "bm25(memory_fts, 4.0, 1.0, 2.0) AS rank "
             "FROM memory_fts JOIN memory m ON m.id = memory_fts.rowid "
             f"WHERE memory_fts MATCH ?{extra} ORDER BY rank LIMIT ?"
         )
@@ -438,12 +455,18 @@ class Store:
         )
 
     def forget(
-        self, ids: Sequence[int], reason: str = "forgotten by an operator", *, now: float | None = None
+        self,
+        ids: Sequence[int],
+        reason: str = "forgotten by an operator",
+        *,
+        now: float | None = None,
     ) -> ChangeResult:
         """Archive with a reason (kept in metadata and in the event); restorable."""
         return self.change_fields(ids, {"status": "archived"}, "archived", now=now, reason=reason)
 
-    def edit(self, memory_id: int, fields: dict[str, Any], *, now: float | None = None) -> ChangeResult:
+    def edit(
+        self, memory_id: int, fields: dict[str, Any], *, now: float | None = None
+    ) -> ChangeResult:
         """Change editable fields of one memory; a manual confidence also resets its base."""
         unknown = set(fields) - set(EDITABLE)
         if unknown:
@@ -477,7 +500,8 @@ class Store:
                 chunk = wanted[start : start + 900]
                 marks = ",".join("?" * len(chunk))
                 for row in conn.execute(
-                    f"SELECT id, {', '.join(fields)}, metadata FROM memory WHERE id IN ({marks})", chunk
+                    f"SELECT id, {', '.join(fields)}, metadata FROM memory WHERE id IN ({marks})",
+                    chunk,
                 ):
                     current[row[0]] = row[1:]
             updates: list[list[Any]] = []
@@ -487,7 +511,9 @@ class Store:
                     result.missing.append(ident)
                     continue
                 before_values = current[ident][:-1]
-                before = {f: b for f, b in zip(fields, before_values, strict=True) if b != values[f]}
+                before = {
+                    f: b for f, b in zip(fields, before_values, strict=True) if b != values[f]
+                }
                 if not before:
                     result.unchanged.append(ident)
                     continue
@@ -499,8 +525,17 @@ class Store:
                     metadata = dumps(meta)
                 updates.append([*values.values(), moment, metadata, ident])
                 events.append(
-                    (ident, moment, self.actor, kind, dumps(decode_fields(before)),
-                     dumps(decode_fields(after)), run_id, reason, None)
+                    (
+                        ident,
+                        moment,
+                        self.actor,
+                        kind,
+                        dumps(decode_fields(before)),
+                        dumps(decode_fields(after)),
+                        run_id,
+                        reason,
+                        None,
+                    )
                 )
                 result.changed.append(ident)
             if updates:
@@ -549,12 +584,27 @@ class Store:
                 self.write_events(
                     [
                         (
-                            ident, moment, self.actor, "accessed",
-                            dumps({"confidence": confidence, "retrieval_count": count,
-                                   "last_accessed_at": last}),
-                            dumps({"confidence": new, "retrieval_count": count + 1,
-                                   "last_accessed_at": moment}),
-                            None, query, dumps(score) if score is not None else None,
+                            ident,
+                            moment,
+                            self.actor,
+                            "accessed",
+                            dumps(
+                                {
+                                    "confidence": confidence,
+                                    "retrieval_count": count,
+                                    "last_accessed_at": last,
+                                }
+                            ),
+                            dumps(
+                                {
+                                    "confidence": new,
+                                    "retrieval_count": count + 1,
+                                    "last_accessed_at": moment,
+                                }
+                            ),
+                            None,
+                            query,
+                            dumps(score) if score is not None else None,
                         )
                     ]
                 )
@@ -594,15 +644,26 @@ class Store:
                 conn.execute(f"DELETE FROM memory WHERE id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM embedding WHERE memory_id IN ({marks})", chunk)
             self.write_events(
-                (i, moment, self.actor, "purged", dumps({"status": records[i].status}),
-                 dumps({"exported_to": str(out)}), None, None, None)
+                (
+                    i,
+                    moment,
+                    self.actor,
+                    "purged",
+                    dumps({"status": records[i].status}),
+                    dumps({"exported_to": str(out)}),
+                    None,
+                    None,
+                    None,
+                )
                 for i in present
             )
             result.changed.extend(present)
         self.notify("purged", result.changed)
         return result
 
-    def undo_event_group(self, event_ids: Sequence[int], *, now: float | None = None) -> ChangeResult:
+    def undo_event_group(
+        self, event_ids: Sequence[int], *, now: float | None = None
+    ) -> ChangeResult:
         """Undo a person's last action: restore each event's `before` values, unless the memory
         changed again since (then it is reported as unchanged)."""
         moment = now_ts() if now is None else now
@@ -610,13 +671,15 @@ class Store:
         with self.transaction("undo") as conn:
             for event_id in event_ids:
                 row = conn.execute(
-                    "SELECT memory_id, kind, before, after FROM memory_event WHERE id = ?", (event_id,)
+                    "SELECT memory_id, kind, before, after FROM memory_event WHERE id = ?",
+                    (event_id,),
                 ).fetchone()
                 if row is None:
                     raise NotFoundError(f"no event {event_id}")
                 memory_id, kind, before_json, after_json = row
                 later = conn.execute(
-                    "SELECT count(*) FROM memory_event WHERE memory_id = ? AND id > ? AND kind != 'accessed'",
+                    "SELECT count(*) FROM memory_event "
+                    "WHERE memory_id = ? AND id > ? AND kind != 'accessed'",
                     (memory_id, event_id),
                 ).fetchone()[0]
                 if later:
@@ -629,12 +692,24 @@ class Store:
                     continue
                 assignments = ", ".join(f"{f} = ?" for f in values)
                 conn.execute(
-                    f"UPDATE memory SET {assignments}, updated_at = ?, revision = revision + 1 WHERE id = ?",
+                    f"UPDATE memory SET {assignments}, updated_at = ?, "
+                    "revision = revision + 1 WHERE id = ?",
                     [*values.values(), moment, memory_id],
                 )
                 self.write_events(
-                    [(memory_id, moment, self.actor, undo_kind(kind), after_json, dumps(before),
-                      None, f"undo of event {event_id}", None)]
+                    [
+                        (
+                            memory_id,
+                            moment,
+                            self.actor,
+                            undo_kind(kind),
+                            after_json,
+                            dumps(before),
+                            None,
+                            f"undo of event {event_id}",
+                            None,
+                        )
+                    ]
                 )
                 result.changed.append(memory_id)
         self.notify("edited", result.changed)
@@ -644,7 +719,8 @@ class Store:
         """Ids of the events one action wrote (same actor and time), for undo of the last action."""
         marks = ",".join("?" * len(kinds))
         rows = self.query(
-            f"SELECT id FROM memory_event WHERE actor = ? AND at = ? AND kind IN ({marks}) ORDER BY id",
+            "SELECT id FROM memory_event WHERE actor = ? AND at = ? "
+            f"AND kind IN ({marks}) ORDER BY id",
             (actor, at, *kinds),
         )
         return [r[0] for r in rows]
