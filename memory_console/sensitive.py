@@ -40,7 +40,7 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "api key",
         re.compile(
-            r"\b(?P<secret>(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,})"
+            r"\b(?P<secret>(?:sk|pk|rk)[-_](?:live_|test_)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,})"
         ),
     ),
     ("card number", re.compile(r"(?<!\d)(?P<secret>\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4})(?!\d)")),
