@@ -1,1 +1,1 @@
-"""tui."""
+"""The Textual console; `memory_console.tui.app.make_app` is its one factory."""

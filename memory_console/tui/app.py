@@ -1,0 +1,103 @@
+"""The console app and make_app, the one factory the CLI, the tests and the screenshots use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+from textual.screen import Screen
+
+from memory_console.embed.search import SearchEngine
+from memory_console.settings import Settings
+from memory_console.store import Store
+from memory_console.tui.context import ConsoleContext
+from memory_console.tui.palette import ConsoleCommands
+
+
+class MemoryConsoleApp(App[None]):
+    """Screens live in tui/screens; this class only wires them to the shared context."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "memory-console"
+    COMMANDS = App.COMMANDS | {ConsoleCommands}
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="app.help",
+                tooltip="Every key and what the console's words mean"),
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave the console"),
+    ]
+
+    def __init__(self, context: ConsoleContext, *, semantic: bool = True) -> None:
+        super().__init__()
+        self.context = context
+        self.semantic = semantic
+        name = Path(context.store.path).name
+        self.sub_title = f"{name} (read-only)" if context.read_only else name
+
+    def on_mount(self) -> None:
+        from textual.theme import BUILTIN_THEMES
+
+        from memory_console.tui.screens.main import MainScreen
+
+        theme = self.context.settings.theme
+        if theme in self.available_themes or theme in BUILTIN_THEMES:
+            self.theme = theme
+        else:
+            self.notify(f"unknown theme {theme!r}; using {self.theme}", severity="warning")
+        if self.semantic:
+            main = self.screen
+            if isinstance(main, MainScreen):
+                self.call_after_refresh(main.prepare_semantic)
+
+    def get_default_screen(self) -> Screen[None]:
+        from memory_console.tui.screens.main import MainScreen
+
+        return MainScreen()
+
+    def action_help(self) -> None:
+        from memory_console.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def explain_disabled(self, title: str) -> None:
+        """A palette choice that does not apply here says why."""
+        if self.context.read_only:
+            self.notify(f"read-only store: {title.lower()} is disabled (opened with --read-only)",
+                        severity="warning")
+        else:
+            self.notify(f"{title.lower()} does not apply here", severity="warning")
+
+    def screen_commands(
+        self, screen: Screen[object]
+    ) -> Iterable[tuple[str, str, Callable[[], object]]]:
+        """Screens the palette can open from `screen`."""
+        from memory_console.tui.screens.main import MainScreen
+
+        yield "Help", "Every key and what the console's words mean", self.action_help
+        if isinstance(screen, MainScreen) and screen.table.current is not None:
+            record = screen.table.current
+            yield ("Open story", f"The whole story of memory #{record.id}",
+                   lambda: screen.post_message(screen.table.Opened(screen.table, record)))
+        if not isinstance(screen, MainScreen) and len(self.screen_stack) > 1:
+            yield "Back", "Back to the memory list", self.pop_screen
+
+
+def make_app(
+    settings: Settings,
+    store: Store,
+    *,
+    now: float | None = None,
+    search: SearchEngine | None = None,
+    semantic: bool = True,
+) -> MemoryConsoleApp:
+    """The console over an open store. `now` freezes time (tests, screenshots, --now);
+    `semantic=False` skips loading the embedder in the background."""
+    context = ConsoleContext(
+        settings=settings,
+        store=store,
+        search=search or SearchEngine(store),
+        frozen_now=now,
+    )
+    return MemoryConsoleApp(context, semantic=semantic)

@@ -1,0 +1,59 @@
+"""How the console writes a memory's values: confidence with its words, dates, masked text."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.text import Text
+
+from memory_console.policies.confidence import confidence_label
+from memory_console.sensitive import mask
+from memory_console.timeutil import to_date
+
+# One word per confidence label, for narrow tables.
+SHORT_LABELS = {
+    "stated explicitly": "stated",
+    "high confidence": "high",
+    "inferred": "inferred",
+    "uncertain": "uncertain",
+}
+LABEL_STYLES = {
+    "stated explicitly": "bold green",
+    "high confidence": "green",
+    "inferred": "yellow",
+    "uncertain": "red",
+}
+STATUS_STYLES = {"active": "", "archived": "dim", "consolidated": "dim italic"}
+PROTECTED_MARK = "◆"
+SELECTED_MARK = "●"
+
+
+def confidence_text(value: float, *, short: bool = False) -> Text:
+    """`0.82 high confidence`, the words coloured by how sure the memory is."""
+    label = confidence_label(value)
+    words = SHORT_LABELS[label] if short else label
+    text = Text(f"{value:.2f} ")
+    text.append(words, style=LABEL_STYLES[label])
+    return text
+
+
+def when(ts: float | None) -> str:
+    """`2026-05-28 03:27 UTC`, or `never`."""
+    if ts is None:
+        return "never"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def date_or_never(ts: float | None) -> str:
+    return to_date(ts) or "never"
+
+
+def shown(text: str, *, reveal: bool) -> str:
+    """The text as the console shows it: secrets masked until the person reveals them."""
+    return text if reveal else mask(text)
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """Text flattened to one line (titles in a table cell)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,49 @@
+"""Command palette provider: every action that applies on the current screen, and the screens."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from memory_console.tui.app import MemoryConsoleApp
+
+Command = tuple[str, str, Callable[[], object]]
+
+
+class ConsoleCommands(Provider):
+    """Actions of the focused widget and screen (by their binding descriptions), and screens."""
+
+    def commands(self) -> list[Command]:
+        app = cast("MemoryConsoleApp", self.app)
+        screen = self.screen
+        found: dict[str, Command] = {}
+        for key, active in screen.active_bindings.items():
+            binding = active.binding
+            if not binding.description or binding.system or binding.action in ("command_palette",):
+                continue
+            title = binding.description
+            help_text = f"{binding.tooltip or title} ({key})"
+            if not active.enabled:
+                help_text = f"unavailable here: {help_text}"
+                run: Callable[[], object] = partial(app.explain_disabled, title)
+            else:
+                run = partial(app.call_later, app.run_action, binding.action, active.node)
+            found.setdefault(title, (title, help_text, run))
+        for title, help_text, run in app.screen_commands(screen):
+            found.setdefault(title, (title, help_text, run))
+        return sorted(found.values())
+
+    async def discover(self) -> Hits:
+        for title, help_text, run in self.commands():
+            yield DiscoveryHit(title, run, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, run in self.commands():
+            score = max(matcher.match(title), matcher.match(help_text) * 0.5)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), run, help=help_text)

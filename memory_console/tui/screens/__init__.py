@@ -1,0 +1,1 @@
+"""The console's screens, one per file; modals answer through dismiss()."""

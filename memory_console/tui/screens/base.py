@@ -1,0 +1,222 @@
+"""What every console screen shares: worker failures as notifications, read-only gating and
+the memory actions (protect, archive, forget, edit, undo) with their bindings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from textual import events, on, work
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from memory_console.store import MemoryRecord, ValidationError
+from memory_console.tui.actions import (
+    ACTIONS,
+    DoneAction,
+    describe_result,
+    describe_undo,
+    plural,
+    run_action,
+    undo_action,
+)
+from memory_console.tui.messages import ActionDone, EditRefused
+
+if TYPE_CHECKING:
+    from memory_console.tui.app import MemoryConsoleApp
+    from memory_console.tui.context import ConsoleContext
+
+WRITE_ACTIONS = frozenset({"protect", "unprotect", "archive", "restore", "forget", "edit", "undo"})
+
+MEMORY_ACTION_BINDINGS = [
+    Binding("p", "protect", "Protect", id="memory.protect",
+            tooltip="Protect the selected memories: no pass decays, expires or merges them"),
+    Binding("P", "unprotect", "Unprotect", show=False, id="memory.unprotect",
+            tooltip="Take the protection off the selected memories"),
+    Binding("a", "archive", "Archive", id="memory.archive",
+            tooltip="Archive the selected memories (restorable with r)"),
+    Binding("r", "restore", "Restore", show=False, id="memory.restore",
+            tooltip="Bring archived or consolidated memories back to active"),
+    Binding("f", "forget", "Forget", id="memory.forget",
+            tooltip="Forget the selected memories (asks first; archived with a reason)"),
+    Binding("e", "edit", "Edit", id="memory.edit",
+            tooltip="Edit the title, content, topic or type of this memory"),
+    Binding("u", "undo", "Undo", id="memory.undo",
+            tooltip="Take back the last action made in this console"),
+    Binding("v", "reveal", "Reveal", show=False, id="memory.reveal",
+            tooltip="Show or mask secrets (passwords, keys, card numbers) in the text"),
+]
+
+
+def error_text(error: BaseException | None) -> str:
+    """One line for a person: store errors already are; anything else gets its type."""
+    from memory_console.store import StoreError
+
+    if error is None:
+        return "unknown error"
+    if isinstance(error, StoreError):
+        return str(error)
+    message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+class ConsoleScreen(Screen[None]):
+    """A screen of the console: it runs its database work in workers and says what failed."""
+
+    @property
+    def console_app(self) -> MemoryConsoleApp:
+        return cast("MemoryConsoleApp", self.app)
+
+    @property
+    def context(self) -> ConsoleContext:
+        return self.console_app.context
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        """The one place where a worker's failure becomes a notification, never a traceback."""
+        if event.state == WorkerState.ERROR:
+            self.notify(error_text(event.worker.error), title="could not finish",
+                        severity="error", timeout=8)
+            self.worker_failed(event.worker)
+
+    def worker_failed(self, worker: Worker[Any]) -> None:
+        """Screens may restore their state after a failed worker."""
+
+
+class MemoryActionsScreen(ConsoleScreen):
+    """A screen whose memories can be protected, archived, forgotten, edited and undone."""
+
+    def action_targets(self) -> list[int]:
+        """The memory ids an action applies to (the selection, else the current memory)."""
+        raise NotImplementedError
+
+    def current_record(self) -> MemoryRecord | None:
+        raise NotImplementedError
+
+    def after_change(self, done: DoneAction, undo: bool) -> None:
+        """Reload what the change touched."""
+
+    # -- gating ---------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in WRITE_ACTIONS and self.context.read_only:
+            return None  # shown dimmed in the footer
+        if action == "undo" and not self.context.done:
+            return None
+        return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A key of a dimmed write action still says why nothing happened."""
+        if not self.context.read_only:
+            return
+        for active in self.active_bindings.values():
+            if event.key == active.binding.key and active.binding.action in WRITE_ACTIONS:
+                self.notify_read_only(active.binding.description.lower())
+                event.stop()
+                return
+
+    def notify_read_only(self, what: str) -> None:
+        self.notify(f"read-only store: {what} is disabled (opened with --read-only)",
+                    severity="warning")
+
+    # -- actions --------------------------------------------------------------------------
+
+    def start(self, name: str, ids: list[int], **options: Any) -> None:
+        if not ids:
+            self.notify("no memory here to act on", severity="warning")
+            return
+        self.change_memories(name, ids, self.context.action_moment(), options)
+
+    def action_protect(self) -> None:
+        self.start("protect", self.action_targets())
+
+    def action_unprotect(self) -> None:
+        self.start("unprotect", self.action_targets())
+
+    def action_archive(self) -> None:
+        self.start("archive", self.action_targets())
+
+    def action_restore(self) -> None:
+        self.start("restore", self.action_targets())
+
+    def action_forget(self) -> None:
+        from memory_console.tui.screens.forget import ForgetScreen
+
+        ids = self.action_targets()
+        if not ids:
+            self.notify("no memory here to forget", severity="warning")
+            return
+        record = self.current_record()
+        titles = [record.title] if record is not None and len(ids) == 1 else []
+
+        def answered(reason: str | None) -> None:
+            if reason is not None:
+                self.start("forget", ids, reason=reason)
+
+        self.app.push_screen(ForgetScreen(ids, titles), answered)
+
+    def action_edit(self, fields: dict[str, Any] | None = None, reason: str = "") -> None:
+        from memory_console.tui.screens.edit import EditScreen
+
+        record = self.current_record()
+        if record is None:
+            self.notify("no memory here to edit", severity="warning")
+            return
+
+        def answered(changes: dict[str, Any] | None) -> None:
+            if changes:
+                self.start("edit", [record.id], fields=changes)
+            elif changes is not None:
+                self.notify("nothing to save: no field changed")
+
+        self.app.push_screen(EditScreen(record, fields or {}, reason), answered)
+
+    def action_undo(self) -> None:
+        if not self.context.done:
+            self.notify("nothing to undo")
+            return
+        done = self.context.done.pop()
+        self.undo_memories(done, self.context.action_moment())
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="change")
+    def change_memories(
+        self, name: str, ids: list[int], moment: float, options: dict[str, Any]
+    ) -> None:
+        store = self.context.store
+        try:
+            result = run_action(store, name, ids, moment, **options)
+        except ValidationError as error:
+            if name == "edit":
+                self.post_message(EditRefused(ids[0], options.get("fields", {}), str(error)))
+                return
+            raise
+        done = DoneAction(name, moment, ACTIONS[name].kinds, tuple(result.changed))
+        self.post_message(ActionDone(done, result, describe_result(name, result)))
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="change")
+    def undo_memories(self, done: DoneAction, moment: float) -> None:
+        result = undo_action(self.context.store, done, moment)
+        undo = DoneAction(done.action, moment, done.kinds, tuple(result.changed))
+        if not get_current_worker().is_cancelled:
+            self.post_message(ActionDone(undo, result, describe_undo(done, result), undo=True))
+
+    @on(ActionDone)
+    def _action_done(self, message: ActionDone) -> None:
+        if message.result.changed:
+            self.context.revision += 1
+            if not message.undo:
+                self.context.done.append(message.done)
+        text = message.text
+        if message.result.changed and not message.undo:
+            text += " · u to undo"
+        self.notify(text, title="done" if message.result.changed else "no change")
+        self.after_change(message.done, message.undo)
+        self.refresh_bindings()
+
+    @on(EditRefused)
+    def _edit_refused(self, message: EditRefused) -> None:
+        self.notify(message.reason, title="edit not saved", severity="error")
+        self.action_edit(message.fields, message.reason)
+
+    def describe_targets(self, ids: list[int]) -> str:
+        return plural(len(ids))

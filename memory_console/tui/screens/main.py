@@ -1,0 +1,443 @@
+"""The main screen: topics tree, the paged memory table, the detail pane, filters and search."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
+from textual.widgets import Footer, Header
+from textual.worker import get_current_worker
+
+from memory_console.embed.hits import SearchHit
+from memory_console.store import MemoryFilter, MemoryRecord
+from memory_console.tui.actions import DoneAction, plural
+from memory_console.tui.messages import (
+    CountLoaded,
+    PageLoaded,
+    SearchDone,
+    SemanticFinished,
+    SemanticProgress,
+    StoryLoaded,
+    TopicsLoaded,
+)
+from memory_console.tui.paging import Pager, PageSlice, View
+from memory_console.tui.screens.base import MEMORY_ACTION_BINDINGS, MemoryActionsScreen
+from memory_console.tui.story import load_story
+from memory_console.tui.widgets.detail import DetailPane
+from memory_console.tui.widgets.filter_bar import FilterBar, FilterValues
+from memory_console.tui.widgets.memory_table import MemoryTable
+from memory_console.tui.widgets.search_bar import SearchBar
+from memory_console.tui.widgets.status_line import SORT_NAMES, StatusLine, progress_bar
+from memory_console.tui.widgets.topics import TopicsTree
+
+DETAIL_DELAY = 0.08  # seconds the cursor rests before the detail pane reads the story
+SEARCH_LIMIT = 100
+
+
+class MainScreen(MemoryActionsScreen):
+    """Browse, filter, search and act on memories."""
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
+    BINDINGS = [
+        Binding("slash", "search", "Search", id="main.search",
+                tooltip="Search memories (keyword, or hybrid once the embedder is ready)"),
+        Binding("s", "sort", "Sort", id="main.sort", tooltip="Choose the column to sort by"),
+        *MEMORY_ACTION_BINDINGS,
+        Binding("ctrl+f", "filter", "Filter", show=False, id="main.filter",
+                tooltip="Go to the filter bar (text, status, type, tier, owner, confidence)"),
+        Binding("t", "topics", "Topics", show=False, id="main.topics",
+                tooltip="Go to the topics tree"),
+        Binding("escape", "back", "Back", show=False, id="main.back",
+                tooltip="Clear the selection, or leave search results"),
+        Binding("ctrl+r", "reload", "Reload", show=False, id="main.reload",
+                tooltip="Read the store again (changes made by other programs)"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.view = View()
+        self.place: tuple[str | None, str | None] = (None, None)
+        self.page: PageSlice | None = None
+        self.count: int | None = None
+        self.search: tuple[str, str, list[SearchHit]] | None = None
+        self.seen_revision = 0
+        self.detail_timer: Timer | None = None
+
+    @property
+    def pager(self) -> Pager:
+        return Pager(self.context.store, self.context.settings.page_size)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield FilterBar(id="filters")
+        yield SearchBar(id="search")
+        with Horizontal(id="body"):
+            yield TopicsTree(id="topics")
+            with Vertical(id="browser"):
+                yield MemoryTable(id="memories")
+                yield DetailPane(id="detail")
+        yield StatusLine(id="status")
+        yield Footer(compact=True)
+
+    @property
+    def table(self) -> MemoryTable:
+        return self.query_one("#memories", MemoryTable)
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one("#status", StatusLine)
+
+    def on_mount(self) -> None:
+        self.table.sort_key, self.table.descending = self.view.sort, self.view.descending
+        self.table.focus()
+        self.status.show_search_state(self.context.semantic_state)
+        self.load("first")
+        self.load_count(self.view)
+        self.load_topics(self.view.memory_filter.status)
+        self.seen_revision = self.context.revision
+
+    def on_screen_resume(self) -> None:
+        if self.context.revision != self.seen_revision:
+            self.refresh_after_change()
+
+    # -- loading --------------------------------------------------------------------------
+
+    def load(self, how: str, *, focus_id: int | None = None, focus_end: bool = False,
+             focus_before: int | None = None) -> None:
+        self.fetch_page(how, self.view, self.page, focus_id, focus_end, focus_before,
+                        self.count)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="page")
+    def fetch_page(self, how: str, view: View, current: PageSlice | None, focus_id: int | None,
+                   focus_end: bool, focus_before: int | None, count: int | None) -> None:
+        pager = self.pager
+        if how == "next" and current is not None:
+            page = pager.next(current)
+        elif how == "previous" and current is not None:
+            page = pager.previous(current)
+        elif how == "last":
+            pages = None if count is None else max(1, -(-count // pager.page_size))
+            page = pager.last(view, pages)
+        elif how == "reload" and current is not None and current.view == view:
+            page = pager.reload(current)
+        else:
+            page = pager.first(view)
+        if focus_before is not None:
+            index = next((i for i, r in enumerate(page.rows) if r.id == focus_before), None)
+            if index is not None and index > 0:
+                focus_id = page.rows[index - 1].id
+            elif index is None:
+                focus_end = True
+        if not get_current_worker().is_cancelled:
+            self.post_message(PageLoaded(page, focus_id, focus_end))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="count")
+    def load_count(self, view: View) -> None:
+        count = self.context.store.count(view.memory_filter)
+        if not get_current_worker().is_cancelled:
+            self.post_message(CountLoaded(view, count))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="topics")
+    def load_topics(self, status: str | None) -> None:
+        rows = self.context.store.counts_by("owner", "topic",
+                                            memory_filter=MemoryFilter(status=status))
+        if not get_current_worker().is_cancelled:
+            self.post_message(TopicsLoaded([(str(o), str(t), int(n)) for o, t, n in rows]))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="detail")
+    def load_detail(self, memory_id: int) -> None:
+        story = load_story(self.context.store, memory_id, self.context.now())
+        if not get_current_worker().is_cancelled:
+            self.post_message(StoryLoaded(story))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search")
+    def run_search(self, query: str, memory_filter: MemoryFilter) -> None:
+        engine = self.context.search
+        mode = engine.default_mode()
+        hits = engine.search(query, mode=mode, k=SEARCH_LIMIT, memory_filter=memory_filter,
+                             now=self.context.now())
+        if not get_current_worker().is_cancelled:
+            self.post_message(SearchDone(query, mode, hits))
+
+    @on(PageLoaded)
+    def _page_loaded(self, message: PageLoaded) -> None:
+        if message.page.view != self.view:
+            return
+        self.page = message.page
+        if self.search is None:
+            self.table.show_records(message.page.rows, focus_id=message.focus_id,
+                                    focus_end=message.focus_end)
+        self.show_position()
+
+    @on(CountLoaded)
+    def _count_loaded(self, message: CountLoaded) -> None:
+        if message.view.memory_filter == self.view.memory_filter:
+            self.count = message.count
+            self.show_position()
+
+    @on(TopicsLoaded)
+    def _topics_loaded(self, message: TopicsLoaded) -> None:
+        self.query_one(TopicsTree).show_counts(message.counts, self.place)
+        owners = sorted({owner for owner, _, _ in message.counts})
+        self.query_one(FilterBar).set_owners(owners)
+
+    @on(StoryLoaded)
+    def _story_loaded(self, message: StoryLoaded) -> None:
+        self.query_one(DetailPane).show_story(message.story)
+
+    @on(SearchDone)
+    def _search_done(self, message: SearchDone) -> None:
+        if self.search is None and not self.query_one(SearchBar).display:
+            return
+        self.search = (message.query, message.mode, message.hits)
+        focus = self.table.current.id if self.table.current and self.table.search_mode else None
+        self.table.show_records([hit.record for hit in message.hits], hits=message.hits,
+                                focus_id=focus)
+        self.table.focus()
+        self.show_position()
+
+    def show_position(self) -> None:
+        table = self.table
+        parts: list[str] = []
+        if self.search is not None:
+            query, mode, hits = self.search
+            parts.append(f"{len(hits):,} results for “{query}” ({mode})")
+            parts.append("Escape: back to browsing")
+        else:
+            parts.append("… memories" if self.count is None else plural(self.count))
+            if self.page is not None and self.page.number is not None:
+                total = ""
+                if self.count is not None:
+                    total = f"/{max(1, -(-self.count // self.pager.page_size)):,}"
+                parts.append(f"page {self.page.number:,}{total}")
+            arrow = "▼" if self.view.descending else "▲"
+            parts.append(f"by {SORT_NAMES[self.view.sort]} {arrow}")
+        if table.selected:
+            parts.append(f"{len(table.selected):,} selected")
+        if self.context.read_only:
+            parts.append("read-only")
+        self.status.show_position(" · ".join(parts))
+
+    # -- table events ---------------------------------------------------------------------
+
+    @on(MemoryTable.Highlighted)
+    def _highlighted(self, message: MemoryTable.Highlighted) -> None:
+        record = message.record
+        hit = self.table.hits.get(record.id) if record is not None else None
+        self.query_one(DetailPane).show(record, hit)
+        if self.detail_timer is not None:
+            self.detail_timer.stop()
+        if record is not None:
+            self.detail_timer = self.set_timer(DETAIL_DELAY,
+                                               lambda: self.load_detail(record.id))
+
+    @on(MemoryTable.EdgeReached)
+    def _edge(self, message: MemoryTable.EdgeReached) -> None:
+        if self.search is not None or self.page is None:
+            return
+        if message.direction == "next" and self.page.has_next:
+            self.load("next")
+        elif message.direction == "previous" and self.page.has_previous:
+            first = self.page.rows[0].id if self.page.rows else None
+            self.load("previous", focus_before=first)
+        elif message.direction == "first":
+            self.load("first")
+        elif message.direction == "last":
+            self.load("last", focus_end=True)
+
+    @on(MemoryTable.Opened)
+    def _opened(self, message: MemoryTable.Opened) -> None:
+        from memory_console.tui.screens.story import StoryScreen
+
+        self.app.push_screen(StoryScreen(message.record.id, reveal=self.table.reveal))
+
+    @on(MemoryTable.SortRequested)
+    def _sort_requested(self, message: MemoryTable.SortRequested) -> None:
+        from memory_console.tui.screens.sort import next_order
+
+        self.set_order(*next_order(message.sort, self.view.sort, self.view.descending))
+
+    @on(MemoryTable.SelectionChanged)
+    def _selection_changed(self) -> None:
+        self.show_position()
+
+    # -- filters, topics, order -----------------------------------------------------------
+
+    @on(FilterBar.Changed)
+    def _filters_changed(self, message: FilterBar.Changed) -> None:
+        self.set_filter(message.values, self.place[1])
+
+    @on(TopicsTree.Chosen)
+    def _topic_chosen(self, message: TopicsTree.Chosen) -> None:
+        self.place = (message.owner, message.topic)
+        bar = self.query_one(FilterBar)
+        bar.set_owner(message.owner)
+        self.set_filter(replace(bar.values, owner=message.owner), message.topic)
+
+    def set_filter(self, values: FilterValues, topic: str | None) -> None:
+        memory_filter = MemoryFilter(
+            owner=values.owner, topic=topic, tier=values.tier, memory_type=values.memory_type,
+            status=values.status, min_confidence=values.min_confidence,
+            max_confidence=values.max_confidence, text=values.text,
+        )
+        if memory_filter == self.view.memory_filter:
+            return
+        status_changed = memory_filter.status != self.view.memory_filter.status
+        self.view = replace(self.view, memory_filter=memory_filter)
+        self.reset_view()
+        if status_changed:
+            self.load_topics(memory_filter.status)
+
+    def set_order(self, sort: str, descending: bool) -> None:
+        self.view = replace(self.view, sort=sort, descending=descending)
+        self.table.sort_key, self.table.descending = sort, descending
+        current = self.table.current
+        self.reset_view(keep_count=True)
+        if current is not None:
+            self.notify(f"sorted by {SORT_NAMES[sort]} {'▼' if descending else '▲'}",
+                        timeout=2)
+
+    def reset_view(self, *, keep_count: bool = False) -> None:
+        self.page = None
+        if not keep_count:
+            self.count = None
+            self.load_count(self.view)
+        if self.search is not None:
+            self.leave_search()
+        self.load("first")
+        self.show_position()
+
+    # -- actions --------------------------------------------------------------------------
+
+    def action_targets(self) -> list[int]:
+        return self.table.targets()
+
+    def current_record(self) -> MemoryRecord | None:
+        return self.table.current
+
+    def after_change(self, done: DoneAction, undo: bool) -> None:
+        self.seen_revision = self.context.revision
+        if not undo:
+            self.table.clear_selection()
+        self.refresh_after_change()
+
+    def refresh_after_change(self) -> None:
+        self.seen_revision = self.context.revision
+        current = self.table.current
+        focus = current.id if current is not None else None
+        if self.search is not None:
+            query = self.search[0]
+            self.run_search(query, self.search_filter())
+        else:
+            self.load("reload", focus_id=focus)
+        self.load_count(self.view)
+        self.load_topics(self.view.memory_filter.status)
+        if current is not None:
+            self.load_detail(current.id)
+
+    def action_search(self) -> None:
+        bar = self.query_one(SearchBar)
+        bar.display = True
+        bar.focus()
+
+    def search_filter(self) -> MemoryFilter:
+        return replace(self.view.memory_filter, text=None)
+
+    @on(SearchBar.Query)
+    def _query(self, message: SearchBar.Query) -> None:
+        self.run_search(message.text, self.search_filter())
+
+    @on(SearchBar.Closed)
+    def _search_closed(self) -> None:
+        self.leave_search()
+
+    def leave_search(self) -> None:
+        bar = self.query_one(SearchBar)
+        bar.display = False
+        self.workers.cancel_group(self, "search")
+        was_searching = self.search is not None
+        self.search = None
+        if self.page is not None and (was_searching or self.table.search_mode):
+            self.table.show_records(self.page.rows)
+        self.table.focus()
+        self.show_position()
+
+    def action_back(self) -> None:
+        if self.table.clear_selection():
+            self.show_position()
+        elif self.search is not None or self.query_one(SearchBar).display:
+            self.leave_search()
+
+    def action_sort(self) -> None:
+        from memory_console.tui.screens.sort import SortScreen
+
+        def answered(order: tuple[str, bool] | None) -> None:
+            if order is not None:
+                self.set_order(*order)
+
+        self.app.push_screen(SortScreen(self.view.sort, self.view.descending), answered)
+
+    def action_filter(self) -> None:
+        self.query_one("#filter-text").focus()
+
+    def action_topics(self) -> None:
+        self.query_one(TopicsTree).focus()
+
+    def action_reveal(self) -> None:
+        table = self.table
+        table.reveal = not table.reveal
+        detail = self.query_one(DetailPane)
+        detail.reveal = table.reveal
+        table.rebuild()
+        detail.render_body()
+        self.notify("secrets revealed: v masks them again" if table.reveal
+                    else "secrets masked", timeout=3)
+
+    def action_reload(self) -> None:
+        self.refresh_after_change()
+
+    # -- semantic search at start-up -------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="semantic")
+    def prepare_semantic(self) -> None:
+        engine: Any = self.context.search
+        worker = get_current_worker()
+        if not hasattr(engine, "prepare_semantic"):
+            self.post_message(SemanticFinished(False, "keyword search only"))
+            return
+        try:
+            ready = engine.prepare_semantic(
+                lambda done, total: self.post_message(SemanticProgress(done, total)),
+                lambda: worker.is_cancelled,
+            )
+        except Exception as error:  # any failure leaves keyword search working
+            from memory_console.tui.screens.base import error_text
+
+            self.post_message(SemanticFinished(False, error_text(error)))
+            return
+        if not worker.is_cancelled:
+            self.post_message(SemanticFinished(bool(ready), "" if ready else "not ready"))
+
+    @on(SemanticProgress)
+    def _semantic_progress(self, message: SemanticProgress) -> None:
+        state = f"embedding {progress_bar(message.done, message.total)} " \
+                f"{message.done:,}/{message.total:,}"
+        self.context.semantic_state = state
+        self.status.show_search_state(state)
+
+    @on(SemanticFinished)
+    def _semantic_finished(self, message: SemanticFinished) -> None:
+        if message.ready:
+            self.context.semantic_state = "hybrid search"
+            self.notify("semantic search ready: / now searches by meaning too", timeout=4)
+        else:
+            self.context.semantic_state = "keyword search only"
+            if message.detail != "keyword search only":
+                self.notify(f"semantic search unavailable: {message.detail}",
+                            severity="warning", timeout=6)
+        self.status.show_search_state(self.context.semantic_state)

@@ -1,0 +1,172 @@
+"""One memory's whole story, full screen: fields, content, confidence chart, history."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.worker import get_current_worker
+
+from memory_console.commands.render import change_text
+from memory_console.store import MemoryRecord
+from memory_console.tui.actions import DoneAction
+from memory_console.tui.chart import build_chart, chart_legend
+from memory_console.tui.formatting import shown, when
+from memory_console.tui.messages import ChartBuilt, StoryLoaded
+from memory_console.tui.screens.base import MEMORY_ACTION_BINDINGS, MemoryActionsScreen
+from memory_console.tui.story import Story, floor_line, load_story
+from memory_console.tui.widgets.detail import fields_table, memory_fields
+
+CHART_HEIGHT = 12
+RESIZE_DELAY = 0.15
+
+
+class StoryScreen(MemoryActionsScreen):
+    """Everything about one memory; the same actions as the main screen apply to it."""
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    BINDINGS = [
+        Binding("escape,backspace", "back", "Back", id="story.back",
+                tooltip="Back to the memory list"),
+        *MEMORY_ACTION_BINDINGS,
+    ]
+
+    def __init__(self, memory_id: int, *, reveal: bool = False) -> None:
+        super().__init__()
+        self.memory_id = memory_id
+        self.reveal = reveal
+        self.story: Story | None = None
+        self.chart_width = 0
+        self.resize_timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="story"):
+            with Horizontal(id="story-top"):
+                with Vertical(id="story-facts"):
+                    yield Static(id="story-head")
+                    yield Static(id="story-content")
+                with Vertical(id="story-chart-box"):
+                    yield Label("confidence: past and forecast", classes="section")
+                    yield Static(id="story-chart")
+                    yield Static(id="story-legend")
+            yield Label("history", classes="section")
+            yield DataTable(id="story-history", cursor_type="row", zebra_stripes=True)
+            yield Label("accesses (newest first)", classes="section")
+            yield DataTable(id="story-accesses", cursor_type="row", zebra_stripes=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        history = self.query_one("#story-history", DataTable)
+        for name, width in (("at", 20), ("actor", 10), ("kind", 11), ("change", None)):
+            history.add_column(name, key=name, width=width)
+        accesses = self.query_one("#story-accesses", DataTable)
+        for name, width in (("at", 20), ("query", 30), ("scores", None)):
+            accesses.add_column(name, key=name, width=width)
+        self.query_one("#story", VerticalScroll).focus()
+        self.fetch_story()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="story")
+    def fetch_story(self) -> None:
+        story = load_story(self.context.store, self.memory_id, self.context.now())
+        if not get_current_worker().is_cancelled:
+            self.post_message(StoryLoaded(story))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
+    def fetch_chart(self, story: Story, width: int) -> None:
+        chart = build_chart(story, width, CHART_HEIGHT)
+        if not get_current_worker().is_cancelled:
+            self.post_message(ChartBuilt(story.record.id, chart, width))
+
+    @on(StoryLoaded)
+    def _story_loaded(self, message: StoryLoaded) -> None:
+        self.story = message.story
+        self.render_story()
+        self.request_chart()
+
+    @on(ChartBuilt)
+    def _chart_built(self, message: ChartBuilt) -> None:
+        if self.story is not None and message.memory_id == self.story.record.id:
+            self.query_one("#story-chart", Static).update(message.chart)
+
+    def request_chart(self) -> None:
+        if self.story is None:
+            return
+        width = self.query_one("#story-chart", Static).content_size.width or 60
+        self.chart_width = width
+        self.fetch_chart(self.story, width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.resize_timer is not None:
+            self.resize_timer.stop()
+        self.resize_timer = self.set_timer(RESIZE_DELAY, self.chart_after_resize)
+
+    def chart_after_resize(self) -> None:
+        width = self.query_one("#story-chart", Static).content_size.width
+        if width and width != self.chart_width:
+            self.request_chart()
+
+    def render_story(self) -> None:
+        story = self.story
+        if story is None:
+            return
+        record = story.record
+        self.sub_title = f"memory #{record.id}"
+        title = Text(f"#{record.id} ", style="dim")
+        title.append(shown(record.title, reveal=self.reveal), style="bold")
+        rows = memory_fields(record)
+        rows.append(("keywords", ", ".join(record.keywords) or "none"))
+        rows.append(("forecast", story.forecast_text))
+        self.query_one("#story-head", Static).update(Group(title, fields_table(rows)))
+        content = Text(shown(record.content, reveal=self.reveal))
+        if not self.reveal and shown(record.content, reveal=False) != record.content:
+            content.append("\n(secrets masked: v reveals them)", style="italic dim")
+        metadata = Text("\nmetadata: ", style="dim")
+        metadata.append(shown(str(record.metadata or {}), reveal=self.reveal))
+        self.query_one("#story-content", Static).update(Group(content, metadata))
+        legend = chart_legend(story)
+        legend.append("\n")
+        legend.append(floor_line(story), style="bold")
+        self.query_one("#story-legend", Static).update(legend)
+        self.fill_history(story)
+
+    def fill_history(self, story: Story) -> None:
+        history = self.query_one("#story-history", DataTable)
+        history.clear()
+        for event in story.history:
+            change = change_text(event)
+            if event.query:
+                change = f"{change}  ({event.query})" if change else event.query
+            history.add_row(when(event.at), event.actor, event.kind,
+                            shown(change, reveal=self.reveal))
+        accesses = self.query_one("#story-accesses", DataTable)
+        accesses.clear()
+        for event in story.accesses:
+            scores = ", ".join(f"{k} {v}" for k, v in (event.scores or {}).items()
+                               if v is not None)
+            accesses.add_row(when(event.at), event.query or "", scores)
+        if not story.accesses:
+            accesses.add_row("never retrieved", "", "")
+
+    # -- actions --------------------------------------------------------------------------
+
+    def action_targets(self) -> list[int]:
+        return [self.memory_id]
+
+    def current_record(self) -> MemoryRecord | None:
+        return self.story.record if self.story is not None else None
+
+    def after_change(self, done: DoneAction, undo: bool) -> None:
+        self.fetch_story()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_reveal(self) -> None:
+        self.reveal = not self.reveal
+        self.render_story()

@@ -1,0 +1,64 @@
+"""One memory's story as data: the record, its events, its confidence past and forecast."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memory_console.store import EventRecord, MemoryRecord, Store
+
+
+@dataclass(frozen=True, slots=True)
+class Story:
+    """Everything the detail pane and the story screen show about one memory."""
+
+    record: MemoryRecord
+    history: list[EventRecord]
+    accesses: list[EventRecord]
+    forecast: Any  # policies.forecast.MemoryForecast
+    forecast_text: str  # "0.78 -> 0.74; reaches the floor on DATE" or why it does not decay
+    trajectory: list[tuple[float, float]]  # (unix time, confidence) from the events, then now
+    now: float
+
+
+def trajectory(
+    record: MemoryRecord, history: list[EventRecord], now: float
+) -> list[tuple[float, float]]:
+    """The confidence over time: each event's after.confidence at its time, from the created
+    event on, then the current confidence now."""
+    points: list[tuple[float, float]] = []
+    for event in history:
+        value = event.after.get("confidence")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            points.append((event.at, float(value)))
+    if not points:
+        points.append((record.created_at, record.confidence))
+    points.append((max(now, points[-1][0]), record.confidence))
+    return points
+
+
+def load_story(store: Store, memory_id: int, now: float) -> Story:
+    """Read one memory's story (a few indexed queries); NotFoundError if it is gone."""
+    from memory_console.commands.render import forecast_line, memory_forecast
+
+    record = store.require(memory_id)
+    history = store.history(memory_id)
+    return Story(
+        record=record,
+        history=history,
+        accesses=store.accesses(memory_id, limit=50),
+        forecast=memory_forecast(record, now),
+        forecast_text=forecast_line(record, now),
+        trajectory=trajectory(record, history, now),
+        now=now,
+    )
+
+
+def floor_line(story: Story) -> str:
+    """The sentence under the chart: when the memory reaches the floor, or why it never does."""
+    text = story.forecast_text
+    if "; " in text:
+        return text.split("; ", 1)[1]
+    if "does not decay" in text:
+        return text
+    return f"stays above the floor ({story.forecast.threshold:.2f}) for the next months"

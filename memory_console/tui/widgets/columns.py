@@ -1,0 +1,120 @@
+"""The memory table's columns: what each shows and which fit a given width."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from memory_console.embed.hits import SearchHit
+from memory_console.store import MemoryRecord
+from memory_console.tui.formatting import (
+    PROTECTED_MARK,
+    SELECTED_MARK,
+    STATUS_STYLES,
+    confidence_text,
+    date_or_never,
+    one_line,
+    shown,
+)
+
+CELL_PADDING = 1
+MIN_TITLE = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """What one row needs to draw its cells."""
+
+    record: MemoryRecord
+    hit: SearchHit | None
+    selected: bool
+    reveal: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A table column: its key, header, width, the store column it sorts by, and its cell."""
+
+    key: str
+    label: str
+    width: int
+    sort: str | None
+    render: Callable[[Cell], Text | str]
+    right: bool = False
+
+
+def _status(cell: Cell) -> Text:
+    status = cell.record.status
+    text = status if len(status) <= 8 else status[:7] + "…"
+    return Text(text, style=STATUS_STYLES.get(status, ""))
+
+
+def _score(cell: Cell) -> Text:
+    if cell.hit is None:
+        return Text("")
+    return Text(f"{cell.hit.score:.3f}", justify="right")
+
+
+def _matched(cell: Cell) -> str:
+    if cell.hit is None:
+        return ""
+    return "+".join("kw" if part == "keyword" else "sem" for part in cell.hit.matched)
+
+
+SELECT = Column("selected", " ", 1, None,
+                lambda c: Text(SELECTED_MARK, style="bold") if c.selected else "")
+TITLE = Column("title", "title", MIN_TITLE, "title",
+               lambda c: one_line(shown(c.record.title, reveal=c.reveal)))
+CONFIDENCE = Column("confidence", "confidence", 22, "confidence",
+                    lambda c: confidence_text(c.record.confidence))
+CONFIDENCE_SHORT = Column("confidence", "confidence", 14, "confidence",
+                          lambda c: confidence_text(c.record.confidence, short=True))
+STATUS = Column("status", "status", 8, "status", _status)
+PROTECTED = Column("protected", "prot", 4, "is_protected",
+                   lambda c: PROTECTED_MARK if c.record.is_protected else "")
+RETRIEVALS = Column("retrievals", "ret", 3, "retrieval_count",
+                    lambda c: Text(f"{c.record.retrieval_count:,}", justify="right"), right=True)
+LAST_ACCESS = Column("last_access", "last access", 11, "last_accessed_at",
+                     lambda c: date_or_never(c.record.last_accessed_at))
+TYPE = Column("type", "type", 10, "memory_type", lambda c: c.record.memory_type)
+TIER = Column("tier", "tier", 10, "tier", lambda c: c.record.tier)
+IDENT = Column("id", "id", 7, "id", lambda c: Text(str(c.record.id), justify="right"), right=True)
+TOPIC = Column("topic", "owner/topic", 22, "topic",
+               lambda c: one_line(f"{c.record.owner}/{c.record.topic}", 22))
+SCORE = Column("score", "score", 6, None, _score, right=True)
+MATCHED = Column("matched", "via", 6, None, _matched)
+
+# Columns kept on any width after the title, then those added while the title keeps a
+# comfortable width, in order (title takes whatever is left).
+ESSENTIAL = (CONFIDENCE_SHORT, STATUS, PROTECTED, RETRIEVALS)
+SEARCH_ESSENTIAL = (SCORE, CONFIDENCE_SHORT, STATUS, PROTECTED)
+OPTIONAL = (LAST_ACCESS, TYPE, CONFIDENCE, TIER, IDENT, TOPIC)
+SEARCH_OPTIONAL = (MATCHED, RETRIEVALS, LAST_ACCESS, TYPE, CONFIDENCE, TIER, IDENT, TOPIC)
+TITLE_COMFORT = 30
+DISPLAY_ORDER = ("selected", "id", "score", "matched", "title", "topic", "type", "tier",
+                 "confidence", "retrievals", "last_access", "status", "protected")
+
+
+def span(column: Column) -> int:
+    return column.width + 2 * CELL_PADDING
+
+
+def fit_columns(width: int, *, search: bool) -> list[Column]:
+    """The columns that fit `width` cells, title taking what the others leave."""
+    chosen: dict[str, Column] = {}
+    used = span(SELECT) + span(TITLE)
+    comfort = TITLE_COMFORT - MIN_TITLE
+    for reserve, columns in ((0, SEARCH_ESSENTIAL if search else ESSENTIAL),
+                             (comfort, SEARCH_OPTIONAL if search else OPTIONAL)):
+        for column in columns:
+            previous = chosen.get(column.key)
+            extra = span(column) - (span(previous) if previous else 0)
+            if used + extra + reserve <= width:
+                chosen[column.key] = column
+                used += extra
+    title = Column(TITLE.key, TITLE.label, TITLE.width + max(0, width - used), TITLE.sort,
+                   TITLE.render)
+    chosen.update({"selected": SELECT, "title": title})
+    return [chosen[key] for key in DISPLAY_ORDER if key in chosen]

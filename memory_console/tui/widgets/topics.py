@@ -1,0 +1,69 @@
+"""The topics tree: memories per owner and topic, with counts; selecting one filters the table."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+# (owner, topic); None means "any"
+Place = tuple[str | None, str | None]
+EXPAND_UP_TO = 6  # owners expanded at first; more than that start folded
+
+
+def label(name: str, count: int) -> Text:
+    text = Text(name)
+    text.append(f" {count:,}", style="dim")
+    return text
+
+
+class TopicsTree(Tree[Place]):
+    """All memories, then each owner, then each owner's topics."""
+
+    @dataclass
+    class Chosen(Message):
+        """A node was chosen: filter the table to this owner and topic (None: any)."""
+
+        tree: TopicsTree
+        owner: str | None
+        topic: str | None
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("all memories", data=(None, None), id=id)
+        self.show_root = True
+        self.guide_depth = 2
+        self.loaded = False
+
+    def show_counts(self, counts: list[tuple[str, str, int]], place: Place) -> None:
+        """Rebuild the tree from (owner, topic, count) rows, keeping the chosen place."""
+        by_owner: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for owner, topic, count in counts:
+            by_owner[owner].append((topic, count))
+        self.clear()
+        total = sum(count for _, _, count in counts)
+        self.root.set_label(label("all memories", total))
+        self.root.data = (None, None)
+        chosen: TreeNode[Place] = self.root
+        for owner, topics in sorted(by_owner.items()):
+            node = self.root.add(label(owner, sum(c for _, c in topics)), data=(owner, None),
+                                 expand=len(by_owner) <= EXPAND_UP_TO or owner == place[0])
+            if place == (owner, None):
+                chosen = node
+            for topic, count in topics:
+                leaf = node.add_leaf(label(topic, count), data=(owner, topic))
+                if place == (owner, topic):
+                    chosen = leaf
+        self.root.expand()
+        self.loaded = True
+        self.call_after_refresh(self.move_cursor, chosen)
+
+    @on(Tree.NodeSelected)
+    def _selected(self, event: Tree.NodeSelected[Place]) -> None:
+        event.stop()
+        owner, topic = event.node.data or (None, None)
+        self.post_message(self.Chosen(self, owner, topic))
