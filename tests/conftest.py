@@ -9,7 +9,7 @@ import pytest
 
 from memory_console.store import Store
 
-NOW = 1_795_000_000.0  # 2026-11-17T09:46:40Z: a fixed `now` for reproducible tests
+NOW = 1_795_000_000.0  # 2026-11-18T11:06:40Z: a fixed `now` for reproducible tests
 
 
 @pytest.fixture(autouse=True)

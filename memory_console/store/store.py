@@ -32,6 +32,7 @@ from memory_console.timeutil import now_ts
 
 ChangeListener = Callable[[str, list[int]], None]
 LOCK_RETRIES = 3
+RANKED_MATCHES = 1000  # keyword search ranks at most this many (newest) matches per query
 EVENT_INSERT = (
     "INSERT INTO memory_event (memory_id, at, actor, kind, before, after, run_id, query, scores)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -334,15 +335,16 @@ class Store:
         if sort not in SORTABLE:
             raise ValidationError(f"cannot sort by {sort!r}; one of: {', '.join(SORTABLE)}")
         clauses, params = self.where(memory_filter or MemoryFilter())
-        if after is not None:
-            keyset, keyset_params = keyset_condition(sort, descending, after)
-            clauses.append(keyset)
-            params.extend(keyset_params)
-        direction = "DESC" if descending else "ASC"
-        order = f"id {direction}" if sort == "id" else f"{sort} {direction}, id {direction}"
-        where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        sql = f"SELECT {MEMORY_SELECT} FROM memory {where_sql} ORDER BY {order} LIMIT ?"
-        rows = [MemoryRecord.from_row(r) for r in self.query(sql, [*params, limit + 1])]
+        rows: list[MemoryRecord] = []
+        for condition, condition_params, order in keyset_segments(sort, descending, after):
+            where = [*clauses, condition] if condition else clauses
+            where_sql = f"WHERE {' AND '.join(where)}" if where else ""
+            sql = f"SELECT {MEMORY_SELECT} FROM memory {where_sql} ORDER BY {order} LIMIT ?"
+            wanted = limit + 1 - len(rows)
+            found = self.query(sql, [*params, *condition_params, wanted])
+            rows += [MemoryRecord.from_row(r) for r in found]
+            if len(rows) > limit:
+                break
         more = len(rows) > limit
         rows = rows[:limit]
         cursor = Cursor(getattr(rows[-1], sort), rows[-1].id) if more and rows else None
@@ -398,23 +400,34 @@ class Store:
     def keyword_search(
         self, text: str, memory_filter: MemoryFilter | None = None, *, limit: int = 20
     ) -> list[tuple[MemoryRecord, float]]:
-        """Memories matching any of the query's words (stop words dropped), best bm25 first.
+        """Memories matching the query's words (stop words dropped), best bm25 first: those
+        with every word first, then those with any word when that leaves room.
 
+        bm25 costs microseconds per match, so only the newest RANKED_MATCHES matches of each
+        query are ranked: exact for rare words, bounded for common ones.
         Returns (memory, bm25) pairs; a lower bm25 is a better match, as SQLite reports it.
         """
-        match = fts_query(text, require_all=False)
-        if not match:
-            return []
         clauses, params = self.where(memory_filter or MemoryFilter(status="active"), alias="m")
         extra = "".join(" AND " + clause for clause in clauses)
         sql = (
+            "SELECT * FROM ("
             f"SELECT {', '.join('m.' + c for c in MEMORY_COLUMNS)}, "
             "bm25(memory_fts, 4.0, 1.0, 2.0) AS rank "
             "FROM memory_fts JOIN memory m ON m.id = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ?{extra} ORDER BY rank LIMIT ?"
+            f"WHERE memory_fts MATCH ?{extra} ORDER BY memory_fts.rowid DESC LIMIT ?"
+            ") ORDER BY rank LIMIT ?"
         )
-        rows = self.query(sql, [match, *params, limit])
-        return [(MemoryRecord.from_row(r[:-1]), float(r[-1])) for r in rows]
+        results: dict[int, tuple[MemoryRecord, float]] = {}
+        for require_all in (True, False):
+            match = fts_query(text, require_all=require_all)
+            if not match:
+                return []
+            for row in self.query(sql, [match, *params, RANKED_MATCHES, limit]):
+                if row[0] not in results and len(results) < limit:
+                    results[row[0]] = (MemoryRecord.from_row(row[:-1]), float(row[-1]))
+            if len(results) >= limit or " AND " not in match:
+                break
+        return list(results.values())
 
     def history(self, memory_id: int) -> list[EventRecord]:
         rows = self.query(
@@ -762,17 +775,31 @@ def undo_kind(kind: str) -> str:
     }.get(kind, "edited")
 
 
-def keyset_condition(sort: str, descending: bool, after: Cursor) -> tuple[str, list[Any]]:
-    """The WHERE part that continues a (sort, id) ordering after a cursor, NULLs first when
-    ascending and last when descending, as SQLite orders them."""
+def keyset_segments(
+    sort: str, descending: bool, after: Cursor | None
+) -> list[tuple[str | None, list[Any], str]]:
+    """The (condition, params, ORDER BY) queries that continue a (sort, id) order after a
+    cursor, read in turn until the page is full. SQLite puts NULLs first when ascending and
+    last when descending; the NULL run is its own segment so every query is one index range
+    (an OR across the NULL boundary would scan the table)."""
+    direction = "DESC" if descending else "ASC"
+    by_id = f"id {direction}"
+    by_sort = by_id if sort == "id" else f"{sort} {direction}, id {direction}"
+    if after is None:
+        return [(None, [], by_sort)]
     if sort == "id":
-        return ("id < ?" if descending else "id > ?"), [after.id]
-    op = "<" if descending else ">"
+        return [("id < ?" if descending else "id > ?", [after.id], by_id)]
     if after.value is None:
         if descending:
-            return f"({sort} IS NULL AND id < ?)", [after.id]
-        return f"(({sort} IS NULL AND id > ?) OR {sort} IS NOT NULL)", [after.id]
-    condition = f"({sort}, id) {op} (?, ?)"
+            return [(f"{sort} IS NULL AND id < ?", [after.id], by_id)]
+        return [
+            (f"{sort} IS NULL AND id > ?", [after.id], by_id),
+            (f"{sort} IS NOT NULL", [], by_sort),
+        ]
+    op = "<" if descending else ">"
+    segments: list[tuple[str | None, list[Any], str]] = [
+        (f"({sort}, id) {op} (?, ?)", [after.value, after.id], by_sort)
+    ]
     if descending:
-        condition = f"({condition} OR {sort} IS NULL)"
-    return condition, [after.value, after.id]
+        segments.append((f"{sort} IS NULL", [], by_id))
+    return segments
