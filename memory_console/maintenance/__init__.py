@@ -1,1 +1,50 @@
-"""maintenance."""
+"""Maintenance passes: plan() lists what would change, apply() writes it in one transaction,
+undo() takes a run back; forecasts of one memory and of the whole store."""
+
+from memory_console.maintenance.apply import apply
+from memory_console.maintenance.errors import MaintenanceError, StalePlanError
+from memory_console.maintenance.forecast import memory_forecast, store_forecast
+from memory_console.maintenance.params import MaintenanceParams
+from memory_console.maintenance.plan import (
+    Change,
+    ChangeSet,
+    NewMemory,
+    PassResult,
+    Plan,
+    Reasons,
+)
+from memory_console.maintenance.planner import plan
+from memory_console.maintenance.registry import (
+    PassSpec,
+    build_params,
+    maintain_passes,
+    registered_passes,
+)
+from memory_console.maintenance.runs import Run, get_run, list_runs
+from memory_console.maintenance.undo import NotRestored, UndoReport, undo
+
+__all__ = [
+    "Change",
+    "ChangeSet",
+    "MaintenanceError",
+    "MaintenanceParams",
+    "NewMemory",
+    "NotRestored",
+    "PassResult",
+    "PassSpec",
+    "Plan",
+    "Reasons",
+    "Run",
+    "StalePlanError",
+    "UndoReport",
+    "apply",
+    "build_params",
+    "get_run",
+    "list_runs",
+    "maintain_passes",
+    "memory_forecast",
+    "plan",
+    "registered_passes",
+    "store_forecast",
+    "undo",
+]

@@ -1,0 +1,175 @@
+"""apply(): write a plan in one transaction (changes, events, run row) or nothing at all."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory_console.maintenance.errors import MaintenanceError, StalePlanError
+from memory_console.maintenance.plan import ChangeSet, Plan
+from memory_console.maintenance.runs import Run
+from memory_console.store import Store, bulk
+from memory_console.store.store import dumps
+from memory_console.store.validate import complete_memory
+
+PLACEHOLDER_FIELDS = ("consolidated_into",)  # fields whose after may name a NewMemory key
+
+
+def apply(store: Store, plan: Plan, *, actor: str | None = None) -> Run:
+    """Write every change of `plan`, one event per memory and pass, and the run row, in one
+    write transaction; a crash or an error leaves the store as it was.
+
+    The plan's revisions are checked inside the transaction, row by row as each memory is
+    updated; if any memory changed since planning, everything is rolled back and
+    StalePlanError asks for a new plan.
+    """
+    if Path(plan.store_path) != store.path.resolve():
+        raise MaintenanceError(f"this plan was made for {plan.store_path}, not {store.path}")
+    who = actor or store.actor
+    started_at = time.time()
+    clock = time.perf_counter()
+    counts = plan.counts()
+    changed = plan.changed + len(plan.new_memories)
+    with store.transaction("applying maintenance") as conn, bulk.large_cache(conn):
+        run_id = bulk.insert_run(conn, {
+            "started_at": started_at, "now": plan.now, "passes": dumps(list(plan.passes)),
+            "policy": plan.policy, "params": dumps(plan.params.to_dict()),
+            "counts": dumps(counts), "changed": changed, "duration_ms": 0, "actor": who,
+        })
+        keys = insert_new_memories(store, plan, run_id)
+        write_changes(conn, plan, keys)
+        store.write_events(event_rows(plan, run_id, keys))
+        duration_ms = round((time.perf_counter() - clock) * 1000)
+        bulk.update_run(conn, run_id, {"duration_ms": duration_ms})
+    for change_set in plan.change_sets:
+        store.notify(change_set.kind, change_set.ids.tolist())
+    store.notify("added", sorted(keys.values()))
+    return Run(
+        id=run_id, started_at=started_at, now=plan.now, passes=list(plan.passes),
+        policy=plan.policy, params=plan.params.to_dict(), counts=counts, changed=changed,
+        duration_ms=duration_ms, actor=who,
+    )
+
+
+def insert_new_memories(store: Store, plan: Plan, run_id: int) -> dict[int, int]:
+    """Insert the plan's new memories with their `created` events; placeholder key -> id."""
+    keys: dict[int, int] = {}
+    for memory in plan.new_memories:
+        row = complete_memory(dict(memory.fields), plan.now)
+        ident = bulk.insert_memory(store.connection, row)
+        keys[memory.key] = ident
+        after = {"confidence": row["confidence"], "status": row["status"]}
+        store.write_events([(ident, plan.now, memory.pass_name, memory.kind, None, dumps(after),
+                             run_id, memory.reason, None)])
+    return keys
+
+
+def resolve(value: Any, keys: dict[int, int]) -> Any:
+    """A NewMemory key replaced by the id it was inserted under."""
+    if isinstance(value, int) and value < 0:
+        if value not in keys:
+            raise MaintenanceError(f"a change refers to new memory {value}, which the plan lacks")
+        return keys[value]
+    return value
+
+
+def final_values(plan: Plan) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Per field, the last value the plan gives each touched memory, and which have one.
+
+    Arrays are aligned with plan.touched_ids (ascending); a later pass's value wins.
+    """
+    ids = plan.touched_ids
+    values: dict[str, np.ndarray] = {}
+    present: dict[str, np.ndarray] = {}
+    for change_set in plan.change_sets:
+        rows = np.searchsorted(ids, change_set.ids)
+        for name, (_, after) in change_set.values.items():
+            if name not in values:
+                kind = after.dtype if after.dtype.kind in "fiub" else np.dtype(object)
+                values[name] = np.zeros(ids.shape[0], dtype=kind)
+                present[name] = np.zeros(ids.shape[0], dtype=np.bool_)
+            elif values[name].dtype != after.dtype and values[name].dtype != object:
+                values[name] = values[name].astype(object)
+            values[name][rows] = after
+            present[name][rows] = True
+    return values, present
+
+
+def write_changes(conn: Any, plan: Plan, keys: dict[int, int]) -> None:
+    """One UPDATE per memory with its final values, grouped by the fields it changes."""
+    values, present = final_values(plan)
+    names = list(values)
+    if not names:
+        return
+    signature = np.zeros(plan.touched_ids.shape[0], dtype=np.int64)
+    for bit, name in enumerate(names):
+        signature |= present[name].astype(np.int64) << bit
+    expected = int(np.count_nonzero(signature))
+    updated = 0
+    with bulk.rebuilt_indexes(conn, names, expected):
+        for group in np.unique(signature[signature > 0]).tolist():
+            rows = np.flatnonzero(signature == group)
+            fields = [name for bit, name in enumerate(names) if group >> bit & 1]
+            columns = [column_values(values[name][rows], name, keys) for name in fields]
+            tuples = zip(*columns, plan.touched_ids[rows].tolist(),
+                         plan.touched_revisions[rows].tolist(), strict=True)
+            updated += bulk.update_memories(conn, fields, tuples, check_revision=True)
+        if updated != expected:
+            raise StalePlanError(expected - updated, expected)
+
+
+def column_values(array: np.ndarray, name: str, keys: dict[int, int]) -> list[Any]:
+    values = array.tolist()
+    if name in PLACEHOLDER_FIELDS:
+        return [resolve(value, keys) for value in values]
+    if name == "is_protected":
+        return [int(bool(value)) for value in values]
+    return values
+
+
+def json_rows(names: Sequence[str], columns: Sequence[list[Any]]) -> list[str]:
+    """One JSON object per row of {name: value}; floats written with repr (exact)."""
+    if len(names) == 1:
+        name, values = names[0], columns[0]
+        if values and all(type(v) is float and math.isfinite(v) for v in values):
+            head = f'{{"{name}":'
+            return [f"{head}{value!r}}}" for value in values]
+        cache: dict[Any, str] = {}
+        out = []
+        for value in values:
+            text = cache.get(value) if isinstance(value, str | int | float) else None
+            if text is None:
+                text = dumps({name: value})
+                if isinstance(value, str | int | float):
+                    cache[value] = text
+            out.append(text)
+        return out
+    return [dumps(dict(zip(names, row, strict=True))) for row in zip(*columns, strict=True)]
+
+
+def event_rows(plan: Plan, run_id: int, keys: dict[int, int]) -> Iterator[tuple[Any, ...]]:
+    """(memory_id, at, actor, kind, before, after, run_id, query, scores) per memory and pass;
+    the reason goes where a person's action keeps its reason (the query column)."""
+    for change_set in plan.change_sets:
+        yield from change_set_events(change_set, plan.now, run_id, keys)
+
+
+def change_set_events(
+    change_set: ChangeSet, at: float, run_id: int, keys: dict[int, int]
+) -> Iterator[tuple[Any, ...]]:
+    names = list(change_set.fields)
+    befores = json_rows(names, [change_set.values[n][0].tolist() for n in names])
+    afters = json_rows(
+        names, [column_values(change_set.values[n][1], n, keys) for n in names]
+    )
+    texts, index = change_set.reasons.texts, change_set.reasons.index.tolist()
+    actor, kind = change_set.pass_name, change_set.kind
+    for ident, before, after, reason in zip(
+        change_set.ids.tolist(), befores, afters, index, strict=True
+    ):
+        yield (ident, at, actor, kind, before, after, run_id, texts[reason], None)

@@ -1,0 +1,90 @@
+"""Forecasts for the console: one memory's coming confidences, the store's coming tiers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from memory_console.maintenance.frame import Frame
+from memory_console.policies import (
+    TIER_NAMES,
+    MemoryForecast,
+    PolicyParams,
+    RelevanceParams,
+    decays_mask,
+    forecast_memory,
+    is_aggressive,
+    project_tiers,
+    tier_counts,
+)
+from memory_console.store import MemoryRecord, Store, bulk
+from memory_console.timeutil import to_iso
+
+MONTHS = (1, 3, 6, 12)
+
+
+def memory_forecast(
+    record: MemoryRecord,
+    now: float,
+    *,
+    periods_ahead: int = 6,
+    policy: str = "relevance",
+    params: PolicyParams | None = None,
+) -> MemoryForecast:
+    """One memory's value at now and each of the next periods if it is not accessed, and
+    when it reaches the floor (policies.forecast_memory over the record's fields)."""
+    return forecast_memory(
+        confidence=record.confidence,
+        base_confidence=record.base_confidence,
+        retrieval_count=record.retrieval_count,
+        last_accessed_at=record.last_accessed_at,
+        created_at=record.created_at,
+        memory_type=record.memory_type,
+        decay_policy=record.decay_policy,
+        is_protected=record.is_protected,
+        status=record.status,
+        importance=record.importance,
+        now=now,
+        policy=policy,
+        params=params,  # type: ignore[arg-type]
+        periods_ahead=periods_ahead,
+    )
+
+
+def store_forecast(
+    store: Store,
+    now: float,
+    *,
+    months: tuple[int, ...] = MONTHS,
+    params: PolicyParams | None = None,
+) -> dict[str, Any]:
+    """Active memories per confidence tier now and 1, 3, 6 and 12 months ahead if nothing is
+    accessed (policies.project_tiers), under the relevance policy unless `params` says."""
+    p = params or RelevanceParams()
+    with store.lock, bulk.snapshot(store.connection):
+        frame = Frame.load(store, "active")
+    confidence = frame.column("confidence")
+    decay_policy = frame.column("decay_policy")
+    decays = decays_mask(
+        frame.column("status"), decay_policy, frame.column("is_protected"),
+        frame.column("memory_type"), p,  # type: ignore[arg-type]
+    )
+    projected = project_tiers(
+        confidence, frame.column("base_confidence"), frame.column("retrieval_count"),
+        frame.column("last_accessed_at"), frame.column("created_at"),
+        is_aggressive(decay_policy), decays, now, months, p,  # type: ignore[arg-type]
+    )
+    return {
+        "now": to_iso(now),
+        "policy": p.name,
+        "active": len(frame),
+        "decaying": int(np.count_nonzero(decays)),
+        "tiers": list(TIER_NAMES),
+        "current": tier_dict(tier_counts(confidence)),
+        "months": {str(m): tier_dict(counts) for m, counts in projected.items()},
+    }
+
+
+def tier_dict(counts: np.ndarray) -> dict[str, int]:
+    return {name: int(count) for name, count in zip(TIER_NAMES, counts.tolist(), strict=True)}

@@ -1,0 +1,112 @@
+"""The working arrays of a plan: the loaded memories, updated by each pass so the next sees it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memory_console.maintenance.plan import ChangeSet
+from memory_console.policies import maintainable
+from memory_console.store import bulk
+
+if TYPE_CHECKING:
+    from memory_console.store import Store
+
+UNKNOWN = "?"
+
+
+class Frame:
+    """Columns of the memories a plan looks at (one row per memory, in id order).
+
+    Categorical columns (status, decay_policy, memory_type) are kept as vocabulary
+    positions and handed out as string arrays, which the policy functions take; numeric
+    columns are float or int arrays, last_accessed_at NaN for memories never accessed.
+    `record(change_set)` writes a pass's proposals into the arrays, so a later pass of the
+    same plan sees them (expire archives X, then decay leaves X alone).
+    """
+
+    def __init__(self, store: Store | None, columns: dict[str, np.ndarray], scope: str) -> None:
+        self.store = store
+        self.scope = scope
+        self.ids = columns["id"]
+        self.revision = columns["revision"]
+        codes = columns["code"]
+        self._codes = {name: bulk.decode(codes, name) for name in bulk.CATEGORIES}
+        self._vocab = {
+            name: np.array([*values, UNKNOWN]) for name, values in bulk.CATEGORIES.items()
+        }
+        self._values: dict[str, np.ndarray] = {
+            name: array for name, array in columns.items() if name not in ("id", "revision", "code")
+        }
+        self._values["is_protected"] = bulk.decode(codes, "is_protected")
+        self.touched = np.zeros(self.ids.shape[0], dtype=np.bool_)
+
+    @classmethod
+    def load(cls, store: Store, scope: str, extra: Sequence[str] = ()) -> Frame:
+        """Read the rows of `scope` (see store.bulk.SCOPES); call inside a snapshot."""
+        return cls(store, bulk.load_memory_arrays(store.connection, scope, extra), scope)
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def has(self, name: str) -> bool:
+        return name in self._codes or name in self._values
+
+    def column(self, name: str) -> np.ndarray:
+        """A column as the policy functions take it (categorical ones as strings)."""
+        if name in self._codes:
+            return self._vocab[name][self._codes[name]]
+        if name not in self._values and name in bulk.EXTRA_COLUMNS and self.store is not None:
+            # Planning runs in one snapshot, so a late column lines up with the others.
+            self._values[name] = bulk.load_column(self.store.connection, self.scope, name)
+        return self._values[name]
+
+    def equals(self, name: str, value: str) -> np.ndarray:
+        """Rows whose categorical column `name` is `value` (no string array built)."""
+        vocabulary = bulk.CATEGORIES[name]
+        if value not in vocabulary:
+            return np.zeros(len(self), dtype=np.bool_)
+        return self._codes[name] == vocabulary.index(value)
+
+    def positions(self, ids: np.ndarray) -> np.ndarray:
+        """Row positions of memory ids (which must be loaded)."""
+        ident = np.asarray(ids, dtype=np.int64)
+        found = np.searchsorted(self.ids, ident)
+        if ident.size and (
+            found.max() >= self.ids.shape[0] or not np.array_equal(self.ids[found], ident)
+        ):
+            raise KeyError("a pass proposed a change to a memory outside the plan's rows")
+        return found
+
+    def set(self, rows: np.ndarray, name: str, values: Any) -> None:
+        """Write values into a column at the given rows (unloaded columns are skipped)."""
+        if name in self._codes:
+            vocabulary = bulk.CATEGORIES[name]
+            lookup = {value: position for position, value in enumerate(vocabulary)}
+            after = np.asarray(values, dtype=object)
+            if after.ndim == 0:
+                self._codes[name][rows] = lookup.get(str(after), len(vocabulary))
+            else:
+                self._codes[name][rows] = [lookup.get(str(v), len(vocabulary))
+                                           for v in after.tolist()]
+        elif name in self._values:
+            self._values[name][rows] = values
+
+    def record(self, change_set: ChangeSet) -> None:
+        """Apply a pass's proposals to the arrays and mark those memories touched."""
+        rows = self.positions(change_set.ids)
+        for name, (_, after) in change_set.values.items():
+            self.set(rows, name, after)
+        self.touched[rows] = True
+
+    def touched_revisions(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, revisions as loaded) of every memory some pass changed."""
+        return self.ids[self.touched], self.revision[self.touched]
+
+    def maintainable(self) -> np.ndarray:
+        """Rows any pass may change: active, not protected, decay_policy not none."""
+        return maintainable(
+            self.column("status"), self.column("decay_policy"), self.column("is_protected")
+        )

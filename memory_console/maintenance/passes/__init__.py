@@ -1,0 +1,1 @@
+"""Maintenance passes, one module each; a module's `PASS` registers it (see registry.py)."""

@@ -1,0 +1,57 @@
+"""plan(): run passes in canonical order over one snapshot of the store; nothing is written."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from memory_console.maintenance import registry
+from memory_console.maintenance.frame import Frame
+from memory_console.maintenance.params import MaintenanceParams
+from memory_console.maintenance.plan import ChangeSet, NewMemory, Plan
+from memory_console.store import Store, bulk
+
+
+def plan(
+    store: Store,
+    passes: Sequence[str] = registry.DECAY,
+    params: MaintenanceParams | None = None,
+    now: float | None = None,
+) -> Plan:
+    """Every change `passes` would make at `now` (default: the clock), one after the other
+    over the same arrays, so each pass sees what the earlier ones proposed.
+
+    Reads happen in one read transaction: the plan reflects a single state of the store,
+    and the revisions it keeps let apply detect any change made after it.
+    """
+    names = registry.resolve(passes)
+    params = params or registry.build_params(names)
+    moment = time.time() if now is None else float(now)
+    started = time.perf_counter()
+    scope = registry.scope_of(names, params)
+    change_sets: list[ChangeSet] = []
+    new_memories: list[NewMemory] = []
+    figures: dict[str, dict[str, int]] = {}
+    with store.lock, bulk.snapshot(store.connection):
+        frame = Frame.load(store, scope, registry.columns_of(names))
+        for name in names:
+            result = registry.get(name).plan(frame, params, moment)
+            change_sets.extend(s for s in result.change_sets if len(s))
+            new_memories.extend(result.new_memories)
+            figures[name] = dict(result.figures)
+    touched_ids, touched_revisions = frame.touched_revisions()
+    return Plan(
+        passes=names,
+        params=params,
+        now=moment,
+        store_path=str(store.path.resolve()),
+        change_sets=change_sets,
+        new_memories=new_memories,
+        figures=figures,
+        touched_ids=np.asarray(touched_ids, dtype=np.int64),
+        touched_revisions=np.asarray(touched_revisions, dtype=np.int64),
+        planned_at=time.time(),
+        duration_ms=round((time.perf_counter() - started) * 1000),
+    )

@@ -1,0 +1,31 @@
+"""Reasons for many rows built once per distinct case (a million decayed rows share a few
+hundred combinations of periods, rate and anchor)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from memory_console.maintenance.plan import Reasons
+
+
+def grouped_reasons(
+    keys: Sequence[np.ndarray], build: Callable[[np.ndarray], list[str]]
+) -> Reasons:
+    """Reasons of rows whose text depends only on `keys` (arrays aligned with the rows).
+
+    `build(rows)` returns the texts of the given representative rows.
+    """
+    n = int(keys[0].shape[0]) if keys else 0
+    if n == 0:
+        return Reasons([], np.zeros(0, dtype=np.int64))
+    combined = np.zeros(n, dtype=np.int64)
+    for key in keys:
+        _, codes = np.unique(key, return_inverse=True)
+        codes = codes.reshape(-1).astype(np.int64)
+        combined = combined * (int(codes.max()) + 1) + codes
+        _, combined = np.unique(combined, return_inverse=True)  # dense again: no overflow
+        combined = combined.reshape(-1).astype(np.int64)
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    return Reasons(build(first), inverse.reshape(-1).astype(np.int64))

@@ -1,0 +1,188 @@
+"""undo(): restore what a run changed, except memories changed again since, which it reports."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_console.maintenance.errors import MaintenanceError
+from memory_console.maintenance.runs import Run
+from memory_console.store import NotFoundError, Store, bulk
+from memory_console.store.store import dumps, encode_fields
+from memory_console.timeutil import to_iso
+
+JSON_FIELDS = ("keywords", "metadata")
+
+
+@dataclass(frozen=True)
+class NotRestored:
+    """A memory undo left as it is, and why."""
+
+    id: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class UndoReport:
+    """What undo did: memories restored, memories the run created and undo deleted, and the
+    memories it could not restore."""
+
+    run_id: int
+    at: float
+    restored: list[int] = field(default_factory=list)
+    deleted: list[int] = field(default_factory=list)
+    not_restored: list[NotRestored] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "at": to_iso(self.at),
+            "restored": len(self.restored),
+            "deleted": self.deleted,
+            "not_restored": [{"id": n.id, "reason": n.reason} for n in self.not_restored],
+        }
+
+
+@dataclass
+class Touched:
+    """One memory as the run left it: first `before` and last `after` of each field."""
+
+    before: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] = field(default_factory=dict)
+    created: bool = False
+
+
+def undo(store: Store, run_id: int, *, now: float | None = None) -> UndoReport:
+    """Restore every field the run changed to its value before the run, in one transaction.
+
+    A memory the run touched that has any later event (an access, an edit, another run) or
+    whose values differ from what the run left is not restored and is reported instead.
+    Memories the run created (consolidate) are deleted, with a `purged` event, unless they
+    changed since. The run is marked undone with the report.
+    """
+    moment = time.time() if now is None else float(now)
+    with store.transaction(f"undoing run {run_id}") as conn:
+        row = bulk.run_row(conn, run_id)
+        if row is None:
+            raise NotFoundError(f"no maintenance run with id {run_id}")
+        run = Run.from_row(row)
+        if run.undone_at is not None:
+            raise MaintenanceError(f"run {run_id} was already undone at {to_iso(run.undone_at)}")
+        touched, last_event = touched_by(bulk.run_events(conn, run_id))
+        later = first_later_events(bulk.events_after(conn, last_event), touched)
+        names = sorted({"status"}.union(*(t.before.keys() | t.after.keys()
+                                           for t in touched.values())))
+        current = bulk.current_values(conn, list(touched), names)
+        report = UndoReport(run_id, moment)
+        restores: dict[int, dict[str, Any]] = {}
+        for ident, change in touched.items():
+            reason = refusal(ident, change, later, current, names)
+            if reason:
+                report.not_restored.append(NotRestored(ident, reason))
+            elif change.created:
+                report.deleted.append(ident)
+            else:
+                restores[ident] = change.before
+                report.restored.append(ident)
+        write_restores(conn, restores, len(touched))
+        store.write_events(undo_events(touched, restores, report, moment, run_id, current, names))
+        bulk.delete_memories(conn, report.deleted)
+        bulk.update_run(conn, run_id, {"undone_at": moment, "undo_report": dumps(report.to_json())})
+    store.notify("restored", report.restored)
+    store.notify("purged", report.deleted)
+    return report
+
+
+def touched_by(events: list[tuple[Any, ...]]) -> tuple[dict[int, Touched], int]:
+    """Per memory the run touched, its values before and after the run; the last event id."""
+    touched: dict[int, Touched] = {}
+    last = 0
+    for event_id, memory_id, kind, before_json, after_json in events:
+        last = max(last, event_id)
+        change = touched.setdefault(memory_id, Touched())
+        if kind == "created":
+            change.created = True
+        for name, value in json.loads(before_json or "{}").items():
+            change.before.setdefault(name, value)
+        change.after.update(json.loads(after_json or "{}"))
+    return touched, last
+
+
+def first_later_events(
+    events: list[tuple[Any, ...]], touched: dict[int, Touched]
+) -> dict[int, str]:
+    """Why each touched memory changed after the run, from its first later event."""
+    found: dict[int, str] = {}
+    for event_id, memory_id, kind, at, run_id in events:
+        if memory_id in touched and memory_id not in found:
+            by = f" by run {run_id}" if run_id is not None else ""
+            found[memory_id] = f"changed later: {kind}{by} at {to_iso(at)} (event {event_id})"
+    return found
+
+
+def refusal(
+    ident: int,
+    change: Touched,
+    later: dict[int, str],
+    current: dict[int, tuple[Any, ...]],
+    names: list[str],
+) -> str | None:
+    """Why the memory cannot be restored, or None."""
+    if ident in later:
+        return later[ident]
+    if ident not in current:
+        return "no longer in the store"
+    if change.created:
+        return None
+    values = dict(zip(names, current[ident], strict=True))
+    for name, after in change.after.items():
+        if name in values and not same(name, values[name], after):
+            return f"{name} changed since the run without an event"
+    return None
+
+
+def same(name: str, stored: Any, recorded: Any) -> bool:
+    """Whether a database value equals a value recorded in an event."""
+    if name in JSON_FIELDS:
+        return bool(json.loads(stored or "null") == recorded)
+    if name == "is_protected":
+        return bool(stored) == bool(recorded)
+    return bool(stored == recorded)
+
+
+def write_restores(conn: Any, restores: dict[int, dict[str, Any]], touched: int) -> None:
+    """UPDATE the memories back to their values before the run, grouped by fields."""
+    groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+    for ident, before in restores.items():
+        values = encode_fields(before)
+        if values:
+            groups.setdefault(tuple(values), []).append((*values.values(), ident))
+    columns = {name for names in groups for name in names}
+    with bulk.rebuilt_indexes(conn, columns, len(restores)):
+        for names, rows in groups.items():
+            bulk.update_memories(conn, names, rows, check_revision=False)
+
+
+def undo_events(
+    touched: dict[int, Touched],
+    restores: dict[int, dict[str, Any]],
+    report: UndoReport,
+    at: float,
+    run_id: int,
+    current: dict[int, tuple[Any, ...]],
+    names: list[str],
+) -> list[tuple[Any, ...]]:
+    """A `restored` event per restored memory and a `purged` one per deleted memory."""
+    note = f"undo of run {run_id}"
+    rows: list[tuple[Any, ...]] = []
+    for ident, before in restores.items():
+        rows.append((ident, at, "undo", "restored", dumps(touched[ident].after), dumps(before),
+                     run_id, note, None))
+    status = names.index("status")
+    for ident in report.deleted:
+        was = current[ident][status]
+        rows.append((ident, at, "undo", "purged", dumps({"status": was}), None, run_id,
+                     f"{note}: created by the run", None))
+    return rows
