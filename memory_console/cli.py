@@ -11,10 +11,10 @@ import sys
 from collections.abc import Sequence
 
 from memory_console import __version__
-from memory_console.commands import common, search_commands, store_commands
+from memory_console.commands import common, maintenance_commands, search_commands, store_commands
 from memory_console.store.errors import StoreError
 
-COMMAND_MODULES = (store_commands, search_commands)
+COMMAND_MODULES = (store_commands, search_commands, maintenance_commands)
 
 
 def build_parser() -> argparse.ArgumentParser:

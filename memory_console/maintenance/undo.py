@@ -47,11 +47,15 @@ class UndoReport:
 
 @dataclass
 class Touched:
-    """One memory as the run left it: first `before` and last `after` of each field."""
+    """One memory as the run left it: first `before` and last `after` of each field, and
+    their JSON texts when one event holds them all (reused by the undo event)."""
 
     before: dict[str, Any] = field(default_factory=dict)
     after: dict[str, Any] = field(default_factory=dict)
     created: bool = False
+    before_text: str | None = None
+    after_text: str | None = None
+    events: int = 0
 
 
 def undo(store: Store, run_id: int, *, now: float | None = None) -> UndoReport:
@@ -98,16 +102,33 @@ def undo(store: Store, run_id: int, *, now: float | None = None) -> UndoReport:
 def touched_by(events: list[tuple[Any, ...]]) -> tuple[dict[int, Touched], int]:
     """Per memory the run touched, its values before and after the run; the last event id."""
     touched: dict[int, Touched] = {}
+    parsed: dict[str, dict[str, Any]] = {}
     last = 0
     for event_id, memory_id, kind, before_json, after_json in events:
         last = max(last, event_id)
         change = touched.setdefault(memory_id, Touched())
+        change.events += 1
         if kind == "created":
             change.created = True
-        for name, value in json.loads(before_json or "{}").items():
+        if change.events == 1:
+            change.before_text = before_json
+        change.after_text = after_json
+        for name, value in loads(before_json, parsed).items():
             change.before.setdefault(name, value)
-        change.after.update(json.loads(after_json or "{}"))
+        change.after.update(loads(after_json, parsed))
     return touched, last
+
+
+def loads(text: str | None, parsed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Parsed event JSON; texts repeat a lot ({"status":"active"}), so they are cached."""
+    if not text:
+        return {}
+    value = parsed.get(text)
+    if value is None:
+        value = json.loads(text)
+        if len(parsed) < 100_000:
+            parsed[text] = value
+    return value
 
 
 def first_later_events(
@@ -178,8 +199,11 @@ def undo_events(
     note = f"undo of run {run_id}"
     rows: list[tuple[Any, ...]] = []
     for ident, before in restores.items():
-        rows.append((ident, at, "undo", "restored", dumps(touched[ident].after), dumps(before),
-                     run_id, note, None))
+        change = touched[ident]
+        single = change.events == 1 and change.before_text and change.after_text
+        before_text = change.after_text if single else dumps(change.after)
+        after_text = change.before_text if single else dumps(before)
+        rows.append((ident, at, "undo", "restored", before_text, after_text, run_id, note, None))
     status = names.index("status")
     for ident in report.deleted:
         was = current[ident][status]
