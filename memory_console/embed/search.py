@@ -17,6 +17,9 @@ Cancelled = Callable[[], bool]
 
 CANDIDATES = 50  # each part contributes at most this many ranked candidates to the fusion
 RRF_K = 60
+# Keyword hits count half in the fusion: on the labelled set (benchmarks/search_quality.py)
+# equal weights let OR-matched common words push paraphrase matches out of the top 5.
+PART_WEIGHTS = {"semantic": 1.0, "keyword": 0.5}
 MIN_COSINE = 0.2  # below this a "semantic" neighbour is unrelated (MiniLM: unrelated ~0-0.15)
 
 
@@ -111,7 +114,7 @@ class SearchEngine:
         rankings = {"semantic": [ident for ident, _ in semantic]}
         if not semantic_only:
             rankings["keyword"] = [record.id for record, _ in keyword]
-        fused = reciprocal_rank_fusion(rankings, k=RRF_K)
+        fused = reciprocal_rank_fusion(rankings, k=RRF_K, weights=PART_WEIGHTS)
         hits = []
         for ident, score, ranks in fused[:k]:
             record = records.get(ident)
