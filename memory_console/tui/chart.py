@@ -16,9 +16,10 @@ from memory_console.tui.story import Story
 PLOTEXT_LOCK = threading.Lock()
 BACKGROUND = re.compile(r"\x1b\[48;[0-9;]+m")
 PAST_COLOR = "cyan"
-FORECAST_COLOR = "magenta"
+FORECAST_COLOR = "yellow"
 FLOOR_COLOR = "red"
-NOW_COLOR = "yellow"
+NOW_COLOR = "gray"  # plotext's name; the legend uses Rich's NOW_STYLE
+NOW_STYLE = "grey58"
 MARKER = "hd"  # half blocks: drawn by every terminal font, unlike braille
 
 Series = list[tuple[float, float]]
@@ -120,5 +121,5 @@ def chart_legend(story: Story) -> Text:
     text.append("   ")
     text.append(f"── floor {story.forecast.threshold:.2f}", style=FLOOR_COLOR)
     text.append("   ")
-    text.append("│ now", style=NOW_COLOR)
+    text.append("│ now", style=NOW_STYLE)
     return text

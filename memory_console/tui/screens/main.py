@@ -9,7 +9,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.timer import Timer
 from textual.widgets import Footer, Header
 from textual.worker import get_current_worker
 
@@ -35,7 +34,6 @@ from memory_console.tui.widgets.search_bar import SearchBar
 from memory_console.tui.widgets.status_line import SORT_NAMES, StatusLine, progress_bar
 from memory_console.tui.widgets.topics import TopicsTree
 
-DETAIL_DELAY = 0.08  # seconds the cursor rests before the detail pane reads the story
 SEARCH_LIMIT = 100
 
 
@@ -44,15 +42,17 @@ class MainScreen(MemoryActionsScreen):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
     BINDINGS = [
+        Binding("question_mark", "app.help", "Help", id="main.help",
+                tooltip="Every key and what the console's words mean"),
         Binding("slash", "search", "Search", id="main.search",
                 tooltip="Search memories (keyword, or hybrid once the embedder is ready)"),
-        Binding("s", "sort", "Sort", id="main.sort", tooltip="Choose the column to sort by"),
         *MEMORY_ACTION_BINDINGS,
+        Binding("s", "sort", "Sort", id="main.sort", tooltip="Choose the column to sort by"),
         Binding("ctrl+f", "filter", "Filter", show=False, id="main.filter",
                 tooltip="Go to the filter bar (text, status, type, tier, owner, confidence)"),
         Binding("t", "topics", "Topics", show=False, id="main.topics",
                 tooltip="Go to the topics tree"),
-        Binding("escape", "back", "Back", show=False, id="main.back",
+        Binding("escape", "back", "Back", id="main.back",
                 tooltip="Clear the selection, or leave search results"),
         Binding("ctrl+r", "reload", "Reload", show=False, id="main.reload",
                 tooltip="Read the store again (changes made by other programs)"),
@@ -66,7 +66,8 @@ class MainScreen(MemoryActionsScreen):
         self.count: int | None = None
         self.search: tuple[str, str, list[SearchHit]] | None = None
         self.seen_revision = 0
-        self.detail_timer: Timer | None = None
+        self.paging: str | None = None  # "next"/"previous" while that page is being read
+        self.pending_moves = 0  # further moves the person made past the edge meanwhile
 
     @property
     def pager(self) -> Pager:
@@ -169,9 +170,11 @@ class MainScreen(MemoryActionsScreen):
         if message.page.view != self.view:
             return
         self.page = message.page
+        moves = self.pending_moves if self.paging == "next" else -self.pending_moves
+        self.paging, self.pending_moves = None, 0
         if self.search is None:
             self.table.show_records(message.page.rows, focus_id=message.focus_id,
-                                    focus_end=message.focus_end)
+                                    focus_end=message.focus_end, moves=moves)
         self.show_position()
 
     @on(CountLoaded)
@@ -200,6 +203,7 @@ class MainScreen(MemoryActionsScreen):
                                 focus_id=focus)
         self.table.focus()
         self.show_position()
+        self.refresh_bindings()
 
     def show_position(self) -> None:
         table = self.table
@@ -230,19 +234,21 @@ class MainScreen(MemoryActionsScreen):
         record = message.record
         hit = self.table.hits.get(record.id) if record is not None else None
         self.query_one(DetailPane).show(record, hit)
-        if self.detail_timer is not None:
-            self.detail_timer.stop()
         if record is not None:
-            self.detail_timer = self.set_timer(DETAIL_DELAY,
-                                               lambda: self.load_detail(record.id))
+            self.load_detail(record.id)
 
     @on(MemoryTable.EdgeReached)
     def _edge(self, message: MemoryTable.EdgeReached) -> None:
         if self.search is not None or self.page is None:
             return
+        if self.paging == message.direction:
+            self.pending_moves += 1  # keys held down while the page is read still count
+            return
         if message.direction == "next" and self.page.has_next:
+            self.paging, self.pending_moves = "next", 0
             self.load("next")
         elif message.direction == "previous" and self.page.has_previous:
+            self.paging, self.pending_moves = "previous", 0
             first = self.page.rows[0].id if self.page.rows else None
             self.load("previous", focus_before=first)
         elif message.direction == "first":
@@ -265,6 +271,7 @@ class MainScreen(MemoryActionsScreen):
     @on(MemoryTable.SelectionChanged)
     def _selection_changed(self) -> None:
         self.show_position()
+        self.refresh_bindings()
 
     # -- filters, topics, order -----------------------------------------------------------
 
@@ -304,6 +311,7 @@ class MainScreen(MemoryActionsScreen):
 
     def reset_view(self, *, keep_count: bool = False) -> None:
         self.page = None
+        self.paging, self.pending_moves = None, 0
         if not keep_count:
             self.count = None
             self.load_count(self.view)
@@ -313,6 +321,12 @@ class MainScreen(MemoryActionsScreen):
         self.show_position()
 
     # -- actions --------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back":
+            # Shown in the footer only when there is something to go back from.
+            return bool(self.table.selected) or self.search is not None
+        return super().check_action(action, parameters)
 
     def action_targets(self) -> list[int]:
         return self.table.targets()
@@ -366,6 +380,7 @@ class MainScreen(MemoryActionsScreen):
             self.table.show_records(self.page.rows)
         self.table.focus()
         self.show_position()
+        self.refresh_bindings()
 
     def action_back(self) -> None:
         if self.table.clear_selection():

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 from rich.console import Group
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Label, Static
 from textual.worker import get_current_worker
 
@@ -20,10 +21,11 @@ from memory_console.tui.formatting import shown, when
 from memory_console.tui.messages import ChartBuilt, StoryLoaded
 from memory_console.tui.screens.base import MEMORY_ACTION_BINDINGS, MemoryActionsScreen
 from memory_console.tui.story import Story, floor_line, load_story
+from memory_console.tui.widgets.chart import ConfidenceChart
 from memory_console.tui.widgets.detail import fields_table, memory_fields
 
 CHART_HEIGHT = 12
-RESIZE_DELAY = 0.15
+CHART_WIDTH = 60  # until the layout says how wide the chart's box is
 
 
 class StoryScreen(MemoryActionsScreen):
@@ -42,7 +44,6 @@ class StoryScreen(MemoryActionsScreen):
         self.reveal = reveal
         self.story: Story | None = None
         self.chart_width = 0
-        self.resize_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -53,7 +54,7 @@ class StoryScreen(MemoryActionsScreen):
                     yield Static(id="story-content")
                 with Vertical(id="story-chart-box"):
                     yield Label("confidence: past and forecast", classes="section")
-                    yield Static(id="story-chart")
+                    yield ConfidenceChart(id="story-chart")
                     yield Static(id="story-legend")
             yield Label("history", classes="section")
             yield DataTable(id="story-history", cursor_type="row", zebra_stripes=True)
@@ -87,28 +88,23 @@ class StoryScreen(MemoryActionsScreen):
     def _story_loaded(self, message: StoryLoaded) -> None:
         self.story = message.story
         self.render_story()
-        self.request_chart()
+        self.call_after_refresh(self.request_chart)  # once laid out, the chart's width is known
 
     @on(ChartBuilt)
     def _chart_built(self, message: ChartBuilt) -> None:
         if self.story is not None and message.memory_id == self.story.record.id:
-            self.query_one("#story-chart", Static).update(message.chart)
+            self.query_one(ConfidenceChart).update(message.chart)
 
     def request_chart(self) -> None:
         if self.story is None:
             return
-        width = self.query_one("#story-chart", Static).content_size.width or 60
+        width = self.query_one(ConfidenceChart).content_size.width or CHART_WIDTH
         self.chart_width = width
         self.fetch_chart(self.story, width)
 
-    def on_resize(self, event: events.Resize) -> None:
-        if self.resize_timer is not None:
-            self.resize_timer.stop()
-        self.resize_timer = self.set_timer(RESIZE_DELAY, self.chart_after_resize)
-
-    def chart_after_resize(self) -> None:
-        width = self.query_one("#story-chart", Static).content_size.width
-        if width and width != self.chart_width:
+    @on(ConfidenceChart.Resized)
+    def _chart_resized(self, message: ConfidenceChart.Resized) -> None:
+        if message.width and message.width != self.chart_width:
             self.request_chart()
 
     def render_story(self) -> None:
@@ -127,7 +123,7 @@ class StoryScreen(MemoryActionsScreen):
         if not self.reveal and shown(record.content, reveal=False) != record.content:
             content.append("\n(secrets masked: v reveals them)", style="italic dim")
         metadata = Text("\nmetadata: ", style="dim")
-        metadata.append(shown(str(record.metadata or {}), reveal=self.reveal))
+        metadata.append(shown(json.dumps(record.metadata, ensure_ascii=False), reveal=self.reveal))
         self.query_one("#story-content", Static).update(Group(content, metadata))
         legend = chart_legend(story)
         legend.append("\n")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from memory_console.embed.hits import SearchHit
@@ -22,6 +20,18 @@ def fields_table(rows: list[tuple[str, RenderableType]]) -> Table:
     for name, value in rows:
         grid.add_row(name, value)
     return grid
+
+
+def fields_text(rows: list[tuple[str, RenderableType]]) -> Text:
+    """The fields as aligned lines of text (cheaper to draw than a table, for the pane that
+    follows the cursor)."""
+    width = max(len(name) for name, _ in rows) + 1
+    text = Text()
+    for name, value in rows:
+        text.append(name.ljust(width), style="dim")
+        text.append(value if isinstance(value, Text) else str(value))
+        text.append("\n")
+    return text
 
 
 def memory_fields(record: MemoryRecord) -> list[tuple[str, RenderableType]]:
@@ -61,12 +71,13 @@ def hit_fields(hit: SearchHit) -> list[tuple[str, RenderableType]]:
     return [("search", "; ".join(parts))]
 
 
-class DetailPane(VerticalScroll):
-    """Title, fields, forecast line, content and keywords of one memory."""
+class DetailPane(Static):
+    """Title, fields, forecast line, content and keywords of one memory, cropped to the pane
+    (Enter opens the whole story). Its size comes from the layout, never from its content,
+    so following the cursor redraws the pane without a new layout of the screen."""
 
     DEFAULT_CSS = """
-    DetailPane { padding: 0 1; }
-    DetailPane > Static { width: 1fr; }
+    DetailPane { padding: 0 1; overflow: hidden; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -75,17 +86,13 @@ class DetailPane(VerticalScroll):
         self.hit: SearchHit | None = None
         self.story: Story | None = None
         self.reveal = False
-        self.can_focus = True
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="detail-body")
 
     def show(self, record: MemoryRecord | None, hit: SearchHit | None = None) -> None:
-        """Show a memory at once from its row; its story (forecast) follows via show_story."""
-        if self.story is not None and record is not None and self.story.record.id != record.id:
-            self.story = None
+        """Follow the cursor to a memory; the pane redraws once its story (with the forecast)
+        arrives, so a cursor move costs one redraw, not two."""
         self.record, self.hit = record, hit
-        self.render_body()
+        if record is None or (self.story is not None and self.story.record.id == record.id):
+            self.render_body()
 
     def show_story(self, story: Story) -> None:
         if self.record is not None and story.record.id == self.record.id:
@@ -93,26 +100,39 @@ class DetailPane(VerticalScroll):
             self.record = story.record
             self.render_body()
 
+    def on_resize(self) -> None:
+        self.render_body()
+
     def render_body(self) -> None:
-        body = self.query_one("#detail-body", Static)
         record = self.record
         if record is None:
-            body.update(Text("No memory here: change the filter or the topic.", style="dim"))
+            self.story = None
+            self.update(Text("No memory here: change the filter or the topic.", style="dim"),
+                        layout=False)
             return
         title = Text(f"#{record.id} ", style="dim")
         title.append(shown(record.title, reveal=self.reveal), style="bold")
         rows = memory_fields(record)
-        if self.story is not None:
+        if self.story is not None and self.story.record.id == record.id:
             rows.append(("forecast", self.story.forecast_text))
-        else:
-            rows.append(("forecast", Text("…", style="dim")))
         if self.hit is not None:
             rows += hit_fields(self.hit)
         content = Text(shown(record.content, reveal=self.reveal))
         keywords = Text("keywords: ", style="dim")
         keywords.append(", ".join(record.keywords) or "none")
-        parts: list[RenderableType] = [title, fields_table(rows), Text(""), content,
-                                       keywords]
+        fields = fields_text(rows)
+        fields.rstrip()
+        parts = [title, fields, content, keywords]
         if shown(record.content, reveal=False) != record.content and not self.reveal:
             parts.append(Text("secrets masked: press v to reveal", style="italic dim"))
-        body.update(Group(*parts))
+        self.update(self.cropped(parts), layout=False)
+
+    def cropped(self, parts: list[Text]) -> Text:
+        """The parts wrapped to the pane, the last visible line saying when more is hidden."""
+        width = self.content_size.width or 40
+        height = self.content_size.height or 12
+        lines = [line for part in parts for line in part.wrap(self.app.console, width)]
+        if len(lines) > height:
+            lines = lines[: max(0, height - 1)]
+            lines.append(Text("… Enter shows the whole story", style="italic dim"))
+        return Text("\n").join(lines)

@@ -91,16 +91,17 @@ class MemoryTable(DataTable[Text | str]):
         hits: list[SearchHit] | None = None,
         focus_id: int | None = None,
         focus_end: bool = False,
+        moves: int = 0,
     ) -> None:
         """Replace the rows; the cursor lands on `focus_id` if present, else the first (or
-        with focus_end the last) row."""
+        with focus_end the last) row, then `moves` rows further (negative: up)."""
         self.records = records
         self.search_mode = hits is not None
         self.hits = {hit.record.id: hit for hit in hits or []}
         row = len(records) - 1 if focus_end else 0
         if focus_id is not None:
             row = next((i for i, r in enumerate(records) if r.id == focus_id), row)
-        self.rebuild(max(0, row))
+        self.rebuild(max(0, min(len(records) - 1, row + moves)))
 
     def rebuild(self, cursor_row: int | None = None) -> None:
         """Draw the rows again (after a resize, a selection or a reveal)."""

@@ -1,0 +1,70 @@
+"""A 100,000-memory store opens and pages as fast as a tiny one (keyset paging, no full load)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_console.store import Store
+from tests import test_tui_support as support
+from tests.test_tui_support import NOW, console, settle
+
+demo_file = support.demo_file
+
+LARGE_COUNT = 100_000
+SIZE = (120, 36)
+PAGE_KEYS = 12  # page-downs: a screenful each, crossing two page boundaries of 100 rows
+RATIO = 3.0  # what the large store may cost over the tiny one, with room for a busy machine
+
+
+@pytest.fixture(scope="session")
+def large_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from memory_console.ingest.demo import build_demo
+
+    path = tmp_path_factory.mktemp("console-large") / "large.db"
+    build_demo(path, count=LARGE_COUNT, seed=11, now=NOW)
+    return path
+
+
+async def measure(path: Path, tmp_path: Path) -> tuple[float, float, int]:
+    """Seconds to the first screen of memories, seconds for the page-downs, pages crossed."""
+    copy = tmp_path / f"{path.stem}-copy.db"
+    shutil.copy(path, copy)
+    with Store(copy, actor="tui") as store:
+        started = time.perf_counter()
+        app = console(store)
+        async with app.run_test(size=SIZE) as pilot:
+            screen: Any = app.screen
+            while not screen.table.records:
+                await pilot.pause()
+            opened = time.perf_counter() - started
+            await settle(pilot)
+            first_page = screen.page
+            started = time.perf_counter()
+            for _ in range(PAGE_KEYS):
+                await pilot.press("pagedown")
+            await settle(pilot)
+            moved = time.perf_counter() - started
+            assert screen.page is not first_page
+            pages = screen.page.number - 1
+            assert screen.table.current is not None
+    return opened, moved, pages
+
+
+@pytest.mark.slow
+async def test_large_store_opens_and_pages_like_a_tiny_one(
+    demo_file: Path, large_file: Path, tmp_path: Path
+) -> None:
+    await measure(demo_file, tmp_path)  # warm-up: one-time imports and caches
+    tiny_open, tiny_moves, _ = await measure(demo_file, tmp_path)
+    large_open, large_moves, pages = await measure(large_file, tmp_path)
+    print(f"\nfirst screen: tiny {tiny_open:.3f}s, {LARGE_COUNT:,} memories {large_open:.3f}s;"
+          f" {PAGE_KEYS} page-downs ({pages} pages): tiny {tiny_moves:.3f}s,"
+          f" large {large_moves:.3f}s (ratio {large_moves / tiny_moves:.2f})")
+    assert pages >= 1
+    assert large_open < RATIO * tiny_open
+    assert large_moves < RATIO * tiny_moves
