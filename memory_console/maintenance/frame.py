@@ -42,6 +42,7 @@ class Frame:
         }
         self._values["is_protected"] = bulk.decode(codes, "is_protected")
         self.touched = np.zeros(self.ids.shape[0], dtype=np.bool_)
+        self._strings: dict[str, np.ndarray] = {}
 
     @classmethod
     def load(cls, store: Store, scope: str, extra: Sequence[str] = ()) -> Frame:
@@ -57,7 +58,9 @@ class Frame:
     def column(self, name: str) -> np.ndarray:
         """A column as the policy functions take it (categorical ones as strings)."""
         if name in self._codes:
-            return self._vocab[name][self._codes[name]]
+            if name not in self._strings:
+                self._strings[name] = self._vocab[name][self._codes[name]]
+            return self._strings[name]
         if name not in self._values and name in bulk.EXTRA_COLUMNS and self.store is not None:
             # Planning runs in one snapshot, so a late column lines up with the others.
             self._values[name] = bulk.load_column(self.store.connection, self.scope, name)
@@ -83,6 +86,7 @@ class Frame:
     def set(self, rows: np.ndarray, name: str, values: Any) -> None:
         """Write values into a column at the given rows (unloaded columns are skipped)."""
         if name in self._codes:
+            self._strings.pop(name, None)
             vocabulary = bulk.CATEGORIES[name]
             lookup = {value: position for position, value in enumerate(vocabulary)}
             after = np.asarray(values, dtype=object)

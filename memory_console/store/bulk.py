@@ -60,16 +60,38 @@ RUN_COLUMNS = (
 )
 
 
-def category_sql(name: str) -> str:
-    """CASE expression giving the vocabulary position of a categorical column."""
+# The values each scope's WHERE leaves possible, so the code needs fewer comparisons.
+SCOPE_VALUES: dict[str, dict[str, tuple[Any, ...]]] = {
+    "decaying": {"status": ("active",), "decay_policy": ("standard", "aggressive"),
+                 "memory_type": ("episodic", "procedural"), "is_protected": (0,)},
+    "maintainable": {"status": ("active",), "is_protected": (0,)},
+    "active": {"status": ("active",)},
+}
+
+
+def category_sql(name: str, possible: tuple[Any, ...] | None = None) -> str:
+    """SQL giving the vocabulary position of a categorical column's value (the last
+    position for anything else); `possible` narrows the values the rows can hold."""
     values = CATEGORIES[name]
-    whens = " ".join(f"WHEN '{value}' THEN {position}" for position, value in enumerate(values))
-    return f"(CASE {name} {whens} ELSE {len(values)} END)"
+    if possible is None:
+        cases, other = list(enumerate(values)), len(values)
+    else:
+        positions = [values.index(value) for value in possible]
+        cases, other = [(p, values[p]) for p in positions[:-1]], positions[-1]
+    if not cases:
+        return str(other)
+    whens = " ".join(f"WHEN '{value}' THEN {position}" for position, value in cases)
+    return f"(CASE {name} {whens} ELSE {other} END)"
 
 
-def code_sql() -> str:
-    parts = [f"{CATEGORY_SHIFTS[name][0]} * {category_sql(name)}" for name in CATEGORIES]
-    return " + ".join(parts) + f" + {PROTECTED_BIT} * is_protected"
+def code_sql(scope: str = "active") -> str:
+    """The packed categorical code of a row of `scope`, as a SQL expression."""
+    known = SCOPE_VALUES.get(scope, {})
+    parts = [f"{CATEGORY_SHIFTS[name][0]} * {category_sql(name, known.get(name))}"
+             for name in CATEGORIES]
+    protected = known.get("is_protected")
+    flag = str(protected[0]) if protected and len(protected) == 1 else "is_protected"
+    return " + ".join(parts) + f" + {PROTECTED_BIT} * {flag}"
 
 
 def decode(codes: np.ndarray, name: str) -> np.ndarray:
@@ -89,7 +111,7 @@ def load_memory_arrays(
     it a consistent snapshot."""
     names = [name for name, _ in BASE_COLUMNS] + list(extra)
     dtype = np.dtype(list(BASE_COLUMNS) + [(name, EXTRA_COLUMNS[name]) for name in extra])
-    select = ["id", "revision", code_sql(), "confidence", "base_confidence", "retrieval_count",
+    select = ["id", "revision", code_sql(scope), "confidence", "base_confidence", "retrieval_count",
               "created_at", "ifnull(last_accessed_at, -1e999)", *extra]
     # A full scan in rowid order beats walking the status index when most rows are active.
     sql = f"SELECT {', '.join(select)} FROM memory NOT INDEXED WHERE {SCOPES[scope]} ORDER BY id"
