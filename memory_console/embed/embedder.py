@@ -1,0 +1,450 @@
+"""The local ONNX sentence embedder: its manifest, file checks and batched embeddings."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import memory_console
+
+if TYPE_CHECKING:
+    import onnxruntime
+    import tokenizers
+
+MANIFEST_ENV = "MEMORY_CONSOLE_MODEL_MANIFEST"
+POOLINGS = ("mean", "cls")
+INPUT_ROLES = ("input_ids", "attention_mask", "token_type_ids")
+_ONNX_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
+_HASH_CHUNK_BYTES = 1 << 20
+
+# sha256 of files already read in this process, keyed by (path, size, mtime_ns): a second
+# load() of the same model skips re-reading 23 MB, and a replaced file is hashed again.
+_hash_cache: dict[tuple[str, int, int], str] = {}
+_hash_cache_lock = threading.Lock()
+
+
+class ModelError(Exception):
+    """The embedding model cannot be used; the message says what is wrong and how to fix it."""
+
+
+def default_manifest_path() -> Path:
+    """The manifest named by MEMORY_CONSOLE_MODEL_MANIFEST, else the repository's models/."""
+    configured = os.environ.get(MANIFEST_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    return Path(memory_console.__file__).parent.parent / "models" / "manifest.json"
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """One file of the model bundle, where it was found and what it must hash to."""
+
+    role: str
+    label: str
+    path: Path
+    size: int
+    sha256: str
+    missing_fix: str
+    mismatch_fix: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A parsed model manifest with its files resolved to paths (nothing checked yet)."""
+
+    path: Path
+    model_id: str
+    dim: int
+    max_sequence_length: int
+    pooling: str
+    normalize: bool
+    input_names: dict[str, str]
+    output_name: str
+    onnx: ModelFile
+    tokenizer: ModelFile
+
+    @property
+    def files(self) -> tuple[ModelFile, ModelFile]:
+        return (self.onnx, self.tokenizer)
+
+
+def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    value = data.get(key)
+    # bool is an int in Python; a manifest's true is not a size.
+    if not isinstance(value, kind) or isinstance(value, bool) != (kind is bool):
+        raise ModelError(
+            f"model manifest {where}: '{key}' must be a {kind.__name__}; fix the manifest"
+        )
+    return value
+
+
+def _resolve_file(role: str, entry: Any, manifest_path: Path) -> ModelFile:
+    where = f"{manifest_path} files.{role}"
+    if not isinstance(entry, dict):
+        raise ModelError(f"model manifest {where}: missing or not an object; fix the manifest")
+    size = _field(entry, "size", int, where)
+    sha256 = _field(entry, "sha256", str, where).lower()
+    if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+        raise ModelError(
+            f"model manifest {where}: 'sha256' must be 64 hex digits; fix the manifest"
+        )
+    if "package" in entry:
+        package = _field(entry, "package", str, where)
+        inner = _field(entry, "path_in_package", str, where)
+        version = entry.get("package_version")
+        requirement = f"{package}=={version}" if version else package
+        try:
+            distribution = importlib.metadata.distribution(package)
+        except importlib.metadata.PackageNotFoundError:
+            raise ModelError(
+                f"model file missing: {inner} (package {package} is not installed); "
+                f"install it with: pip install {requirement}"
+            ) from None
+        reinstall = f"reinstall it with: pip install --force-reinstall {requirement}"
+        if version and distribution.version != version:
+            reinstall = (
+                f"{package} {distribution.version} is installed but the manifest names {version}; "
+                + reinstall
+            )
+        return ModelFile(
+            role=role,
+            label=inner,
+            path=Path(str(distribution.locate_file(inner))),
+            size=size,
+            sha256=sha256,
+            missing_fix=reinstall,
+            mismatch_fix=reinstall,
+        )
+    raw = _field(entry, "path", str, where)
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = manifest_path.parent / path
+    source = entry.get("source")
+    origin = f" (it comes from {source})" if source else ""
+    return ModelFile(
+        role=role,
+        label=str(path),
+        path=path,
+        size=size,
+        sha256=sha256,
+        missing_fix=f"put the file there{origin} or change files.{role}.path in {manifest_path}",
+        mismatch_fix=(
+            f"restore the original file{origin}, or if you replaced it on purpose, "
+            f"put its size and sha256 in {manifest_path}"
+        ),
+    )
+
+
+def read_manifest(manifest_path: str | os.PathLike[str] | None = None) -> Manifest:
+    """Parse a manifest and resolve its files; default_manifest_path() when none is given."""
+    path = Path(manifest_path).expanduser() if manifest_path else default_manifest_path()
+    if not path.is_file():
+        raise ModelError(
+            f"model manifest missing: {path}; set {MANIFEST_ENV} to a manifest.json "
+            "or restore models/manifest.json from the repository"
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(
+            f"model manifest {path} cannot be read ({exc}); fix or restore it"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ModelError(f"model manifest {path} must hold a JSON object; fix or restore it")
+    where = str(path)
+    pooling = _field(data, "pooling", str, where)
+    if pooling not in POOLINGS:
+        raise ModelError(f"model manifest {where}: pooling must be one of {', '.join(POOLINGS)}")
+    inputs = data.get("inputs", {role: role for role in INPUT_ROLES})
+    if (
+        not isinstance(inputs, dict)
+        or not {"input_ids", "attention_mask"} <= inputs.keys()
+        or not inputs.keys() <= set(INPUT_ROLES)
+        or not all(isinstance(name, str) for name in inputs.values())
+    ):
+        raise ModelError(
+            f"model manifest {where}: 'inputs' must map input_ids, attention_mask and optionally "
+            "token_type_ids to the ONNX graph's input names; fix the manifest"
+        )
+    files = data.get("files")
+    if not isinstance(files, dict):
+        raise ModelError(f"model manifest {where}: 'files' must be an object; fix the manifest")
+    dim = _field(data, "dimensions", int, where)
+    max_length = _field(data, "max_sequence_length", int, where)
+    if dim < 1 or max_length < 2:
+        raise ModelError(
+            f"model manifest {where}: dimensions and max_sequence_length must be positive"
+        )
+    return Manifest(
+        path=path,
+        model_id=_field(data, "model_id", str, where),
+        dim=dim,
+        max_sequence_length=max_length,
+        pooling=pooling,
+        normalize=_field(data, "normalize", bool, where),
+        input_names=dict(inputs),
+        output_name=_field(data, "output", str, where),
+        onnx=_resolve_file("onnx", files.get("onnx"), path),
+        tokenizer=_resolve_file("tokenizer", files.get("tokenizer"), path),
+    )
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 hex digest of a file, remembered per (path, size, mtime) for this process."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    with _hash_cache_lock:
+        cached = _hash_cache.get(key)
+    if cached is not None:
+        return cached
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK_BYTES):
+            digest.update(chunk)
+    hexdigest = digest.hexdigest()
+    with _hash_cache_lock:
+        _hash_cache[key] = hexdigest
+    return hexdigest
+
+
+def verify_manifest(manifest: Manifest) -> None:
+    """Check that every file exists with the manifest's size and sha256; raise ModelError if not."""
+    for file in manifest.files:
+        if not file.path.is_file():
+            raise ModelError(f"model file missing: {file.label}; {file.missing_fix}")
+        size = file.path.stat().st_size
+        if size != file.size:
+            raise ModelError(
+                f"model file {file.path} has {size} bytes but the manifest expects {file.size}; "
+                f"{file.mismatch_fix}"
+            )
+        actual = file_sha256(file.path)
+        if actual != file.sha256:
+            raise ModelError(
+                f"sha256 mismatch for {file.path}: expected {file.sha256}, got {actual}; "
+                f"{file.mismatch_fix}"
+            )
+
+
+def content_hash(text: str) -> str:
+    """sha256 hex digest of the exact text that is embedded (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def embedding_text(title: str, content: str, keywords: Iterable[str] | None = None) -> str:
+    """The text embedded for a memory: "Title. Content Keywords: a, b" with whitespace collapsed.
+
+    The title is left out when it is empty or the content already starts with it (titles are
+    often the first sentence); a title without closing punctuation gets a full stop; keywords are
+    stripped, de-duplicated ignoring case and kept in their given order.
+    """
+    title = " ".join(title.split())
+    content = " ".join(content.split())
+    parts: list[str] = []
+    bare_title = title.rstrip(".…").rstrip()
+    if bare_title and not content.casefold().startswith(bare_title.casefold()):
+        parts.append(title if title[-1] in ".!?:;…" else f"{title}.")
+    if content:
+        parts.append(content)
+    seen: set[str] = set()
+    unique_keywords: list[str] = []
+    for keyword in keywords or ():
+        keyword = " ".join(keyword.split())
+        if keyword and keyword.casefold() not in seen:
+            seen.add(keyword.casefold())
+            unique_keywords.append(keyword)
+    if unique_keywords:
+        parts.append("Keywords: " + ", ".join(unique_keywords) + ".")
+    return " ".join(parts)
+
+
+class Embedder:
+    """One ONNX session and tokenizer turning texts into L2-normalised float32 vectors.
+
+    Build it with Embedder.load(); it is safe to share between threads.
+    """
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        session: onnxruntime.InferenceSession,
+        tokenizer: tokenizers.Tokenizer,
+        threads: int,
+    ) -> None:
+        self._manifest = manifest
+        self._session = session
+        self._tokenizer = tokenizer
+        self._threads = threads
+        graph_inputs = {graph_input.name: graph_input for graph_input in session.get_inputs()}
+        self._feeds = [
+            (role, name, _ONNX_INT_TYPES.get(graph_inputs[name].type, np.int64))
+            for role, name in manifest.input_names.items()
+        ]
+
+    @classmethod
+    def load(
+        cls, manifest_path: str | os.PathLike[str] | None = None, threads: int = 2
+    ) -> Embedder:
+        """Check the manifest's files, then open the model and tokenizer it names.
+
+        threads is onnxruntime's intra-op thread count (0 lets onnxruntime decide).
+        """
+        if threads < 0:
+            raise ValueError(f"threads must be 0 or more, not {threads}")
+        manifest = read_manifest(manifest_path)
+        verify_manifest(manifest)
+        try:
+            import onnxruntime
+            import tokenizers
+        except ImportError as exc:
+            raise ModelError(
+                f"cannot import {exc.name}; install it with: pip install onnxruntime tokenizers"
+            ) from exc
+        tokenizer = _open_tokenizer(manifest, tokenizers)
+        session = _open_session(manifest, onnxruntime, threads)
+        return cls(manifest, session, tokenizer, threads)
+
+    @property
+    def model_id(self) -> str:
+        return self._manifest.model_id
+
+    @property
+    def dim(self) -> int:
+        return self._manifest.dim
+
+    @property
+    def max_sequence_length(self) -> int:
+        return self._manifest.max_sequence_length
+
+    @property
+    def manifest(self) -> Manifest:
+        return self._manifest
+
+    @property
+    def tokenizer(self) -> tokenizers.Tokenizer:
+        """The tokenizer, padding each batch to its longest text and truncating long ones."""
+        return self._tokenizer
+
+    def __repr__(self) -> str:
+        return f"Embedder(model_id={self.model_id!r}, dim={self.dim}, threads={self._threads})"
+
+    def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """Embed texts into a float32 array [len(texts), dim], one row per text, in order."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts; use embed_query() for one text")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        vectors = np.empty((len(texts), self.dim), dtype=np.float32)
+        # Texts of similar length share a batch, so padding to the batch's longest costs little.
+        order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            vectors[batch] = self._embed_batch([texts[index] for index in batch])
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one text into a float32 vector [dim]."""
+        return self._embed_batch([text])[0]
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        columns = {
+            "input_ids": [encoding.ids for encoding in encodings],
+            "attention_mask": [encoding.attention_mask for encoding in encodings],
+            "token_type_ids": [encoding.type_ids for encoding in encodings],
+        }
+        feeds = {name: np.array(columns[role], dtype=dtype) for role, name, dtype in self._feeds}
+        mask = np.array(columns["attention_mask"], dtype=np.float32)
+        hidden = self._session.run([self._manifest.output_name], feeds)[0]
+        if hidden.ndim != 3 or hidden.shape[2] != self.dim:
+            raise ModelError(
+                f"model output {self._manifest.output_name} has shape {hidden.shape}, expected "
+                f"[batch, sequence, {self.dim}]; fix output or dimensions in {self._manifest.path}"
+            )
+        if self._manifest.pooling == "mean":
+            summed = np.matmul(mask[:, None, :], hidden)[:, 0, :]
+            pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
+        else:
+            pooled = hidden[:, 0, :]
+        pooled = pooled.astype(np.float32, copy=False)
+        if self._manifest.normalize:
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            pooled = pooled / np.maximum(norms, np.float32(1e-12))
+        return pooled
+
+
+def _open_tokenizer(manifest: Manifest, tokenizers_module: Any) -> tokenizers.Tokenizer:
+    path = manifest.tokenizer.path
+    try:
+        tokenizer = tokenizers_module.Tokenizer.from_file(str(path))
+    except Exception as exc:
+        raise ModelError(
+            f"cannot read tokenizer {path} ({exc}); {manifest.tokenizer.mismatch_fix}"
+        ) from exc
+    shipped = tokenizer.padding
+    if shipped:
+        pad_id, pad_token, pad_type_id = (
+            shipped["pad_id"],
+            shipped["pad_token"],
+            shipped["pad_type_id"],
+        )
+    else:
+        pad_token, pad_type_id = "[PAD]", 0
+        pad_id = tokenizer.token_to_id(pad_token) or 0
+    # The shipped file pads every text to a fixed 128 tokens, about 3 times slower than padding
+    # each batch to its longest text.
+    tokenizer.no_padding()
+    tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token, pad_type_id=pad_type_id)
+    tokenizer.no_truncation()
+    tokenizer.enable_truncation(max_length=manifest.max_sequence_length)
+    return tokenizer
+
+
+def _open_session(
+    manifest: Manifest, onnxruntime_module: Any, threads: int
+) -> onnxruntime.InferenceSession:
+    options = onnxruntime_module.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime_module.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = onnxruntime_module.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    path = manifest.onnx.path
+    try:
+        session = onnxruntime_module.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:
+        raise ModelError(
+            f"cannot load ONNX model {path} ({exc}); {manifest.onnx.mismatch_fix}"
+        ) from exc
+    graph_inputs = {graph_input.name for graph_input in session.get_inputs()}
+    named = set(manifest.input_names.values())
+    if named != graph_inputs:
+        raise ModelError(
+            f"model {path} takes inputs {sorted(graph_inputs)} but the manifest names "
+            f"{sorted(named)}; fix 'inputs' in {manifest.path}"
+        )
+    outputs = {graph_output.name: graph_output for graph_output in session.get_outputs()}
+    output = outputs.get(manifest.output_name)
+    if output is None:
+        raise ModelError(
+            f"model {path} has no output {manifest.output_name!r} (it has {sorted(outputs)}); "
+            f"fix 'output' in {manifest.path}"
+        )
+    width = output.shape[-1] if output.shape else None
+    if isinstance(width, int) and width != manifest.dim:
+        raise ModelError(
+            f"model {path} outputs {width} dimensions but the manifest says {manifest.dim}; "
+            f"fix 'dimensions' in {manifest.path}"
+        )
+    return session

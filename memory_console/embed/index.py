@@ -1,0 +1,254 @@
+"""An exact in-memory cosine index over L2-normalised float32 vectors, updated in place."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+import numpy as np
+
+_MIN_CAPACITY = 1024
+_NORMALISE_CHUNK_ROWS = 65536
+# Below this share of the rows, a filtered search scores only the allowed rows; above it one
+# sequential product over the whole matrix beats the random-access gather.
+_GATHER_FRACTION = 0.2
+# Allowed rows are gathered in blocks small enough to stay in cache while they are scored.
+_GATHER_BLOCK_ROWS = 1024
+
+
+class VectorIndex:
+    """Exact top-k cosine search over (id, vector) pairs, kept in step by add() and remove().
+
+    Rows live in one contiguous float32 matrix whose first len(self) rows are all live: a removal
+    moves the last rows into the holes, so a search never meets a dead row and the matrix never
+    needs rebuilding. Capacity doubles when full. Ids map to rows through a sorted id array
+    (vectorised searchsorted look-ups), so any int64 ids work. Vectors are L2-normalised on the
+    way in, so scores are cosine similarities. Thread-safe: one lock guards reads and writes.
+    """
+
+    def __init__(self, dim: int, capacity: int = 0) -> None:
+        if dim < 1:
+            raise ValueError(f"dim must be positive, not {dim}")
+        self._dim = dim
+        self._lock = threading.RLock()
+        self._count = 0
+        capacity = max(capacity, 0)
+        self._matrix = np.zeros((capacity, dim), dtype=np.float32)
+        self._id_of_row = np.full(capacity, -1, dtype=np.int64)
+        self._sorted_ids = np.empty(0, dtype=np.int64)
+        self._row_of_sorted = np.empty(0, dtype=np.int64)
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def capacity(self) -> int:
+        return self._matrix.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the matrix (at capacity) and the id maps."""
+        return (
+            self._matrix.nbytes
+            + self._id_of_row.nbytes
+            + self._sorted_ids.nbytes
+            + self._row_of_sorted.nbytes
+        )
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, int | np.integer) or isinstance(item, bool):
+            return False
+        with self._lock:
+            found, _ = self._rows_of(np.array([item], dtype=np.int64))
+            return bool(found[0])
+
+    def __repr__(self) -> str:
+        return f"VectorIndex(dim={self._dim}, len={self._count}, capacity={self.capacity})"
+
+    def ids(self) -> np.ndarray:
+        """All ids in the index, ascending."""
+        with self._lock:
+            return self._sorted_ids.copy()
+
+    def get(self, ids: Iterable[int] | np.ndarray) -> np.ndarray:
+        """The stored (normalised) vectors of ids, in the given order; KeyError if one is absent."""
+        wanted = _as_ids(ids)
+        with self._lock:
+            found, rows = self._rows_of(wanted)
+            if not found.all():
+                raise KeyError(int(wanted[~found][0]))
+            return self._matrix[rows]
+
+    def reserve(self, capacity: int) -> None:
+        """Grow the matrix to hold at least capacity vectors without further copies."""
+        with self._lock:
+            if capacity > self.capacity:
+                self._grow_to(capacity)
+
+    def add(self, ids: Iterable[int] | np.ndarray, vectors: np.ndarray) -> None:
+        """Insert or replace vectors by id; within one call the last vector of an id wins."""
+        new_ids = _as_ids(ids)
+        matrix_in = np.asarray(vectors, dtype=np.float32)
+        if matrix_in.ndim == 1 and new_ids.size == 1:
+            matrix_in = matrix_in[None, :]
+        if matrix_in.shape != (new_ids.size, self._dim):
+            raise ValueError(
+                f"vectors must have shape ({new_ids.size}, {self._dim}), not {matrix_in.shape}"
+            )
+        if new_ids.size == 0:
+            return
+        order = np.argsort(new_ids, kind="stable")
+        sorted_ids = new_ids[order]
+        is_last = np.append(sorted_ids[1:] != sorted_ids[:-1], True)
+        if not is_last.all():
+            new_ids, matrix_in = sorted_ids[is_last], matrix_in[order[is_last]]
+        with self._lock:
+            found, rows = self._rows_of(new_ids)
+            if found.any():
+                self._matrix[rows[found]] = _normalised(matrix_in[found])
+            fresh = ~found
+            fresh_count = int(fresh.sum())
+            if fresh_count == 0:
+                return
+            start, stop = self._count, self._count + fresh_count
+            if stop > self.capacity:
+                self._grow_to(max(stop, 2 * self.capacity, _MIN_CAPACITY))
+            fresh_ids = new_ids[fresh]
+            self._matrix[start:stop] = matrix_in[fresh] if fresh_count < new_ids.size else matrix_in
+            _normalise_in_place(self._matrix[start:stop])
+            self._id_of_row[start:stop] = fresh_ids
+            fresh_rows = np.arange(start, stop, dtype=np.int64)
+            order = np.argsort(fresh_ids, kind="stable")
+            positions = np.searchsorted(self._sorted_ids, fresh_ids[order])
+            self._sorted_ids = np.insert(self._sorted_ids, positions, fresh_ids[order])
+            self._row_of_sorted = np.insert(self._row_of_sorted, positions, fresh_rows[order])
+            self._count = stop
+
+    def remove(self, ids: Iterable[int] | np.ndarray) -> int:
+        """Remove ids (absent ones are ignored); returns how many were removed."""
+        gone_ids = _sorted_unique(_as_ids(ids))
+        with self._lock:
+            found, rows = self._rows_of(gone_ids)
+            gone_rows = rows[found]
+            removed = gone_rows.size
+            if removed == 0:
+                return 0
+            new_count = self._count - removed
+            # Live rows from the tail fill the holes left below the new end.
+            holes = np.sort(gone_rows[gone_rows < new_count])
+            tail = np.arange(new_count, self._count, dtype=np.int64)
+            movers = tail[~np.isin(tail, gone_rows, assume_unique=True)]
+            keep = np.ones(self._sorted_ids.size, dtype=bool)
+            keep[np.searchsorted(self._sorted_ids, gone_ids[found])] = False
+            if holes.size:
+                self._matrix[holes] = self._matrix[movers]
+                moved_ids = self._id_of_row[movers]
+                self._id_of_row[holes] = moved_ids
+                self._row_of_sorted[np.searchsorted(self._sorted_ids, moved_ids)] = holes
+            self._sorted_ids = self._sorted_ids[keep]
+            self._row_of_sorted = self._row_of_sorted[keep]
+            self._matrix[new_count : self._count] = 0.0
+            self._id_of_row[new_count : self._count] = -1
+            self._count = new_count
+            return removed
+
+    def search(
+        self, query: np.ndarray, k: int, allowed_ids: Iterable[int] | np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The k ids most cosine-similar to query, best first, as (int64 ids, float32 scores).
+
+        allowed_ids, when given, limits the candidates before ranking (filters such as owner,
+        topic or status arrive here as an id set); ids not in the index are ignored. Equal
+        scores are ordered by ascending id.
+        """
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
+        if vector.size != self._dim:
+            raise ValueError(f"query must have {self._dim} dimensions, not {vector.size}")
+        norm = float(np.linalg.norm(vector))
+        if norm > 0.0:
+            vector = vector / np.float32(norm)
+        with self._lock:
+            if allowed_ids is None:
+                rows = None
+                scores = self._matrix[: self._count] @ vector
+            else:
+                found, candidate_rows = self._rows_of(_as_ids(allowed_ids))
+                rows = _sorted_unique(candidate_rows[found])
+                if rows.size < _GATHER_FRACTION * self._count:
+                    scores = self._scores_of_rows(rows, vector)
+                else:
+                    scores = (self._matrix[: self._count] @ vector)[rows]
+            k = min(max(k, 0), scores.size)
+            if k == 0:
+                return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+            if k < scores.size:
+                top = np.argpartition(scores, scores.size - k)[scores.size - k :]
+            else:
+                top = np.arange(scores.size)
+            top_rows = top if rows is None else rows[top]
+            top_ids = self._id_of_row[top_rows]
+            top_scores = scores[top]
+            order = np.lexsort((top_ids, -top_scores))
+            return top_ids[order], top_scores[order].astype(np.float32, copy=False)
+
+    def _scores_of_rows(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        scores = np.empty(rows.size, dtype=np.float32)
+        block = np.empty((min(rows.size, _GATHER_BLOCK_ROWS), self._dim), dtype=np.float32)
+        for start in range(0, rows.size, _GATHER_BLOCK_ROWS):
+            part = rows[start : start + _GATHER_BLOCK_ROWS]
+            rows_block = block[: part.size]
+            np.take(self._matrix, part, axis=0, out=rows_block, mode="clip")
+            np.dot(rows_block, vector, out=scores[start : start + part.size])
+        return scores
+
+    def _rows_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(found mask, row of each id; meaningless where not found)."""
+        if self._sorted_ids.size == 0:
+            return np.zeros(ids.size, dtype=bool), np.zeros(ids.size, dtype=np.int64)
+        positions = np.searchsorted(self._sorted_ids, ids)
+        np.minimum(positions, self._sorted_ids.size - 1, out=positions)
+        found = self._sorted_ids[positions] == ids
+        return found, self._row_of_sorted[positions]
+
+    def _grow_to(self, capacity: int) -> None:
+        matrix = np.zeros((capacity, self._dim), dtype=np.float32)
+        matrix[: self._count] = self._matrix[: self._count]
+        id_of_row = np.full(capacity, -1, dtype=np.int64)
+        id_of_row[: self._count] = self._id_of_row[: self._count]
+        self._matrix, self._id_of_row = matrix, id_of_row
+
+
+def _as_ids(ids: Iterable[int] | np.ndarray) -> np.ndarray:
+    array = np.asarray(ids if isinstance(ids, np.ndarray) else list(ids))
+    if array.size == 0:
+        return np.empty(0, dtype=np.int64)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError("ids must be a one-dimensional array of integers")
+    return array.astype(np.int64, copy=False)
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """np.unique for int64 arrays, by one sort (numpy 2's np.unique is slower here)."""
+    ordered = np.sort(values)
+    if ordered.size < 2:
+        return ordered
+    return ordered[np.append(True, ordered[1:] != ordered[:-1])]
+
+
+def _normalised(vectors: np.ndarray) -> np.ndarray:
+    result = np.array(vectors, dtype=np.float32, copy=True)
+    _normalise_in_place(result)
+    return result
+
+
+def _normalise_in_place(vectors: np.ndarray) -> None:
+    """Scale rows to unit length in chunks (no full-size temporary); zero rows stay zero."""
+    for start in range(0, vectors.shape[0], _NORMALISE_CHUNK_ROWS):
+        chunk = vectors[start : start + _NORMALISE_CHUNK_ROWS]
+        norms = np.sqrt(np.einsum("ij,ij->i", chunk, chunk))
+        norms[norms == 0.0] = 1.0
+        chunk /= norms[:, None]

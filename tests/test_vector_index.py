@@ -1,0 +1,155 @@
+"""Tests of VectorIndex against brute force, and of reciprocal rank fusion."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from memory_console.embed import FusedHit, VectorIndex, reciprocal_rank_fusion
+
+DIM = 16
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
+
+
+def check_search(
+    index: VectorIndex,
+    reference: dict[int, np.ndarray],
+    query: np.ndarray,
+    k: int,
+    allowed: np.ndarray | None = None,
+) -> None:
+    candidates = sorted(reference if allowed is None else set(reference) & set(allowed.tolist()))
+    expected = sorted((float(reference[i] @ unit(query)) for i in candidates), reverse=True)[:k]
+    ids, scores = index.search(query, k, allowed_ids=allowed)
+    assert ids.dtype == np.int64 and scores.dtype == np.float32
+    assert len(ids) == len(set(ids.tolist())) == min(k, len(candidates))
+    assert set(ids.tolist()) <= set(candidates)
+    np.testing.assert_allclose(scores, expected, atol=1e-5)
+    own = [float(reference[i] @ unit(query)) for i in ids.tolist()]
+    np.testing.assert_allclose(scores, own, atol=1e-5)
+    assert np.all(np.diff(scores) <= 0)
+
+
+def check_state(index: VectorIndex, reference: dict[int, np.ndarray]) -> None:
+    assert len(index) == len(reference)
+    assert index.ids().tolist() == sorted(reference)
+    if reference:
+        ids = np.array(sorted(reference), dtype=np.int64)
+        np.testing.assert_allclose(index.get(ids), [reference[i] for i in ids], atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5])
+def test_matches_brute_force_through_adds_upserts_and_removals(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    index = VectorIndex(DIM, capacity=8)
+    reference: dict[int, np.ndarray] = {}
+    for _ in range(80):
+        operation = rng.choice(["add", "remove", "search"], p=[0.45, 0.25, 0.3])
+        if operation == "add":
+            ids = rng.integers(-20, 400, size=int(rng.integers(1, 60)))
+            vectors = rng.normal(size=(ids.size, DIM)).astype(np.float32)
+            index.add(ids, vectors)
+            for item, vector in zip(ids.tolist(), unit(vectors), strict=True):
+                reference[item] = vector
+        elif operation == "remove":
+            ids = rng.integers(-20, 400, size=int(rng.integers(1, 40)))
+            present = set(ids.tolist()) & set(reference)
+            assert index.remove(ids) == len(present)
+            for item in present:
+                del reference[item]
+        else:
+            query = rng.normal(size=DIM).astype(np.float32)
+            k = int(rng.integers(0, len(reference) + 5))
+            check_search(index, reference, query, k)
+            small = rng.choice(np.arange(-20, 400), size=int(rng.integers(1, 30)), replace=False)
+            check_search(index, reference, query, k, allowed=small)
+            large = rng.choice(np.arange(-20, 400), size=350, replace=False)
+            check_search(index, reference, query, k, allowed=large)
+        check_state(index, reference)
+        for item in rng.integers(-20, 400, size=5).tolist():
+            assert (item in index) == (item in reference)
+
+
+def test_upsert_replaces_and_last_duplicate_wins() -> None:
+    index = VectorIndex(3)
+    index.add(np.array([7, 8]), np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
+    index.add([7, 7], np.array([[0, 0, 5], [0, 3, 0]], dtype=np.float32))
+    assert len(index) == 2
+    np.testing.assert_allclose(index.get([7]), [[0, 1, 0]])
+    ids, scores = index.search(np.array([0, 2, 0], dtype=np.float32), 5)
+    assert ids.tolist() == [7, 8] and scores.tolist() == [1.0, 1.0]
+
+
+def test_removed_rows_never_score() -> None:
+    index = VectorIndex(2)
+    index.add([1, 2, 3], np.array([[1, 0], [-1, 0], [0, -1]], dtype=np.float32))
+    assert index.remove([1, 99]) == 1
+    assert 1 not in index and 2 in index and "2" not in index
+    ids, scores = index.search(np.array([1, 0], dtype=np.float32), 10)
+    assert ids.tolist() == [3, 2]
+    np.testing.assert_allclose(scores, [0.0, -1.0])
+    with pytest.raises(KeyError):
+        index.get([1])
+
+
+def test_edge_cases_and_validation() -> None:
+    index = VectorIndex(4)
+    ids, scores = index.search(np.ones(4, dtype=np.float32), 3)
+    assert ids.shape == scores.shape == (0,)
+    index.add([5], np.zeros(4, dtype=np.float32))
+    ids, scores = index.search(np.ones(4, dtype=np.float32), 3)
+    assert ids.tolist() == [5] and scores.tolist() == [0.0]
+    assert index.search(np.ones(4), 3, allowed_ids=np.array([], dtype=np.int64))[0].size == 0
+    assert index.search(np.ones(4), 3, allowed_ids=[6, 7])[0].size == 0
+    assert index.search(np.ones(4), 0)[0].size == 0
+    with pytest.raises(ValueError):
+        index.add([1, 2], np.ones((3, 4), dtype=np.float32))
+    with pytest.raises(ValueError):
+        index.search(np.ones(5), 1)
+    with pytest.raises(ValueError):
+        index.add(np.array([1.5]), np.ones((1, 4)))
+    with pytest.raises(ValueError):
+        VectorIndex(0)
+
+
+def test_capacity_and_memory() -> None:
+    index = VectorIndex(384, capacity=10)
+    assert index.nbytes >= 10 * 384 * 4
+    index.reserve(5000)
+    assert index.capacity == 5000
+    rng = np.random.default_rng(9)
+    index.add(np.arange(6000), rng.normal(size=(6000, 384)).astype(np.float32))
+    assert index.capacity >= 6000 and len(index) == 6000
+    assert index.nbytes >= index.capacity * 384 * 4 + 6000 * 8
+    index.remove(np.arange(0, 6000, 2))
+    assert len(index) == 3000 and index.ids().tolist() == list(range(1, 6000, 2))
+
+
+def test_rrf_worked_example() -> None:
+    hits = reciprocal_rank_fusion({"keyword": [10, 20, 30], "semantic": [20, 40, 10]})
+    assert [hit.id for hit in hits] == [20, 10, 40, 30]
+    assert hits[0] == FusedHit(20, 1 / 62 + 1 / 61, {"keyword": 2, "semantic": 1})
+    assert hits[1].ranks == {"keyword": 1, "semantic": 3}
+    assert math.isclose(hits[1].score, 1 / 61 + 1 / 63)
+    assert hits[2] == FusedHit(40, 1 / 62, {"semantic": 2})
+    assert hits[3] == FusedHit(30, 1 / 63, {"keyword": 3})
+
+
+def test_rrf_ties_duplicates_weights_and_empty() -> None:
+    tied = reciprocal_rank_fusion({"a": [9, 7, 8], "b": [8, 9, 7], "c": [7, 8, 9]})
+    assert [hit.id for hit in tied] == [7, 8, 9]
+    assert tied[0].score == tied[1].score == tied[2].score
+    repeated = reciprocal_rank_fusion({"keyword": np.array([3, 3, 4])}, k=0)
+    assert repeated == [FusedHit(3, 1.0, {"keyword": 1}), FusedHit(4, 1 / 3, {"keyword": 3})]
+    weighted = reciprocal_rank_fusion({"keyword": [1], "semantic": [2]}, weights={"keyword": 2})
+    assert [hit.id for hit in weighted] == [1, 2]
+    assert reciprocal_rank_fusion({}) == []
+    assert reciprocal_rank_fusion({"keyword": []}) == []
+    with pytest.raises(ValueError):
+        reciprocal_rank_fusion({"keyword": [1]}, k=-1)
