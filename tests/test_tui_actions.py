@@ -7,6 +7,8 @@ from typing import Any
 
 from textual.widgets import Input, TextArea
 
+from memory_console.embed.search import SearchEngine
+from memory_console.settings import Settings
 from memory_console.store import MemoryFilter, Store
 from memory_console.tui.app import MemoryConsoleApp
 from memory_console.tui.screens.edit import EditScreen
@@ -335,3 +337,51 @@ async def test_unknown_theme_is_a_notification(demo_store: Store) -> None:
         await settle(pilot)
         assert app.theme == "textual-dark"
     assert any("unknown theme 'not-a-theme'" in text for text in seen)
+
+
+class FakeEmbedder(SearchEngine):
+    """Semantic search that becomes ready at once (or fails), without loading a model."""
+
+    def __init__(self, store: Store, failure: str | None = None) -> None:
+        super().__init__(store)
+        self.failure = failure
+        self.prepared = False
+
+    def prepare_semantic(self, progress: Any = None, cancelled: Any = None) -> bool:
+        if self.failure:
+            raise RuntimeError(self.failure)
+        for done in (0, 4, 8):
+            progress(done, 8)
+        self.prepared = True
+        return True
+
+    @property
+    def semantic_ready(self) -> bool:
+        return self.prepared
+
+    def search(self, query: str, *, mode: str | None = None, **options: Any) -> list[Any]:
+        return super().search(query, mode="keyword", **options)
+
+
+async def test_semantic_search_joins_in_or_says_why_not(demo_store: Store) -> None:
+    from memory_console.tui.app import make_app
+    from memory_console.tui.widgets.search_readiness import SearchReadiness
+
+    for engine, state in ((FakeEmbedder(demo_store), "hybrid search"),
+                          (FakeEmbedder(demo_store, "model file missing"),
+                           "keyword search only")):
+        app = make_app(Settings(), demo_store, now=NOW, search=engine)
+        seen = notes(app)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await settle(pilot)
+            assert str(app.screen.query_one(SearchReadiness).render()) == state
+            await pilot.press("slash", *"coffee", "enter")
+            await settle(pilot)
+            mode = "hybrid" if engine.failure is None else "keyword"
+            assert app.screen.query_one("#status").position.endswith(f"({mode}) · "
+                                                                     "Escape: back to browsing")
+        if engine.failure:
+            assert "semantic search unavailable: RuntimeError: model file missing" in seen
+        else:
+            assert "semantic search ready: / now searches by meaning too" in seen

@@ -38,17 +38,11 @@ class MemoryConsoleApp(App[None]):
     def on_mount(self) -> None:
         from textual.theme import BUILTIN_THEMES
 
-        from memory_console.tui.screens.main import MainScreen
-
         theme = self.context.settings.theme
         if theme in self.available_themes or theme in BUILTIN_THEMES:
             self.theme = theme
         else:
             self.notify(f"unknown theme {theme!r}; using {self.theme}", severity="warning")
-        if self.semantic:
-            main = self.screen
-            if isinstance(main, MainScreen):
-                self.call_after_refresh(main.prepare_semantic)
 
     def get_default_screen(self) -> Screen[None]:
         from memory_console.tui.screens.main import MainScreen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from memory_console.store import Cursor, MemoryFilter, MemoryRecord, Store
 
@@ -15,7 +16,7 @@ class View:
     sort: str = "last_accessed_at"
     descending: bool = True
 
-    def with_filter(self, **values: object) -> View:
+    def with_filter(self, **values: Any) -> View:
         return replace(self, memory_filter=replace(self.memory_filter, **values))
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# Imported here, not in the worker: an import inside a worker thread can wait behind the
+# background embedder's own (long) imports.
+from memory_console.commands.render import forecast_line, memory_forecast
 from memory_console.store import EventRecord, MemoryRecord, Store
 
 
@@ -39,8 +42,6 @@ def trajectory(
 
 def load_story(store: Store, memory_id: int, now: float) -> Story:
     """Read one memory's story (a few indexed queries); NotFoundError if it is gone."""
-    from memory_console.commands.render import forecast_line, memory_forecast
-
     record = store.require(memory_id)
     history = store.history(memory_id)
     return Story(

@@ -16,7 +16,6 @@ from memory_console.tui.actions import (
     DoneAction,
     describe_result,
     describe_undo,
-    plural,
     run_action,
     undo_action,
 )
@@ -85,6 +84,8 @@ class ConsoleScreen(Screen[None]):
 
 class MemoryActionsScreen(ConsoleScreen):
     """A screen whose memories can be protected, archived, forgotten, edited and undone."""
+
+    undoing: DoneAction | None = None  # an undo on its way to the store
 
     def action_targets(self) -> list[int]:
         """The memory ids an action applies to (the selection, else the current memory)."""
@@ -175,8 +176,13 @@ class MemoryActionsScreen(ConsoleScreen):
         if not self.context.done:
             self.notify("nothing to undo")
             return
-        done = self.context.done.pop()
-        self.undo_memories(done, self.context.action_moment())
+        self.undoing = self.context.done.pop()
+        self.undo_memories(self.undoing, self.context.action_moment())
+
+    def worker_failed(self, worker: Worker[Any]) -> None:
+        if worker.name == "undo" and self.undoing is not None:
+            self.context.done.append(self.undoing)  # not undone: it can be tried again
+        self.undoing = None
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="change")
     def change_memories(
@@ -193,7 +199,7 @@ class MemoryActionsScreen(ConsoleScreen):
         done = DoneAction(name, moment, ACTIONS[name].kinds, tuple(result.changed))
         self.post_message(ActionDone(done, result, describe_result(name, result)))
 
-    @work(thread=True, exclusive=False, exit_on_error=False, group="change")
+    @work(thread=True, exclusive=False, exit_on_error=False, group="change", name="undo")
     def undo_memories(self, done: DoneAction, moment: float) -> None:
         result = undo_action(self.context.store, done, moment)
         undo = DoneAction(done.action, moment, done.kinds, tuple(result.changed))
@@ -202,6 +208,8 @@ class MemoryActionsScreen(ConsoleScreen):
 
     @on(ActionDone)
     def _action_done(self, message: ActionDone) -> None:
+        if message.undo:
+            self.undoing = None
         if message.result.changed:
             self.context.revision += 1
             if not message.undo:
@@ -217,6 +225,3 @@ class MemoryActionsScreen(ConsoleScreen):
     def _edit_refused(self, message: EditRefused) -> None:
         self.notify(message.reason, title="edit not saved", severity="error")
         self.action_edit(message.fields, message.reason)
-
-    def describe_targets(self, ids: list[int]) -> str:
-        return plural(len(ids))

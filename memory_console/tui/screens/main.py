@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,8 +18,6 @@ from memory_console.tui.messages import (
     CountLoaded,
     PageLoaded,
     SearchDone,
-    SemanticFinished,
-    SemanticProgress,
     StoryLoaded,
     TopicsLoaded,
 )
@@ -31,7 +28,8 @@ from memory_console.tui.widgets.detail import DetailPane
 from memory_console.tui.widgets.filter_bar import FilterBar, FilterValues
 from memory_console.tui.widgets.memory_table import MemoryTable
 from memory_console.tui.widgets.search_bar import SearchBar
-from memory_console.tui.widgets.status_line import SORT_NAMES, StatusLine, progress_bar
+from memory_console.tui.widgets.search_readiness import SearchReadiness
+from memory_console.tui.widgets.status_line import SORT_NAMES, StatusLine
 from memory_console.tui.widgets.topics import TopicsTree
 
 SEARCH_LIMIT = 100
@@ -66,6 +64,7 @@ class MainScreen(MemoryActionsScreen):
         self.count: int | None = None
         self.search: tuple[str, str, list[SearchHit]] | None = None
         self.seen_revision = 0
+        self.semantic_waiting = True  # the embedder starts once the first screen is drawn
         self.paging: str | None = None  # "next"/"previous" while that page is being read
         self.pending_moves = 0  # further moves the person made past the edge meanwhile
 
@@ -82,7 +81,9 @@ class MainScreen(MemoryActionsScreen):
             with Vertical(id="browser"):
                 yield MemoryTable(id="memories")
                 yield DetailPane(id="detail")
-        yield StatusLine(id="status")
+        with Horizontal(id="status-bar"):
+            yield StatusLine(id="status")
+            yield SearchReadiness(id="search-readiness")
         yield Footer(compact=True)
 
     @property
@@ -96,7 +97,6 @@ class MainScreen(MemoryActionsScreen):
     def on_mount(self) -> None:
         self.table.sort_key, self.table.descending = self.view.sort, self.view.descending
         self.table.focus()
-        self.status.show_search_state(self.context.semantic_state)
         self.load("first")
         self.load_count(self.view)
         self.load_topics(self.view.memory_filter.status)
@@ -175,6 +175,8 @@ class MainScreen(MemoryActionsScreen):
         if self.search is None:
             self.table.show_records(message.page.rows, focus_id=message.focus_id,
                                     focus_end=message.focus_end, moves=moves)
+        if not message.page.rows:
+            self.start_semantic()
         self.show_position()
 
     @on(CountLoaded)
@@ -192,6 +194,14 @@ class MainScreen(MemoryActionsScreen):
     @on(StoryLoaded)
     def _story_loaded(self, message: StoryLoaded) -> None:
         self.query_one(DetailPane).show_story(message.story)
+        self.start_semantic()
+
+    def start_semantic(self) -> None:
+        """Load the embedder in the background once the first screen is complete."""
+        if self.semantic_waiting:
+            self.semantic_waiting = False
+            if self.console_app.semantic:
+                self.call_after_refresh(self.query_one(SearchReadiness).start)
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
@@ -415,44 +425,3 @@ class MainScreen(MemoryActionsScreen):
 
     def action_reload(self) -> None:
         self.refresh_after_change()
-
-    # -- semantic search at start-up -------------------------------------------------------
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="semantic")
-    def prepare_semantic(self) -> None:
-        engine: Any = self.context.search
-        worker = get_current_worker()
-        if not hasattr(engine, "prepare_semantic"):
-            self.post_message(SemanticFinished(False, "keyword search only"))
-            return
-        try:
-            ready = engine.prepare_semantic(
-                lambda done, total: self.post_message(SemanticProgress(done, total)),
-                lambda: worker.is_cancelled,
-            )
-        except Exception as error:  # any failure leaves keyword search working
-            from memory_console.tui.screens.base import error_text
-
-            self.post_message(SemanticFinished(False, error_text(error)))
-            return
-        if not worker.is_cancelled:
-            self.post_message(SemanticFinished(bool(ready), "" if ready else "not ready"))
-
-    @on(SemanticProgress)
-    def _semantic_progress(self, message: SemanticProgress) -> None:
-        state = f"embedding {progress_bar(message.done, message.total)} " \
-                f"{message.done:,}/{message.total:,}"
-        self.context.semantic_state = state
-        self.status.show_search_state(state)
-
-    @on(SemanticFinished)
-    def _semantic_finished(self, message: SemanticFinished) -> None:
-        if message.ready:
-            self.context.semantic_state = "hybrid search"
-            self.notify("semantic search ready: / now searches by meaning too", timeout=4)
-        else:
-            self.context.semantic_state = "keyword search only"
-            if message.detail != "keyword search only":
-                self.notify(f"semantic search unavailable: {message.detail}",
-                            severity="warning", timeout=6)
-        self.status.show_search_state(self.context.semantic_state)

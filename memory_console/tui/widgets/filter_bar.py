@@ -42,10 +42,12 @@ class FilterBar(Horizontal):
     FilterBar {
         height: 1;
         width: 1fr;
+        & > Input, & > Select { margin-right: 1; background: $boost; }
         & > Input { width: 1fr; min-width: 12; }
-        & > Select { width: 14; }
-        & > #filter-owner { width: 16; }
-        & > .confidence { width: 9; }
+        & > Select { width: 11; }
+        & > #filter-owner { width: 14; }
+        & > .confidence { width: 8; }
+        & > #filter-max { margin-right: 0; }
     }
     """
 

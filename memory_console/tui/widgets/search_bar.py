@@ -14,7 +14,7 @@ class SearchBar(Input):
     """A one-line query field; it reports Submitted queries and Escape as Closed."""
 
     DEFAULT_CSS = """
-    SearchBar { height: 1; width: 1fr; }
+    SearchBar { height: 1; width: 1fr; border-left: outer $accent; background: $boost; }
     """
     BINDINGS = [
         Binding("escape", "close", "Back to browsing", id="search.close",
@@ -31,7 +31,7 @@ class SearchBar(Input):
         bar: SearchBar
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(placeholder="search memories, then Enter (Escape: back to browsing)",
+        super().__init__(placeholder="search: type words, then Enter (Escape: back to browsing)",
                          id=id, compact=True)
 
     @on(Input.Submitted)
