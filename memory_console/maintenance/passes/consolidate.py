@@ -1,0 +1,315 @@
+"""The consolidate pass: near-duplicates within one owner and topic become one memory.
+
+Groups come from cosine similarity of the stored embeddings (>= min_cosine), or, in a store
+without embeddings, from keyword Jaccard similarity (>= min_jaccard, groups of at least
+min_keyword_group). Identical texts (or keyword sets) are compared once, so a store that
+repeats itself costs what its distinct texts cost. The merged memory is extractive (DESIGN
+section 4) unless a merge command is configured (MEMORY_CONSOLE_MERGE_COMMAND or
+merge_command in the config file): it receives the group as JSON on stdin and answers
+{"title", "content", "keywords"}; if it fails or answers badly, the extractive merge is used
+and the reason says so. All of it happens at plan time, so apply never half-merges.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from memory_console.maintenance.frame import Frame
+from memory_console.maintenance.params import MaintenanceParams
+from memory_console.maintenance.plan import ChangeSet, NewMemory, PassResult
+from memory_console.maintenance.registry import PassSpec
+from memory_console.policies.params import PolicyParams
+from memory_console.store.consolidation import candidate_rows, stored_models, vectors_of
+
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+BLOCK = 2048  # rows per similarity block: bounds memory at BLOCK x distinct vectors
+MERGE_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class ConsolidateParams(PolicyParams):
+    """DESIGN section 4, consolidate: similarity thresholds and the keyword fallback."""
+
+    name: ClassVar[str] = "consolidate"
+
+    min_cosine: float = 0.92
+    min_jaccard: float = 0.5
+    min_keyword_group: int = 3
+    keyword_mode: int = 0  # 1: group by keywords even where embeddings exist
+
+    def _validate(self) -> None:
+        self._check("min_cosine", 0.0, 1.0, low_open=True)
+        self._check("min_jaccard", 0.0, 1.0, low_open=True)
+        self._check("min_keyword_group", 2)
+        self._check("keyword_mode", 0, 1)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: int
+    owner: str
+    topic: str
+    tier: str
+    memory_type: str
+    title: str
+    content: str
+    keywords: list[str]
+    source: str
+    importance: float
+    confidence: float
+    retrieval_count: int
+    created_at: float
+    last_accessed_at: float | None
+    decay_policy: str
+    metadata: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> Candidate:
+        values = list(row)
+        values[7] = [str(k) for k in json.loads(values[7] or "[]")]
+        values[15] = json.loads(values[15] or "{}")
+        return cls(*values)
+
+
+def leader_groups(order: Sequence[int], neighbours: dict[int, set[int]]) -> dict[int, list[int]]:
+    """Leader clustering: in `order`, each item not yet taken starts a group with every
+    untaken neighbour. Every member is similar to its group's first item, so no chain of
+    pairwise look-alikes drags unrelated memories together (connected components would)."""
+    taken: set[int] = set()
+    groups: dict[int, list[int]] = {}
+    for item in order:
+        if item in taken:
+            continue
+        members = [item] + sorted(j for j in neighbours.get(item, ()) if j not in taken)
+        taken.update(members)
+        groups[item] = members
+    return groups
+
+
+def vector_groups(keys: list[str], matrix: np.ndarray, threshold: float) -> list[list[int]]:
+    """Groups (positions) of vectors within `threshold` cosine of their group's first; rows
+    with the same key (content hash) are one vector, compared once."""
+    distinct = list(dict.fromkeys(keys))
+    first = {key: keys.index(key) for key in reversed(distinct)}
+    reps = np.array([first[key] for key in distinct], dtype=np.int64)
+    vectors = matrix[reps]
+    neighbours: dict[int, set[int]] = {}
+    for start in range(0, len(reps), BLOCK):
+        sims = vectors[start : start + BLOCK] @ vectors.T
+        rows, cols = np.nonzero(sims >= threshold)
+        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+            if start + row != col:
+                neighbours.setdefault(start + row, set()).add(col)
+    position_of = {key: i for i, key in enumerate(distinct)}
+    copies: dict[int, list[int]] = {}
+    for position, key in enumerate(keys):
+        copies.setdefault(position_of[key], []).append(position)
+    groups = leader_groups(range(len(distinct)), neighbours)
+    expanded = [[p for d in members for p in copies[d]] for members in groups.values()]
+    return [group for group in expanded if len(group) >= 2]
+
+
+def keyword_groups(keyword_sets: list[frozenset[str]], threshold: float, smallest: int
+                   ) -> list[list[int]]:
+    """Groups (positions) of at least `smallest` whose keyword sets have Jaccard >= threshold
+    with their group's first; identical sets are compared once."""
+    distinct = list(dict.fromkeys(s for s in keyword_sets if s))
+    postings: dict[str, list[int]] = {}
+    for i, keywords in enumerate(distinct):
+        for word in keywords:
+            postings.setdefault(word, []).append(i)
+    neighbours: dict[int, set[int]] = {}
+    for i, keywords in enumerate(distinct):
+        shared: Counter[int] = Counter()
+        for word in keywords:
+            shared.update(postings[word])
+        neighbours[i] = {
+            j for j, common in shared.items()
+            if j != i and common / (len(keywords) + len(distinct[j]) - common) >= threshold
+        }
+    position_of = {keywords: i for i, keywords in enumerate(distinct)}
+    copies: dict[int, list[int]] = {}
+    for position, keywords in enumerate(keyword_sets):
+        if keywords:
+            copies.setdefault(position_of[keywords], []).append(position)
+    groups = leader_groups(range(len(distinct)), neighbours)
+    expanded = [[p for d in members for p in copies[d]] for members in groups.values()]
+    return [group for group in expanded if len(group) >= smallest]
+
+
+def distinct_sentences(contents: Sequence[str]) -> str:
+    """The members' sentences in order, each once (compared without case and spacing)."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for content in contents:
+        for sentence in SENTENCE_END.split(content.strip()):
+            key = " ".join(sentence.lower().split()).rstrip(".!?")
+            if key and key not in seen:
+                seen.add(key)
+                kept.append(sentence.strip())
+    return " ".join(kept)
+
+
+def most_common(values: Sequence[str]) -> str:
+    return Counter(values).most_common(1)[0][0]
+
+
+def extractive_merge(group: Sequence[Candidate]) -> dict[str, Any]:
+    """DESIGN section 4: distinct sentences, keyword union, max importance and confidence,
+    summed retrievals, earliest creation, latest access."""
+    ordered = sorted(group, key=lambda c: (c.created_at, c.id))
+    strongest = max(group, key=lambda c: (c.confidence, -c.id))
+    accesses = [c.last_accessed_at for c in group if c.last_accessed_at is not None]
+    confidence = max(c.confidence for c in group)
+    return {
+        "owner": strongest.owner,
+        "topic": strongest.topic,
+        "tier": strongest.tier,
+        "memory_type": most_common([c.memory_type for c in ordered]),
+        "title": strongest.title,
+        "content": distinct_sentences([c.content for c in ordered]),
+        "keywords": list(dict.fromkeys(k for c in ordered for k in c.keywords)),
+        "source": "consolidation",
+        "importance": max(c.importance for c in group),
+        "confidence": confidence,
+        "base_confidence": confidence,
+        "retrieval_count": sum(c.retrieval_count for c in group),
+        "created_at": ordered[0].created_at,
+        "last_accessed_at": max(accesses) if accesses else None,
+        "decay_policy": most_common([c.decay_policy for c in ordered]),
+        "metadata": {"consolidated_from": [c.id for c in ordered]},
+    }
+
+
+def merge_command() -> str | None:
+    from memory_console.settings import load_settings
+
+    try:
+        return load_settings().merge_command
+    except ValueError:
+        return None
+
+
+def external_merge(command: str, group: Sequence[Candidate], merged: dict[str, Any]
+                   ) -> tuple[dict[str, Any], str | None]:
+    """Ask the merge command for title/content/keywords; (merged, None) on success or
+    (the extractive merge, why it was not used)."""
+    payload = {"members": [{"id": c.id, "title": c.title, "content": c.content,
+                            "keywords": c.keywords, "created_at": c.created_at} for c in group],
+               "extractive": {k: merged[k] for k in ("title", "content", "keywords")}}
+    try:
+        done = subprocess.run(shlex.split(command), input=json.dumps(payload), text=True,
+                              capture_output=True, timeout=MERGE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as error:
+        return merged, f"merge command failed ({error})"
+    if done.returncode != 0:
+        return merged, f"merge command exited with {done.returncode}"
+    try:
+        answer = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return merged, "merge command answered with invalid JSON"
+    if not (isinstance(answer, dict) and isinstance(answer.get("title"), str)
+            and isinstance(answer.get("content"), str) and answer["content"].strip()
+            and isinstance(answer.get("keywords"), list)
+            and all(isinstance(k, str) for k in answer["keywords"])):
+        return merged, "merge command answered without title, content and keywords"
+    return {**merged, "title": answer["title"], "content": answer["content"],
+            "keywords": answer["keywords"]}, None
+
+
+def find_groups(frame: Frame, candidates: list[Candidate], p: ConsolidateParams
+                ) -> tuple[list[list[Candidate]], str]:
+    """Groups of near-duplicates per owner and topic, and the mode that found them."""
+    assert frame.store is not None
+    conn = frame.store.connection
+    models = stored_models(conn)
+    by_scope: dict[tuple[str, str], list[Candidate]] = {}
+    for candidate in candidates:
+        by_scope.setdefault((candidate.owner, candidate.topic), []).append(candidate)
+    use_vectors = not p.keyword_mode and len(models) == 1
+    groups: list[list[Candidate]] = []
+    for members in by_scope.values():
+        if len(members) < 2:
+            continue
+        if use_vectors:
+            ids, hashes, matrix = vectors_of(conn, models[0], [c.id for c in members])
+            if len(ids) < 2:
+                continue
+            with_vector = {c.id: c for c in members}
+            embedded = [with_vector[int(i)] for i in ids]
+            for group in vector_groups(hashes, matrix, p.min_cosine):
+                groups.append([embedded[i] for i in group])
+        else:
+            sets = [frozenset(k.lower() for k in c.keywords) for c in members]
+            for group in keyword_groups(sets, p.min_jaccard, p.min_keyword_group):
+                groups.append([members[i] for i in group])
+    return groups, ("embeddings" if use_vectors else "keywords")
+
+
+def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> PassResult:
+    if frame.store is None:
+        raise ValueError("the consolidate pass reads memory texts: the frame needs its store")
+    p = params.of(ConsolidateParams)
+    open_rows = frame.maintainable()
+    open_ids = set(frame.ids[open_rows].tolist())
+    candidates = [Candidate.from_row(row) for row in candidate_rows(frame.store.connection,
+                                                                    frame.scope)
+                  if row[0] in open_ids]
+    groups, mode = find_groups(frame, candidates, p)
+    command = merge_command()
+    new_memories: list[NewMemory] = []
+    member_ids: list[int] = []
+    into: list[int] = []
+    reasons: list[str] = []
+    failures = 0
+    for number, group in enumerate(sorted(groups, key=lambda g: min(c.id for c in g)), start=1):
+        key = -number
+        merged = extractive_merge(group)
+        note = None
+        if command:
+            merged, note = external_merge(command, group, merged)
+            failures += note is not None
+        similarity = (f"cosine >= {p.min_cosine:g}" if mode == "embeddings"
+                      else f"keyword Jaccard >= {p.min_jaccard:g}")
+        ids = sorted(c.id for c in group)
+        reason = f"{len(group)} near-duplicates ({similarity}) of {group[0].owner}/{group[0].topic}"
+        new_memories.append(NewMemory(key, "consolidate", merged,
+                                      reason + (f"; {note}, merged extractively" if note else ""),
+                                      kind="created"))
+        for ident in ids:
+            member_ids.append(ident)
+            into.append(key)
+            reasons.append(f"merged into the new memory with {len(ids) - 1} others ({similarity})")
+    result = PassResult(new_memories=new_memories, figures={
+        "groups": len(groups), "consolidated": len(member_ids),
+        "merge_command_failures": failures, "keyword_mode": int(mode == "keywords")})
+    if member_ids:
+        count = len(member_ids)
+        change = ChangeSet.build(
+            "consolidate", "consolidated", np.array(member_ids),
+            {"status": (np.full(count, "active"), np.full(count, "consolidated")),
+             "consolidated_into": (np.full(count, None, dtype=object),
+                                   np.array(into, dtype=object))},
+            reasons)
+        frame.record(change)
+        result.change_sets.append(change)
+    return result
+
+
+PASS = PassSpec(
+    name="consolidate",
+    plan=plan_consolidate,
+    summary="merge near-duplicate memories of one owner and topic into one",
+    order=25,
+    scope="maintainable",
+    params_class=ConsolidateParams,
+)

@@ -1,0 +1,51 @@
+"""What the consolidate pass reads: the candidates' texts and fields, and their stored vectors."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+
+from memory_console.store.bulk import SCOPES
+
+CANDIDATE_COLUMNS = (
+    "id, owner, topic, tier, memory_type, title, content, keywords, source, importance, "
+    "confidence, retrieval_count, created_at, last_accessed_at, decay_policy, metadata"
+)
+
+
+def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[tuple[object, ...]]:
+    """Every row of `scope` with the fields a merge needs, in id order."""
+    return conn.execute(
+        f"SELECT {CANDIDATE_COLUMNS} FROM memory WHERE {SCOPES[scope]} ORDER BY id"
+    ).fetchall()
+
+
+def stored_models(conn: sqlite3.Connection) -> list[str]:
+    return [row[0] for row in conn.execute("SELECT DISTINCT model_id FROM embedding")]
+
+
+def vectors_of(
+    conn: sqlite3.Connection, model_id: str, ids: Sequence[int]
+) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """(ids that have a vector of this model, their content hashes, [n, dim] float32)."""
+    found_ids: list[int] = []
+    hashes: list[str] = []
+    blobs: list[bytes] = []
+    for start in range(0, len(ids), 900):
+        chunk = list(ids[start : start + 900])
+        marks = ",".join("?" * len(chunk))
+        for ident, content_hash, vector in conn.execute(
+            f"SELECT memory_id, content_hash, vector FROM embedding WHERE model_id = ? "
+            f"AND memory_id IN ({marks}) ORDER BY memory_id",
+            [model_id, *chunk],
+        ):
+            found_ids.append(ident)
+            hashes.append(content_hash)
+            blobs.append(vector)
+    if not blobs:
+        return np.empty(0, np.int64), [], np.empty((0, 0), np.float32)
+    dim = len(blobs[0]) // 4
+    matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(len(blobs), dim)
+    return np.asarray(found_ids, np.int64), hashes, matrix
