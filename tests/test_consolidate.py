@@ -19,7 +19,8 @@ DAY = 86400.0
 def add_keyword_family(store: Store) -> list[int]:
     base = {"owner": "alice", "topic": "preferences", "memory_type": "semantic"}
     return store.add_many([
-        {**base, "content": "Prefers dark mode in the editor.", "keywords": ["dark", "editor", "theme"],
+        {**base, "content": "Prefers dark mode in the editor.",
+         "keywords": ["dark", "editor", "theme"],
          "importance": 0.4, "confidence": 0.7, "retrieval_count": 2,
          "created_at": NOW - 90 * DAY, "last_accessed_at": NOW - 10 * DAY},
         {**base, "content": "Likes a dark editor theme. Uses Solarized.",
