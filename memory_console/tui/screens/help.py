@@ -19,6 +19,16 @@ the memory's history.
 
 The table shows one page at a time: moving past the last row reads the next page, past the first
 row the previous one, so a store of a million memories opens as fast as a small one.
+
+- **Topics** (left, `t`): every owner and topic with its count; Enter narrows the table to it.
+- **Filter bar** (top, `ctrl+f`): words, status, type, tier, owner and a confidence range.
+- **Memories** (middle): click a header or press `s` to sort; `space` marks memories for a bulk
+  action; actions apply to the marked memories, else to the one under the cursor.
+- **Detail** (beside or below): the memory at a glance; Enter opens its whole story, with its
+  history, its confidence chart and forecast.
+- **Status line**: what the table shows, and whether search is keyword only or hybrid (the
+  embedder loads in the background after start-up).
+- `--read-only`: actions are dimmed in the footer and refused with a notification.
 """
 
 WORDS = """\

@@ -51,7 +51,7 @@ class MainScreen(MemoryActionsScreen):
         Binding("t", "topics", "Topics", show=False, id="main.topics",
                 tooltip="Go to the topics tree"),
         Binding("escape", "back", "Back", id="main.back",
-                tooltip="Clear the selection, or leave search results"),
+                tooltip="Back to the memory list; clear the selection; leave search results"),
         Binding("ctrl+r", "reload", "Reload", show=False, id="main.reload",
                 tooltip="Read the store again (changes made by other programs)"),
     ]
@@ -291,6 +291,8 @@ class MainScreen(MemoryActionsScreen):
 
     @on(TopicsTree.Chosen)
     def _topic_chosen(self, message: TopicsTree.Chosen) -> None:
+        if message.topic is not None:
+            self.table.focus()  # a topic chosen: on to its memories
         self.place = (message.owner, message.topic)
         bar = self.query_one(FilterBar)
         bar.set_owner(message.owner)
@@ -335,7 +337,8 @@ class MainScreen(MemoryActionsScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
             # Shown in the footer only when there is something to go back from.
-            return bool(self.table.selected) or self.search is not None
+            return (bool(self.table.selected) or self.search is not None
+                    or self.focused is not self.table)
         return super().check_action(action, parameters)
 
     def action_targets(self) -> list[int]:
@@ -393,7 +396,9 @@ class MainScreen(MemoryActionsScreen):
         self.refresh_bindings()
 
     def action_back(self) -> None:
-        if self.table.clear_selection():
+        if self.focused is not self.table and not isinstance(self.focused, SearchBar):
+            self.table.focus()  # from the filter bar or the topics tree back to the memories
+        elif self.table.clear_selection():
             self.show_position()
         elif self.search is not None or self.query_one(SearchBar).display:
             self.leave_search()

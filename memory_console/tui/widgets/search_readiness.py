@@ -30,8 +30,8 @@ class SearchReadiness(Static):
     """
 
     DEFAULT_CSS = """
-    SearchReadiness { width: auto; height: 1; padding: 0 1; background: $panel;
-                      color: $text-muted; }
+    SearchReadiness { width: 38; height: 1; padding: 0 1; background: $panel;
+                      color: $text-muted; text-align: right; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -67,7 +67,7 @@ class SearchReadiness(Static):
 
     def show(self, state: str) -> None:
         self.context.semantic_state = state
-        self.update(Text(state, no_wrap=True))
+        self.update(Text(state, no_wrap=True), layout=False)  # a fixed width: no new layout
 
     @on(SemanticProgress)
     def _progress(self, message: SemanticProgress) -> None:

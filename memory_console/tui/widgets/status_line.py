@@ -35,4 +35,4 @@ class StatusLine(Static):
 
     def show_position(self, text: str) -> None:
         self.position = text
-        self.update(Text(text, no_wrap=True, overflow="ellipsis"))
+        self.update(Text(text, no_wrap=True, overflow="ellipsis"), layout=False)
