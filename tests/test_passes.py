@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 from test_maintenance_support import DAY, NOW, memory
 
 from memory_console.maintenance import apply, build_params, plan, registered_passes
-from memory_console.store import Store
+from memory_console.maintenance import registry as registry_module
+from memory_console.store import Store, bulk
 
 
 def changed(proposal: object, field: str | None = None) -> dict[int, tuple[object, object]]:
@@ -288,3 +290,32 @@ def tight_limits(passes: tuple[str, ...], policy: str) -> dict[str, int]:
     if "prune" in passes or (policy == "exponential" and "decay" in passes):
         limits["prune_to_top_n"] = 1
     return limits
+
+
+def unnarrowed(names: tuple[str, ...], params: object, now: float) -> bulk.Rows:
+    """Every row of the passes' widest scope, as if no pass narrowed its rows."""
+    scopes = (registry_module.get(name).scope_for(params) for name in names)  # type: ignore[arg-type]
+    return bulk.Rows(max(scopes, key=registry_module.SCOPE_ORDER.index))
+
+
+def test_narrowed_rows_give_the_same_plan(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(5)
+    store.add_many([
+        memory(f"m{i}", days_old=rng.choice([1, 29.99, 30, 30.00001, 45, 400, 3000]),
+               memory_type=rng.choice(["episodic", "procedural", "semantic"]),
+               retrieval_count=rng.randrange(14), confidence=rng.choice([0.1, 0.5, 0.7, 1.0]),
+               decay_policy=rng.choice(["standard", "aggressive", "pending_deletion"]))
+        for i in range(300)
+    ] + [memory("exactly one period", days_old=0, last_accessed_at=NOW - 30 * DAY,
+                created_at=NOW - 31 * DAY)], now=NOW)
+    for policy, passes in (("relevance", ("decay", "cleanup")), ("periodic", ("decay",)),
+                           ("relevance", ("cleanup",))):
+        params = build_params(passes, policy)
+        assert registry_module.rows_of(passes, params, NOW).narrow
+        narrowed = plan(store, passes, params, now=NOW)
+        with monkeypatch.context() as patch:
+            patch.setattr(registry_module, "rows_of", unnarrowed)
+            full = plan(store, passes, params, now=NOW)
+        assert narrowed.figures == full.figures and narrowed.summary() == full.summary()
+        assert list(narrowed.changes()) == list(full.changes())
+        assert narrowed.changed > 0

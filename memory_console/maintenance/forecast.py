@@ -63,7 +63,7 @@ def store_forecast(
     accessed (policies.project_tiers), under the relevance policy unless `params` says."""
     p = params or RelevanceParams()
     with store.lock, bulk.snapshot(store.connection):
-        frame = Frame.load(store, "active")
+        frame = Frame.load(store, bulk.Rows("active"))
     confidence = frame.column("confidence")
     decay_policy = frame.column("decay_policy")
     decays = decays_mask(

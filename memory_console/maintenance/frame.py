@@ -27,9 +27,11 @@ class Frame:
     same plan sees them (expire archives X, then decay leaves X alone).
     """
 
-    def __init__(self, store: Store | None, columns: dict[str, np.ndarray], scope: str) -> None:
+    def __init__(
+        self, store: Store | None, columns: dict[str, np.ndarray], rows: bulk.Rows
+    ) -> None:
         self.store = store
-        self.scope = scope
+        self.rows = rows
         self.ids = columns["id"]
         self.revision = columns["revision"]
         codes = columns["code"]
@@ -45,12 +47,17 @@ class Frame:
         self._strings: dict[str, np.ndarray] = {}
 
     @classmethod
-    def load(cls, store: Store, scope: str, extra: Sequence[str] = ()) -> Frame:
-        """Read the rows of `scope` (see store.bulk.SCOPES); call inside a snapshot."""
-        return cls(store, bulk.load_memory_arrays(store.connection, scope, extra), scope)
+    def load(cls, store: Store, rows: bulk.Rows, extra: Sequence[str] = ()) -> Frame:
+        """Read the selected rows (see store.bulk.Rows); call inside a snapshot."""
+        return cls(store, bulk.load_memory_arrays(store.connection, rows, extra), rows)
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
+
+    @property
+    def scope(self) -> str:
+        """The scope the rows were selected from (store.bulk.SCOPES)."""
+        return self.rows.scope
 
     def has(self, name: str) -> bool:
         return name in self._codes or name in self._values
@@ -63,7 +70,7 @@ class Frame:
             return self._strings[name]
         if name not in self._values and name in bulk.EXTRA_COLUMNS and self.store is not None:
             # Planning runs in one snapshot, so a late column lines up with the others.
-            self._values[name] = bulk.load_column(self.store.connection, self.scope, name)
+            self._values[name] = bulk.load_column(self.store.connection, self.rows, name)
         return self._values[name]
 
     def equals(self, name: str, value: str) -> np.ndarray:

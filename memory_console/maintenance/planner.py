@@ -30,12 +30,12 @@ def plan(
     params = params or registry.build_params(names)
     moment = time.time() if now is None else float(now)
     started = time.perf_counter()
-    scope = registry.scope_of(names, params)
+    rows = registry.rows_of(names, params, moment)
     change_sets: list[ChangeSet] = []
     new_memories: list[NewMemory] = []
     figures: dict[str, dict[str, int]] = {}
     with store.lock, bulk.snapshot(store.connection):
-        frame = Frame.load(store, scope, registry.columns_of(names))
+        frame = Frame.load(store, rows, registry.columns_of(names))
         for name in names:
             result = registry.get(name).plan(frame, params, moment)
             change_sets.extend(s for s in result.change_sets if len(s))

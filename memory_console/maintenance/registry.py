@@ -14,16 +14,19 @@ import pkgutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_console.maintenance.params import POLICY, MaintenanceParams
 from memory_console.policies import PARAMETER_SETS, PolicyParams
+from memory_console.store.bulk import Rows
 
 if TYPE_CHECKING:
     from memory_console.maintenance.frame import Frame
     from memory_console.maintenance.plan import PassResult
 
 PlanFunction = Callable[["Frame", MaintenanceParams, float], "PassResult"]
+# A SQL condition (named parameters) that every row a pass may change or count satisfies.
+Narrowing = Callable[[MaintenanceParams, float], "tuple[str, dict[str, Any]] | None"]
 SCOPE_ORDER = ("decaying", "maintainable", "active")
 
 # `maintain` runs these, in this order, as one plan (those that are registered).
@@ -42,7 +45,9 @@ class PassSpec:
     "active" (all active rows, e.g. to count quotas); a callable picks one from the params.
     columns: extra frame columns ("importance", "owner"). param_sets: the parameter sets it
     reads ("policy" for the chosen decay policy). params_class: its own parameter set, if
-    any, registered under its `name` class attribute.
+    any, registered under its `name` class attribute. narrow: optionally, a SQL condition
+    that every row the pass may change or count satisfies (a superset is fine); a plan loads
+    only those rows when all its passes narrow (parameter names must be unique per pass).
     """
 
     name: str
@@ -53,6 +58,7 @@ class PassSpec:
     columns: tuple[str, ...] = ()
     param_sets: tuple[str, ...] = ()
     params_class: type[PolicyParams] | None = None
+    narrow: Narrowing | None = None
 
     def scope_for(self, params: MaintenanceParams) -> str:
         return self.scope(params) if callable(self.scope) else self.scope
@@ -119,10 +125,17 @@ def build_params(
     )
 
 
-def scope_of(names: Sequence[str], params: MaintenanceParams) -> str:
-    """The widest row scope the passes need."""
-    scopes = [get(name).scope_for(params) for name in names]
-    return max(scopes, key=SCOPE_ORDER.index, default="decaying")
+def rows_of(names: Sequence[str], params: MaintenanceParams, now: float) -> Rows:
+    """The rows a plan of `names` loads: the widest scope the passes need, narrowed when
+    every pass says which rows it can touch."""
+    specs = [get(name) for name in names]
+    scope = max((s.scope_for(params) for s in specs), key=SCOPE_ORDER.index, default="decaying")
+    narrowings = [s.narrow(params, now) if s.narrow else None for s in specs]
+    if not narrowings or any(n is None for n in narrowings):
+        return Rows(scope)
+    conditions = [condition for condition, _ in narrowings if condition]  # type: ignore[misc]
+    values = {k: v for _, bound in narrowings for k, v in bound.items()}  # type: ignore[misc]
+    return Rows(scope, " OR ".join(f"({c})" for c in conditions), values)
 
 
 def columns_of(names: Sequence[str]) -> tuple[str, ...]:

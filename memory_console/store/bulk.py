@@ -8,8 +8,9 @@ second backend replaces this module and nothing in maintenance/.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,22 @@ SCOPES: dict[str, str] = {
     "maintainable": "status = 'active' AND is_protected = 0 AND decay_policy != 'none'",
     "active": "status = 'active'",
 }
+
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Which memories a plan loads: a scope, optionally narrowed by a condition that the
+    passes guarantee covers every row they may change or count (named SQL parameters)."""
+
+    scope: str
+    narrow: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def where(self) -> str:
+        base = SCOPES[self.scope]
+        return f"{base} AND ({self.narrow})" if self.narrow else base
+
 
 # Categorical columns travel as one small integer per row (cheap for Python to create):
 # code = status + 4 * decay_policy + 32 * memory_type + 128 * is_protected, where each part
@@ -103,37 +120,38 @@ def decode(codes: np.ndarray, name: str) -> np.ndarray:
 
 
 def load_memory_arrays(
-    conn: sqlite3.Connection, scope: str, extra: Sequence[str] = ()
+    conn: sqlite3.Connection, rows: Rows, extra: Sequence[str] = ()
 ) -> dict[str, np.ndarray]:
-    """The rows of `scope` in id order as numpy columns: id, revision, code, confidence,
+    """The selected rows in id order as numpy columns: id, revision, code, confidence,
     base_confidence, retrieval_count, created_at, last_accessed_at (NaN if never) and the
     `extra` ones (importance, owner). One table scan; the planner's read transaction makes
     it a consistent snapshot."""
     names = [name for name, _ in BASE_COLUMNS] + list(extra)
     dtype = np.dtype(list(BASE_COLUMNS) + [(name, EXTRA_COLUMNS[name]) for name in extra])
-    select = ["id", "revision", code_sql(scope), "confidence", "base_confidence", "retrieval_count",
-              "created_at", "ifnull(last_accessed_at, -1e999)", *extra]
+    select = ["id", "revision", code_sql(rows.scope), "confidence", "base_confidence",
+              "retrieval_count", "created_at", "ifnull(last_accessed_at, -1e999)", *extra]
     # A full scan in rowid order beats walking the status index when most rows are active.
-    sql = f"SELECT {', '.join(select)} FROM memory NOT INDEXED WHERE {SCOPES[scope]} ORDER BY id"
-    table = np.array(conn.execute(sql).fetchall(), dtype=dtype)
+    sql = f"SELECT {', '.join(select)} FROM memory NOT INDEXED WHERE {rows.where()} ORDER BY id"
+    table = np.array(conn.execute(sql, dict(rows.params)).fetchall(), dtype=dtype)
     columns = {name: np.ascontiguousarray(table[name]) for name in names}
     last = columns["last_accessed_at"]
     last[np.isneginf(last)] = np.nan
     return columns
 
 
-def load_column(conn: sqlite3.Connection, scope: str, name: str) -> np.ndarray:
-    """One more column (importance, owner) of the rows of `scope`, in id order; inside the
+def load_column(conn: sqlite3.Connection, rows: Rows, name: str) -> np.ndarray:
+    """One more column (importance, owner) of the selected rows, in id order; inside the
     same snapshot it lines up with load_memory_arrays."""
-    sql = f"SELECT {name} FROM memory NOT INDEXED WHERE {SCOPES[scope]} ORDER BY id"
-    values = [row[0] for row in conn.execute(sql)]
+    sql = f"SELECT {name} FROM memory NOT INDEXED WHERE {rows.where()} ORDER BY id"
+    values = [row[0] for row in conn.execute(sql, dict(rows.params))]
     return np.array(values, dtype=EXTRA_COLUMNS[name])
 
 
-def iter_texts(conn: sqlite3.Connection, scope: str) -> Iterator[tuple[int, str, str, str]]:
-    """(id, title, content, metadata JSON) of the rows of `scope`, in id order."""
+def iter_texts(conn: sqlite3.Connection, rows: Rows) -> Iterator[tuple[int, str, str, str]]:
+    """(id, title, content, metadata JSON) of the selected rows, in id order."""
     yield from conn.execute(
-        f"SELECT id, title, content, metadata FROM memory WHERE {SCOPES[scope]} ORDER BY id"
+        f"SELECT id, title, content, metadata FROM memory WHERE {rows.where()} ORDER BY id",
+        dict(rows.params),
     )
 
 

@@ -5,6 +5,8 @@ Nothing is deleted: purge does that, after an export, when an operator asks.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from memory_console.maintenance.frame import Frame
@@ -44,6 +46,12 @@ def plan_cleanup(frame: Frame, params: MaintenanceParams, now: float) -> PassRes
     return PassResult([change], figures={"flagged": len(rows)})
 
 
+def cleanup_rows(params: MaintenanceParams, now: float) -> tuple[str, dict[str, Any]]:
+    """Rows at the floor already; rows that reach it in this plan come from decay's rows."""
+    floor = params.of(RelevanceParams).floor
+    return "confidence <= :cleanup_floor", {"cleanup_floor": floor + 1e-6}
+
+
 PASS = PassSpec(
     name="cleanup",
     plan=plan_cleanup,
@@ -51,4 +59,5 @@ PASS = PassSpec(
     order=50,
     scope="decaying",
     param_sets=("relevance",),
+    narrow=cleanup_rows,
 )

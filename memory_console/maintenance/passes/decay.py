@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from memory_console.maintenance.frame import Frame
@@ -11,6 +13,7 @@ from memory_console.maintenance.plan import ChangeSet, PassResult, Reasons
 from memory_console.maintenance.reasons import grouped_reasons
 from memory_console.maintenance.registry import PassSpec
 from memory_console.policies import (
+    SECONDS_PER_DAY,
     DecayResult,
     PeriodicParams,
     RelevanceParams,
@@ -118,6 +121,23 @@ def decay_scope(params: MaintenanceParams) -> str:
     return "active" if params.policy == "exponential" else "decaying"
 
 
+def decay_rows(params: MaintenanceParams, now: float) -> tuple[str, dict[str, Any]] | None:
+    """Rows this pass can change or count: a full period since the anchor (one second of
+    slack for rounding) or a possible promotion candidate. Exponential prunes: every row."""
+    if params.policy == "exponential":
+        return None
+    period_days = params.of(PeriodicParams if params.policy == "periodic" else RelevanceParams
+                            ).period_days
+    condition = (
+        "ifnull(last_accessed_at, created_at) <= :decay_cutoff "
+        "OR (memory_type = 'episodic' AND retrieval_count >= :decay_retrievals)"
+    )
+    return condition, {
+        "decay_cutoff": now - period_days * SECONDS_PER_DAY + 1.0,
+        "decay_retrievals": params.of(RelevanceParams).promote_min_retrievals,
+    }
+
+
 PASS = PassSpec(
     name="decay",
     plan=plan_decay,
@@ -125,4 +145,5 @@ PASS = PassSpec(
     order=40,
     scope=decay_scope,
     param_sets=(POLICY, "relevance"),
+    narrow=decay_rows,
 )

@@ -41,7 +41,7 @@ def plan_sensitive(frame: Frame, params: MaintenanceParams, now: float) -> PassR
     open_rows = frame.maintainable()
     rows: list[int] = []
     reasons: list[str] = []
-    for ident, title, content, metadata in bulk.iter_texts(frame.store.connection, frame.scope):
+    for ident, title, content, metadata in bulk.iter_texts(frame.store.connection, frame.rows):
         position = int(np.searchsorted(frame.ids, ident))
         if position >= len(frame) or frame.ids[position] != ident or not open_rows[position]:
             continue
