@@ -1,0 +1,601 @@
+"""The agent side (DESIGN section 9): remember, scan_turn, recall and apply_actions on a Store.
+
+    from memory_console.api import MemoryAPI
+
+    with MemoryAPI("memories.db", owner="alice") as memory:
+        memory.remember("Remember that I prefer dark mode")   # stored, importance 1.0
+        for hit in memory.recall("which theme does she like?", k=3):
+            print(hit.record.content, hit.scores["effective"])
+
+Every write goes through the Store and writes the same events as the console (actor "api"
+when the API opens the store itself). The embedder loads on first need; when it cannot load,
+recall falls back to keyword search and duplicates are found by exact (normalised) text only.
+Importing this module does not import Textual, onnxruntime or the embedder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memory_console.ingest import remember as rules
+from memory_console.ingest.remember import ActionsError, Candidate, MemoryAction
+from memory_console.store import MemoryFilter, MemoryRecord, Store
+from memory_console.timeutil import now_ts
+
+if TYPE_CHECKING:
+    from memory_console.embed.embedder import Embedder
+    from memory_console.embed.hits import SearchHit
+    from memory_console.embed.search import SearchEngine
+    from memory_console.embed.semantic import SemanticIndex
+
+ACTOR = "api"
+CANDIDATE_FACTOR = 3  # recall re-ranks this many times k of the best search hits
+
+
+@dataclass(frozen=True, slots=True)
+class RememberResult:
+    """What remember() did: stored, reinforced (a near-duplicate), refused or skipped."""
+
+    action: str
+    id: int | None
+    reason: str
+    topic: str | None = None
+    content: str | None = None
+    similarity: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """One fact scan_turn found, its score and what became of it."""
+
+    candidate: Candidate
+    result: RememberResult
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """One memory recall() returned (as it is after the reinforcement) and why it ranked."""
+
+    record: MemoryRecord
+    scores: dict[str, Any]
+
+    @property
+    def id(self) -> int:
+        return self.record.id
+
+    @property
+    def content(self) -> str:
+        return self.record.content
+
+
+@dataclass(frozen=True, slots=True)
+class ActionOutcome:
+    """What one action of an apply_actions document did."""
+
+    index: int
+    action_type: str
+    action: str  # stored, reinforced, updated, deleted, skipped
+    id: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ActionsResult:
+    """apply_actions(): all actions applied (ok) or none, with the reason."""
+
+    ok: bool
+    reason: str
+    outcomes: list[ActionOutcome] = field(default_factory=list)
+    analysis: str | None = None
+    salience_score: float | None = None
+
+
+@dataclass(slots=True)
+class _Plan:
+    """A decided write, carried out later inside one transaction."""
+
+    kind: str  # store, reinforce, update, delete, skip, refuse
+    reason: str
+    row: dict[str, Any] | None = None
+    id: int | None = None
+    similarity: float | None = None
+    raise_importance: float | None = None
+    fields: dict[str, Any] | None = None
+
+
+class MemoryAPI:
+    """The agent-side API over one store, for one default owner.
+
+    store: a Store (its actor names the events; open it with actor="api") or a path, which
+    the API opens with actor "api" and closes on close(). semantic: False keeps to keyword
+    search and exact duplicates; embedder: an already loaded Embedder to share.
+    """
+
+    def __init__(
+        self,
+        store: Store | str | os.PathLike[str],
+        *,
+        owner: str = "default",
+        semantic: bool = True,
+        embedder: Embedder | None = None,
+        manifest: str | None = None,
+    ) -> None:
+        if not isinstance(owner, str) or not owner.strip():
+            raise ValueError("owner must be a non-empty string")
+        self._owns_store = not isinstance(store, Store)
+        self.store = Store(store, actor=ACTOR) if not isinstance(store, Store) else store
+        self.owner = owner
+        self.semantic_error: str | None = None
+        self._semantic_wanted = semantic
+        self._embedder = embedder
+        self._manifest = manifest
+        self._engine: SearchEngine | None = None
+
+    def __enter__(self) -> MemoryAPI:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop following the store's changes; close the store if the API opened it."""
+        semantic = self._engine.semantic if self._engine is not None else None
+        if semantic is not None and semantic.on_change in self.store.listeners:
+            self.store.listeners.remove(semantic.on_change)
+        if self._owns_store:
+            self.store.close()
+
+    # -- search readiness -------------------------------------------------------------------
+
+    @property
+    def engine(self) -> SearchEngine:
+        """The search engine, with semantic search when the embedder loads (first use only)."""
+        if self._engine is None:
+            from memory_console.embed.embedder import ModelError
+            from memory_console.embed.search import SearchEngine
+
+            engine = SearchEngine(self.store)
+            if self._semantic_wanted:
+                try:
+                    if self._embedder is None:
+                        engine.prepare_semantic(manifest=self._manifest)
+                    else:
+                        from memory_console.embed.semantic import SemanticIndex
+
+                        index = SemanticIndex(self.store, self._embedder)
+                        index.sync()
+                        self.store.listeners.append(index.on_change)
+                        engine.semantic = index
+                except (ModelError, OSError) as error:
+                    self.semantic_error = str(error)
+            self._engine = engine
+        return self._engine
+
+    @property
+    def semantic_ready(self) -> bool:
+        return self.engine.semantic_ready
+
+    def _semantic(self) -> SemanticIndex | None:
+        engine = self.engine
+        return engine.semantic if engine.semantic_ready else None
+
+    # -- remember ---------------------------------------------------------------------------
+
+    def remember(
+        self,
+        text: str,
+        owner: str | None = None,
+        *,
+        user_requested: bool = False,
+        topic: str | None = None,
+        memory_type: str = "semantic",
+        tier: str = "long_term",
+        importance: float | None = None,
+        confidence: float | None = None,
+        source: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        now: float | None = None,
+    ) -> RememberResult:
+        """Remember a text the way the decision spec says.
+
+        A user directive ("remember that ...", "don't forget ...", "note that ...", "keep in
+        mind ...") is stored with importance 1.0 and source user_directive, and counts as the
+        user asking (health data allowed). Anything else is an inferred memory (importance
+        0.5, source session_review). Credentials are refused, health data too unless the
+        user asked; a near-duplicate of the owner's active memories is reinforced instead.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, not {type(text).__name__}")
+        moment = now_ts() if now is None else now
+        directive = rules.find_directive(text)
+        asked = user_requested or directive is not None
+        extra = dict(metadata or {})
+        extra["original_message"] = text[:200]
+        if directive is not None:
+            extra["directive"] = directive.phrase
+        plan = self._decide(
+            directive.content if directive is not None else text,
+            owner or self.owner,
+            screened=text,
+            user_requested=asked,
+            topic=topic,
+            memory_type=memory_type,
+            tier=tier,
+            importance=importance
+            if importance is not None
+            else (rules.DIRECTIVE_IMPORTANCE if directive else rules.INFERRED_IMPORTANCE),
+            confidence=confidence
+            if confidence is not None
+            else (rules.DIRECTIVE_CONFIDENCE if directive else rules.INFERRED_CONFIDENCE),
+            source=source or ("user_directive" if directive else "session_review"),
+            metadata=extra,
+        )
+        return self._carry_out(plan, moment, query=text)
+
+    def _decide(
+        self,
+        content: str,
+        owner: str,
+        *,
+        screened: str,
+        user_requested: bool,
+        topic: str | None,
+        memory_type: str,
+        tier: str,
+        importance: float,
+        confidence: float,
+        source: str,
+        metadata: dict[str, Any],
+    ) -> _Plan:
+        """Refuse, reinforce a near-duplicate, or store: decided before anything is written."""
+        if not isinstance(content, str) or not content.strip():
+            return _Plan("refuse", "nothing to remember")
+        content = content.strip()
+        refused = rules.refusal(screened, user_requested=user_requested)
+        if refused is not None:
+            return _Plan("refuse", refused)
+        title = rules.make_title(content)
+        keywords = rules.extract_keywords(content)
+        duplicate = self._near_duplicate(owner, content, title, keywords)
+        if duplicate is not None:
+            ident, similarity = duplicate
+            how = "same text" if similarity is None else f"cosine {similarity:.3f}"
+            return _Plan(
+                "reinforce",
+                f"near-duplicate of memory {ident} ({how})",
+                id=ident,
+                similarity=similarity,
+                raise_importance=importance,
+            )
+        if user_requested:
+            metadata["user_requested"] = True
+        row = {
+            "owner": owner,
+            "topic": topic or rules.infer_topic(content),
+            "tier": tier,
+            "memory_type": memory_type,
+            "title": title,
+            "content": content,
+            "keywords": keywords,
+            "source": source,
+            "importance": importance,
+            "confidence": confidence,
+            "metadata": metadata,
+        }
+        if source == "user_directive":
+            reason = f"user directive ({metadata.get('directive', 'explicit')})"
+        else:
+            reason = f"{source}, importance {importance:.2f}"
+        return _Plan("store", reason, row=row)
+
+    def _near_duplicate(
+        self, owner: str, content: str, title: str, keywords: list[str]
+    ) -> tuple[int, float | None] | None:
+        """(id, cosine) of the owner's active memory this text repeats: the same normalised
+        text (cosine None), else cosine >= the consolidation threshold when semantic search
+        is ready."""
+        import numpy as np
+
+        from memory_console.embed.embedder import embedding_text
+        from memory_console.maintenance.passes.consolidate import ConsolidateParams
+
+        scope = MemoryFilter(owner=owner, status="active")
+        wanted = rules.normalise(content)
+        for record, _ in self.store.keyword_search(content, scope, limit=20):
+            if rules.normalise(record.content) == wanted:
+                return record.id, None
+        semantic = self._semantic()
+        if semantic is None:
+            return None
+        allowed = np.asarray(self.store.ids_matching(scope), dtype=np.int64)
+        if not allowed.size:
+            return None
+        vector = semantic.embedder.embed_query(embedding_text(title, content, keywords))
+        ids, scores = semantic.index.search(vector, 1, allowed)
+        if len(ids) and float(scores[0]) >= ConsolidateParams().min_cosine:
+            return int(ids[0]), round(float(scores[0]), 4)
+        return None
+
+    def _carry_out(self, plan: _Plan, moment: float, *, query: str) -> RememberResult:
+        """Write what a plan decided (called inside apply_actions' transaction too)."""
+        if plan.kind == "refuse" or plan.kind == "skip":
+            action = "refused" if plan.kind == "refuse" else "skipped"
+            return RememberResult(action, plan.id, plan.reason)
+        if plan.kind == "reinforce":
+            assert plan.id is not None
+            with self.store.transaction("reinforcing a memory"):
+                current = self.store.require(plan.id)
+                if plan.raise_importance is not None and plan.raise_importance > current.importance:
+                    self.store.edit(plan.id, {"importance": plan.raise_importance}, now=moment)
+                scores = {"reason": "remembered again", "cosine": plan.similarity}
+                self.store.record_access(
+                    [plan.id], now=moment, query=query, scores={plan.id: scores}
+                )
+            record = self.store.require(plan.id)
+            return RememberResult(
+                "reinforced", plan.id, plan.reason, record.topic, record.content, plan.similarity
+            )
+        assert plan.row is not None
+        ident = self.store.add(plan.row, now=moment)
+        return RememberResult("stored", ident, plan.reason, plan.row["topic"], plan.row["content"])
+
+    # -- scan_turn --------------------------------------------------------------------------
+
+    def scan_turn(
+        self,
+        message: str,
+        owner: str | None = None,
+        *,
+        history: Sequence[str] = (),
+        task: str | None = None,
+        user_requested: bool = False,
+        now: float | None = None,
+    ) -> list[ScanResult]:
+        """Background extraction after a turn: explicit facts ("my name is", "I work at", "I
+        prefer", "I live in", email, phone, "remember that ...") scored as the spec says
+        (explicit request +0.4, personal information +0.3, mentioned in two or more messages
+        of history + this one +0.2, two or more words shared with `task` +0.1) and stored at
+        >= 0.5 with that score as importance (source background_scan)."""
+        moment = now_ts() if now is None else now
+        messages = [*history, message]
+        results = []
+        for found in rules.find_facts(message):
+            candidate = rules.score_candidate(found, messages, task)
+            if candidate.score < rules.BACKGROUND_THRESHOLD:
+                reason = f"score {candidate.score:.2f} < {rules.BACKGROUND_THRESHOLD}"
+                results.append(ScanResult(candidate, RememberResult("skipped", None, reason)))
+                continue
+            plan = self._decide(
+                candidate.content,
+                owner or self.owner,
+                screened=candidate.content,
+                user_requested=user_requested or candidate.explicit,
+                topic=candidate.topic,
+                memory_type="semantic",
+                tier="long_term",
+                importance=candidate.score,
+                confidence=rules.STATED_CONFIDENCE,
+                source="background_scan",
+                metadata={
+                    "original_message": message[:200],
+                    "scan": {"fact": candidate.kind, "score": candidate.score},
+                    "score_reasons": list(candidate.reasons),
+                },
+            )
+            results.append(ScanResult(candidate, self._carry_out(plan, moment, query=message)))
+        return results
+
+    # -- recall -----------------------------------------------------------------------------
+
+    def recall(
+        self,
+        query: str,
+        owner: str | None = None,
+        k: int = 5,
+        *,
+        now: float | None = None,
+    ) -> list[Recalled]:
+        """The owner's k active memories for a query: hybrid search (keyword search when the
+        embedder cannot load), the best 3k re-ranked by the exponential effective score
+        (importance x time decay x similarity). Each returned memory is reinforced (its type's
+        boost) and its access logged with the query and its score breakdown."""
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        moment = now_ts() if now is None else now
+        engine = self.engine
+        mode = "hybrid" if engine.semantic_ready else "keyword"
+        hits = engine.search(
+            query,
+            mode=mode,
+            k=max(k * CANDIDATE_FACTOR, 10),
+            memory_filter=MemoryFilter(owner=owner or self.owner, status="active"),
+            now=moment,
+        )
+        ranked = sorted(
+            ((effective_of(hit, hits, moment), hit) for hit in hits),
+            key=lambda pair: (-pair[0], -pair[1].score),
+        )[:k]
+        scores = {
+            hit.record.id: {**hit.breakdown(), "mode": mode, "effective": round(effective, 4)}
+            for effective, hit in ranked
+        }
+        if not scores:
+            return []
+        self.store.record_access(list(scores), now=moment, query=query, scores=scores)
+        records = self.store.get_many(list(scores))
+        return [Recalled(records[ident], scores[ident]) for ident in scores if ident in records]
+
+    # -- apply_actions ----------------------------------------------------------------------
+
+    def apply_actions(
+        self,
+        json_text: str | bytes | dict[str, Any],
+        owner: str | None = None,
+        *,
+        now: float | None = None,
+    ) -> ActionsResult:
+        """Apply a memory-routing document ({"analysis", "salience_score", "memory_actions":
+        [{"target_memory_bank", "action_type", "content", "entry_type", "confidence_score",
+        "reasoning"}]}): banks WORKING, STM, LTM, EPISODIC become tiers working, short_term,
+        long_term, episodic. UPDATE names its memory by "memory_id"; DELETE by "memory_id" or
+        by a content equal (normalised) to exactly one of the owner's active memories; DELETE
+        archives (restorable, like forget). Every action is checked first; one bad action
+        rejects the whole document, and the rest is written in one transaction."""
+        moment = now_ts() if now is None else now
+        who = owner or self.owner
+        try:
+            document = rules.parse_actions(json_text)
+            plans = self._plan_actions(document, who)
+        except ActionsError as error:
+            return ActionsResult(False, f"rejected: {error}; nothing was applied")
+        outcomes: list[ActionOutcome] = []
+        try:
+            with self.store.transaction("applying memory actions"):
+                for action, plan in plans:
+                    outcomes.append(self._apply_one(action, plan, moment))
+        except BaseException:
+            semantic = self._semantic()
+            if semantic is not None:
+                semantic.load()  # the index may hold vectors of rolled-back memories
+            raise
+        return ActionsResult(
+            True,
+            f"applied {len(outcomes)} actions",
+            outcomes,
+            document.analysis,
+            document.salience_score,
+        )
+
+    def _plan_actions(
+        self, document: rules.ActionDocument, owner: str
+    ) -> list[tuple[MemoryAction, _Plan]]:
+        plans: list[tuple[MemoryAction, _Plan]] = []
+        stored: dict[str, int] = {}
+        touched: dict[int, int] = {}
+        for action in document.actions:
+            if action.action_type == "STORE":
+                assert action.content is not None
+                key = rules.normalise(action.content)
+                if key in stored:
+                    plan = _Plan("skip", f"same content as memory_actions[{stored[key]}]")
+                else:
+                    stored[key] = action.index
+                    plan = self._plan_store(action, document, owner)
+            else:
+                ident = self._target_of(action, owner)
+                if ident in touched:
+                    raise ActionsError(
+                        f"{action.where}: memory {ident} is already changed by "
+                        f"memory_actions[{touched[ident]}]"
+                    )
+                touched[ident] = action.index
+                plan = self._plan_change(action, ident)
+            plans.append((action, plan))
+        return plans
+
+    def _plan_store(
+        self, action: MemoryAction, document: rules.ActionDocument, owner: str
+    ) -> _Plan:
+        assert action.content is not None
+        metadata: dict[str, Any] = {"memory_bank": action.bank}
+        if action.entry_type is not None:
+            metadata["entry_type"] = action.entry_type
+        if action.reasoning is not None:
+            metadata["reasoning"] = action.reasoning
+        plan = self._decide(
+            action.content,
+            owner,
+            screened=action.content,
+            user_requested=action.user_requested,
+            topic=None,
+            memory_type=action.memory_type,
+            tier=action.tier,
+            importance=document.salience_score
+            if document.salience_score is not None
+            else rules.INFERRED_IMPORTANCE,
+            confidence=action.confidence
+            if action.confidence is not None
+            else rules.INFERRED_CONFIDENCE,
+            source="session_review",
+            metadata=metadata,
+        )
+        if plan.kind == "refuse":
+            raise ActionsError(f"{action.where}: {plan.reason}")
+        return plan
+
+    def _target_of(self, action: MemoryAction, owner: str) -> int:
+        """The id an UPDATE or DELETE names, checked to be one of the owner's active ones."""
+        if action.memory_id is not None:
+            record = self.store.get(action.memory_id)
+            if record is None:
+                raise ActionsError(f"{action.where}: no memory with id {action.memory_id}")
+            if record.owner != owner:
+                raise ActionsError(f"{action.where}: memory {record.id} belongs to another owner")
+            if record.status != "active":
+                raise ActionsError(f"{action.where}: memory {record.id} is {record.status}")
+            return record.id
+        assert action.content is not None
+        wanted = rules.normalise(action.content)
+        scope = MemoryFilter(owner=owner, status="active")
+        matches = [
+            record.id
+            for record, _ in self.store.keyword_search(action.content, scope, limit=50)
+            if rules.normalise(record.content) == wanted
+        ]
+        if not matches:
+            raise ActionsError(f"{action.where}: its content matches no active memory")
+        if len(matches) > 1:
+            raise ActionsError(
+                f"{action.where}: its content matches {len(matches)} memories "
+                f"({', '.join(map(str, matches))}); name one with memory_id"
+            )
+        return matches[0]
+
+    def _plan_change(self, action: MemoryAction, ident: int) -> _Plan:
+        if action.action_type == "DELETE":
+            return _Plan("delete", action.reasoning or "deleted by the agent", id=ident)
+        assert action.content is not None
+        refused = rules.refusal(action.content, user_requested=action.user_requested)
+        if refused is not None:
+            raise ActionsError(f"{action.where}: {refused}")
+        fields: dict[str, Any] = {
+            "content": action.content,
+            "title": rules.make_title(action.content),
+            "keywords": rules.extract_keywords(action.content),
+            "tier": action.tier,
+        }
+        if action.entry_type and action.entry_type.strip().lower() in rules.MEMORY_TYPE_NAMES:
+            fields["memory_type"] = action.memory_type
+        if action.confidence is not None:
+            fields["confidence"] = action.confidence
+        return _Plan("update", action.reasoning or "updated by the agent", id=ident, fields=fields)
+
+    def _apply_one(self, action: MemoryAction, plan: _Plan, moment: float) -> ActionOutcome:
+        if plan.kind == "update":
+            assert plan.id is not None and plan.fields is not None
+            self.store.edit(plan.id, plan.fields, now=moment)
+            return ActionOutcome(action.index, action.action_type, "updated", plan.id, plan.reason)
+        if plan.kind == "delete":
+            assert plan.id is not None
+            self.store.forget([plan.id], plan.reason, now=moment)
+            return ActionOutcome(action.index, action.action_type, "deleted", plan.id, plan.reason)
+        result = self._carry_out(plan, moment, query=action.content or "")
+        return ActionOutcome(
+            action.index, action.action_type, result.action, result.id, plan.reason
+        )
+
+
+def effective_of(hit: SearchHit, hits: Sequence[SearchHit], now: float) -> float:
+    """The exponential policy's effective score of a hit: importance x time decay x similarity.
+    Similarity is the cosine in hybrid search, else the hit's bm25 relative to the best one."""
+    from memory_console.policies.exponential import effective_score
+
+    if hit.cosine is not None or hit.effective is not None:
+        return float(hit.effective or 0.0)
+    best = min((h.bm25 for h in hits if h.bm25 is not None), default=None)
+    similarity = hit.bm25 / best if hit.bm25 is not None and best else 0.0
+    record = hit.record
+    return float(effective_score([record.importance], [record.created_at], now)[0] * similarity)

@@ -1,0 +1,459 @@
+"""The memory decision logic (DESIGN section 9): directives, topics, keywords, scoring, actions.
+
+Pure functions over text and JSON: nothing here reads or writes a store, so the agent API
+(memory_console.api) and the importers share one set of rules.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_console.sensitive import Finding, find_sensitive
+from memory_console.store.validate import default_title
+
+DIRECTIVE_IMPORTANCE = 1.0  # DESIGN section 2: explicit directive 1.0, inferred 0.5
+INFERRED_IMPORTANCE = 0.5
+DIRECTIVE_CONFIDENCE = 1.0  # "stated explicitly"
+STATED_CONFIDENCE = 0.9  # a fact the user stated about themselves (background scan)
+INFERRED_CONFIDENCE = 0.7  # what the agent concluded on its own ("high confidence")
+BACKGROUND_THRESHOLD = 0.5  # scan_turn stores a fact when its score reaches this
+MAX_KEYWORDS = 8
+
+# The memory decision spec's scoring weights for a background-scan candidate.
+WEIGHT_EXPLICIT = 0.4  # the user asked for it to be remembered
+WEIGHT_PERSONAL = 0.3  # personal information: user_info, contacts, preferences
+WEIGHT_REPEATED = 0.2  # mentioned in two or more messages of the conversation
+WEIGHT_TASK = 0.1  # shares two or more words with the current task
+PERSONAL_TOPICS = ("user_info", "contacts", "preferences")
+
+STOP_WORDS = frozenset(
+    """
+    a about above after again all also am an and any are as at be been before being below
+    between both but by can could did do does doing don down during each else few for from
+    further had has have having he her here hers him his how i if in into is it its itself
+    just let like me might more most must my myself no nor not now of off on once only or
+    other our ours out over own please same she should so some such than that the their
+    theirs them then there these they this those through to too under until up very was we
+    were what when where which while who whom why will with would you your yours yourself
+    """.split()
+)
+WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]", re.UNICODE)
+
+# Where a directive may begin: the start of the message, after punctuation, or after a polite
+# or linking word ("please remember", "can you note that", "and keep in mind").
+_LEAD = (
+    r"(?:^|(?<=[.!?;:,\n])\s*|\b(?:please|pls|also|and|oh|hey|so)\s+"
+    r"|\b(?:can|could|would|will) you\s+(?:please\s+)?)"
+)
+_DIRECTIVE_VERBS = (
+    r"remember(?:\s+(?:that|this)\b)?",
+    r"don'?t\s+forget(?:\s+(?:that|this)\b)?",
+    r"do\s+not\s+forget(?:\s+(?:that|this)\b)?",
+    r"note(?:\s+(?:that|this)\b)?",
+    r"keep\s+in\s+mind(?:\s+that\b)?",
+    r"make\s+a\s+note(?:\s+(?:that|of)\b)?",
+    r"store\s+(?:this|that)\b",
+    r"save\s+(?:this|that)(?:\s+(?:for\s+later|to\s+memory))?",
+    r"(?:it'?s|it\s+is)\s+important\s+(?:that|to)\b",
+)
+DIRECTIVE = re.compile(
+    _LEAD + r"(?P<phrase>" + "|".join(_DIRECTIVE_VERBS) + r")\s*[:,\-–]?\s+(?P<content>\S.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+# "I'm allergic to peanuts, please remember that." : the directive follows what it names.
+TRAILING_DIRECTIVE = re.compile(
+    r"^(?P<content>.*\S)\s*[,;:.!\-–]\s*(?:please\s+)?(?P<phrase>remember|don'?t\s+forget|"
+    r"note|keep\s+in\s+mind)\s+(?:that|this|it)\s*(?:please\s*)?[.!]*\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+TOPIC_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (topic, re.compile(pattern, re.IGNORECASE))
+    for topic, pattern in (
+        (
+            "preferences",
+            r"\b(?:prefer\w*|likes?|liked|favou?rite|always|never|hates?|loves?|dislikes?|"
+            r"rather|enjoys?)\b",
+        ),
+        (
+            "user_info",
+            r"\b(?:name is|call me|work (?:at|for)|works (?:at|for)|live[sd]? in|age is|"
+            r"years old|birthday|born (?:in|on)|my job|i am an? )",
+        ),
+        (
+            "contacts",
+            r"\b(?:e-?mail|phone|contact|address|colleague|friend|manager|boss|wife|husband|"
+            r"partner|sister|brother|mother|father|mom|dad)\b|\S+@\S+\.\w+",
+        ),
+        (
+            "projects",
+            r"\b(?:project|working on|building|developing|task|repo(?:sitory)?|codebase|"
+            r"endpoint|api|deadline|release|sprint|milestone)\b",
+        ),
+        (
+            "decisions",
+            r"\b(?:decided|decision|agreed|commit(?:ted|ment)? to|plan(?:s|ned)? to|chose|"
+            r"going with|settled on)\b",
+        ),
+    )
+)
+
+# Background-scan facts: (kind, pattern with a `value` group, topic, content template).
+FACT_PATTERNS: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
+    (kind, re.compile(pattern, re.IGNORECASE), topic, template)
+    for kind, pattern, topic, template in (
+        (
+            "name",
+            r"\bmy name is (?P<value>[^\W\d_][\w'-]*(?: (?-i:[A-Z])[\w'-]*){0,2})",
+            "user_info",
+            "The user's name is {value}.",
+        ),
+        (
+            "employer",
+            r"\bi work (?:at|for) (?P<value>[^.,;!?\n]+?)\s*(?=$|[.,;!?\n]| and | but )",
+            "user_info",
+            "The user works at {value}.",
+        ),
+        (
+            "location",
+            r"\bi live in (?P<value>[^.,;!?\n]+?)\s*(?=$|[.,;!?\n]| and | but )",
+            "user_info",
+            "The user lives in {value}.",
+        ),
+        (
+            "preference",
+            r"\bi prefer (?P<value>[^.;!?\n]+?)\s*(?=$|[.;!?\n])",
+            "preferences",
+            "The user prefers {value}.",
+        ),
+        (
+            "email",
+            r"\bmy (?:e-?mail|e-?mail address) is (?P<value>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)",
+            "contacts",
+            "The user's email is {value}.",
+        ),
+        (
+            "phone",
+            r"\bmy (?:phone|phone number|number|mobile) is (?P<value>\+?[\d][\d\s().-]{5,}\d)",
+            "contacts",
+            "The user's phone number is {value}.",
+        ),
+    )
+)
+
+BANKS = {"WORKING": "working", "STM": "short_term", "LTM": "long_term", "EPISODIC": "episodic"}
+ACTION_TYPES = ("STORE", "UPDATE", "DELETE")
+MEMORY_TYPE_NAMES = ("semantic", "episodic", "procedural")
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """A user directive found in a message: the phrase that made it one and what to keep."""
+
+    phrase: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fact the background scan found in a message, with its score and the reasons."""
+
+    kind: str
+    value: str
+    content: str
+    topic: str
+    explicit: bool
+    score: float = 0.0
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAction:
+    """One checked entry of an apply_actions document; `index` is its place in the list."""
+
+    index: int
+    action_type: str
+    bank: str
+    tier: str
+    content: str | None
+    entry_type: str | None
+    memory_type: str
+    confidence: float | None
+    reasoning: str | None
+    memory_id: int | None
+    user_requested: bool
+
+    @property
+    def where(self) -> str:
+        return f"memory_actions[{self.index}]"
+
+
+@dataclass(frozen=True, slots=True)
+class ActionDocument:
+    """A checked apply_actions document."""
+
+    analysis: str | None
+    salience_score: float | None
+    actions: list[MemoryAction] = field(default_factory=list)
+
+
+class ActionsError(ValueError):
+    """A malformed apply_actions document or action; the message names where and why."""
+
+
+# -- text --------------------------------------------------------------------------------
+
+
+def normalise(text: str) -> str:
+    """The text compared for exact duplicates: case-folded, spaces collapsed, end stops off."""
+    return " ".join(text.casefold().split()).rstrip(".!…").rstrip()
+
+
+def sentence_case(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] if text else text
+
+
+def find_directive(message: str) -> Directive | None:
+    """The user directive in a message ("remember that ...", "don't forget ...", "note that
+    ...", "keep in mind ...", or "..., please remember that"), or None. A question ("remember
+    when ...?") is not a directive."""
+    trailing = TRAILING_DIRECTIVE.match(message.strip())
+    match = trailing or DIRECTIVE.search(message)
+    if match is None:
+        return None
+    content = sentence_case(match.group("content"))
+    if normalise(content) in ("that", "this", "it") or not WORD.search(content):
+        return None
+    if content.endswith("?"):
+        return None
+    if trailing is not None and content[-1] not in ".!":
+        content += "."
+    return Directive(" ".join(match.group("phrase").lower().split()), content)
+
+
+def infer_topic(text: str) -> str:
+    """preferences, user_info, contacts, projects, decisions (first that matches), or general."""
+    for topic, pattern in TOPIC_PATTERNS:
+        if pattern.search(text):
+            return topic
+    return "general"
+
+
+def words_of(text: str) -> list[str]:
+    """Lower-case words of three or more letters, stop words and contractions left out."""
+    words = []
+    for raw in WORD.findall(text):
+        word = raw.lower().strip("'-")
+        if word.endswith("'s"):
+            word = word[:-2]
+        if len(word) >= 3 and "'" not in word and word not in STOP_WORDS:
+            words.append(word)
+    return words
+
+
+def extract_keywords(
+    text: str, *, first: Iterable[str] = (), limit: int = MAX_KEYWORDS
+) -> list[str]:
+    """Keywords by frequency (ties in order of appearance), stop words left out; `first`
+    (tags, categories, names) come before the extracted ones. At most `limit`."""
+    keywords: list[str] = []
+    seen: set[str] = set()
+    counts = Counter(words_of(text))
+    extracted = sorted(counts, key=lambda word: -counts[word])  # stable: ties keep their order
+    for keyword in [" ".join(str(given).split()) for given in first] + extracted:
+        if len(keywords) >= limit:
+            break
+        if keyword and keyword.casefold() not in seen:
+            seen.add(keyword.casefold())
+            keywords.append(keyword)
+    return keywords
+
+
+def make_title(content: str) -> str:
+    """The first sentence, or the first 50 characters."""
+    return default_title(content)
+
+
+# -- sensitive data ------------------------------------------------------------------------
+
+
+def with_article(kind: str) -> str:
+    return ("an " if kind[:1].lower() in "aeio" else "a ") + kind
+
+
+def refusal(text: str, *, user_requested: bool) -> str | None:
+    """Why a text must not be stored ("holds a password"), or None when it may be.
+
+    Credentials are always refused; health data only when the user did not ask for it."""
+    findings: list[Finding] = find_sensitive(text, health=True)
+    secrets = list(dict.fromkeys(f.kind for f in findings if not f.is_health))
+    if secrets:
+        return "holds " + " and ".join(with_article(kind) for kind in secrets)
+    if any(f.is_health for f in findings) and not user_requested:
+        return "holds health data, kept only when the user asks (user_requested=True)"
+    return None
+
+
+# -- background scan -----------------------------------------------------------------------
+
+
+def find_facts(message: str) -> list[Candidate]:
+    """The explicit facts of a message: a directive, name, employer, home, preference, email
+    and phone, each once."""
+    found: dict[str, Candidate] = {}
+    directive = find_directive(message)
+    if directive is not None:
+        found[normalise(directive.content)] = Candidate(
+            "explicit", directive.content, directive.content, infer_topic(directive.content), True
+        )
+    for kind, pattern, topic, template in FACT_PATTERNS:
+        for match in pattern.finditer(message):
+            value = match.group("value").strip().rstrip(".")
+            if not value:
+                continue
+            content = template.format(value=value)
+            found.setdefault(normalise(content), Candidate(kind, value, content, topic, False))
+    return list(found.values())
+
+
+def score_candidate(
+    candidate: Candidate, messages: Sequence[str], task: str | None = None
+) -> Candidate:
+    """The spec's score: explicit request +0.4, personal information +0.3, mentioned in two or
+    more of `messages` (the conversation, this message included) +0.2, two or more words in
+    common with the current task +0.1; at most 1.0."""
+    score = 0.0
+    reasons: list[str] = []
+    if candidate.explicit:
+        score += WEIGHT_EXPLICIT
+        reasons.append(f"explicit request +{WEIGHT_EXPLICIT}")
+    if candidate.topic in PERSONAL_TOPICS:
+        score += WEIGHT_PERSONAL
+        reasons.append(f"personal information +{WEIGHT_PERSONAL}")
+    needle = candidate.value.casefold()
+    if sum(needle in message.casefold() for message in messages) >= 2:
+        score += WEIGHT_REPEATED
+        reasons.append(f"repeated mention +{WEIGHT_REPEATED}")
+    if task and len(set(words_of(candidate.value)) & set(words_of(task))) >= 2:
+        score += WEIGHT_TASK
+        reasons.append(f"task relevance +{WEIGHT_TASK}")
+    return Candidate(
+        candidate.kind,
+        candidate.value,
+        candidate.content,
+        candidate.topic,
+        candidate.explicit,
+        round(min(score, 1.0), 4),
+        tuple(reasons),
+    )
+
+
+# -- apply_actions documents ------------------------------------------------------------------
+
+
+def _unit(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise ActionsError(f"{where} must be a number between 0 and 1, not {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ActionsError(f"{where} must be between 0 and 1, not {value!r}")
+    return float(value)
+
+
+def _optional_text(action: dict[str, Any], name: str, where: str) -> str | None:
+    value = action.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ActionsError(f"{where}.{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+def parse_action(action: Any, index: int) -> MemoryAction:
+    """One checked action; ActionsError names the first thing wrong with it."""
+    where = f"memory_actions[{index}]"
+    if not isinstance(action, dict):
+        raise ActionsError(f"{where} must be an object, not {type(action).__name__}")
+    bank = action.get("target_memory_bank")
+    if not isinstance(bank, str) or bank.upper() not in BANKS:
+        raise ActionsError(
+            f"{where}.target_memory_bank must be one of {', '.join(BANKS)}, not {bank!r}"
+        )
+    action_type = action.get("action_type")
+    if not isinstance(action_type, str) or action_type.upper() not in ACTION_TYPES:
+        raise ActionsError(
+            f"{where}.action_type must be one of {', '.join(ACTION_TYPES)}, not {action_type!r}"
+        )
+    action_type = action_type.upper()
+    content = _optional_text(action, "content", where)
+    if content is not None and not content.strip():
+        content = None
+    memory_id = action.get("memory_id")
+    if memory_id is not None and (
+        isinstance(memory_id, bool) or not isinstance(memory_id, int) or memory_id < 1
+    ):
+        raise ActionsError(f"{where}.memory_id must be a memory id (a whole number >= 1)")
+    if action_type in ("STORE", "UPDATE") and content is None:
+        raise ActionsError(f"{where}: {action_type} needs a non-empty content")
+    if action_type == "UPDATE" and memory_id is None:
+        raise ActionsError(f"{where}: UPDATE needs the memory_id of the memory it changes")
+    if action_type == "DELETE" and memory_id is None and content is None:
+        raise ActionsError(f"{where}: DELETE needs a memory_id or the content of the memory")
+    entry_type = _optional_text(action, "entry_type", where)
+    confidence = action.get("confidence_score")
+    user_requested = action.get("user_requested", False)
+    if not isinstance(user_requested, bool):
+        raise ActionsError(f"{where}.user_requested must be true or false")
+    tier = BANKS[bank.upper()]
+    named_type = (entry_type or "").strip().lower()
+    if named_type in MEMORY_TYPE_NAMES:
+        memory_type = named_type
+    else:
+        memory_type = "episodic" if tier == "episodic" else "semantic"
+    return MemoryAction(
+        index=index,
+        action_type=action_type,
+        bank=bank.upper(),
+        tier=tier,
+        content=content.strip() if content else None,
+        entry_type=entry_type,
+        memory_type=memory_type,
+        confidence=None if confidence is None else _unit(confidence, f"{where}.confidence_score"),
+        reasoning=_optional_text(action, "reasoning", where),
+        memory_id=memory_id,
+        user_requested=user_requested,
+    )
+
+
+def parse_actions(json_text: str | bytes | dict[str, Any]) -> ActionDocument:
+    """A checked memory-routing document, or ActionsError for the first thing wrong in it
+    (so that nothing of a malformed document is applied)."""
+    if isinstance(json_text, dict):
+        document: Any = json_text
+    else:
+        try:
+            document = json.loads(json_text)
+        except json.JSONDecodeError as error:
+            raise ActionsError(
+                f"invalid JSON: {error.msg} (line {error.lineno} column {error.colno})"
+            ) from error
+        except (TypeError, RecursionError) as error:
+            raise ActionsError(f"invalid JSON: {error}") from error
+    if not isinstance(document, dict):
+        raise ActionsError(f"the document must be a JSON object, not {type(document).__name__}")
+    actions = document.get("memory_actions")
+    if not isinstance(actions, list):
+        raise ActionsError("memory_actions must be a list of actions")
+    analysis = document.get("analysis")
+    if analysis is not None and not isinstance(analysis, str):
+        raise ActionsError("analysis must be a string")
+    salience = document.get("salience_score")
+    salience_score = None if salience is None else _unit(salience, "salience_score")
+    parsed = [parse_action(action, index) for index, action in enumerate(actions)]
+    return ActionDocument(analysis, salience_score, parsed)
