@@ -418,6 +418,9 @@ def _open_session(
     options.execution_mode = onnxruntime_module.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = onnxruntime_module.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    # Spinning worker threads burn the cores between calls, which the UI and SQLite need; on a
+    # busy machine they also made embedding slower, not faster.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     path = manifest.onnx.path
     try:
         session = onnxruntime_module.InferenceSession(
