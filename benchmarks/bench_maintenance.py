@@ -107,13 +107,15 @@ def bench_main_store(path: Path) -> dict[str, float]:
     show("dry run again at the same now", second, f"decayed {again.summary()['decayed']:,}")
     report, undone = timed(lambda: undo(store, run.id, now=NOW))
     show("undo of that run", undone, f"restored {len(report.restored):,}")
+    memories = store.query("SELECT count(*) FROM memory")[0][0]
     store.close()
-    return {"dry": dry[0], "apply": applied[0], "eligible": figures["eligible"],
-            "changed": run.changed}
+    return {"dry": dry[0], "apply": applied[0], "memories": memories,
+            "changed": max(run.changed, 1)}
 
 
 def orm_decay(path: Path, limit: int) -> tuple[int, int, tuple[float, float], tuple[float, float]]:
-    """The naive way: SQLModel objects loaded, decayed in Python one by one, saved."""
+    """The naive way: the first `limit` memories as SQLModel objects, each checked and
+    decayed in Python, the changed ones saved (one commit)."""
     clock = Clock()
     from sqlmodel import Session, col, create_engine, select
 
@@ -122,13 +124,12 @@ def orm_decay(path: Path, limit: int) -> tuple[int, int, tuple[float, float], tu
     engine = create_engine(f"sqlite:///{path}")
     changed = 0
     with Session(engine) as session:
-        query = select(Memory).where(
-            Memory.status == "active", Memory.is_protected == False,  # noqa: E712
-            col(Memory.decay_policy).in_(("standard", "aggressive")),
-            Memory.memory_type != "semantic",
-        ).order_by(col(Memory.id)).limit(limit)
-        memories = session.exec(query).all()
+        memories = session.exec(select(Memory).order_by(col(Memory.id)).limit(limit)).all()
         for memory in memories:
+            if (memory.status != "active" or memory.is_protected
+                    or memory.decay_policy not in ("standard", "aggressive")
+                    or memory.memory_type == "semantic"):
+                continue
             resistance = min(1.0, memory.retrieval_count / 10)
             if memory.decay_policy == "aggressive":
                 rate = 0.90 + 0.08 * resistance
@@ -217,18 +218,20 @@ def main() -> None:
     big = demo_store(folder, args.count)
     print(f"-- {args.count:,} memories", flush=True)
     ours = bench_main_store(working_copy(big, "work.db"))
-    print(f"-- naive SQLModel loop over {args.orm_count:,} memories", flush=True)
+    print(f"-- naive SQLModel loop over the first {args.orm_count:,} memories", flush=True)
     loaded, changed, computed, total = orm_decay(working_copy(big, "orm.db"), args.orm_count)
-    show("load + compute (dry run equivalent)", computed, f"{loaded:,} loaded")
-    show("load + compute + save", total, f"{changed:,} saved")
-    orm_dry = computed[0] / loaded
-    orm_apply = total[0] / max(changed, 1)
-    dry = ours["dry"] / ours["eligible"]
-    applied = ours["apply"] / max(ours["changed"], 1)
-    print(f"per memory: dry run {dry * 1e6:.2f} us vs ORM {orm_dry * 1e6:.2f} us "
+    show("load + compute (dry run equivalent)", computed, f"{loaded:,} memories")
+    show("load + compute + save (apply equivalent)", total, f"{changed:,} saved")
+    # Per memory of the store each approach covers: ours the whole store, the loop its part.
+    dry = ours["dry"] / ours["memories"]
+    end_to_end = (ours["dry"] + ours["apply"]) / ours["memories"]
+    orm_dry, orm_apply = computed[0] / loaded, total[0] / loaded
+    print(f"per memory: dry run {dry * 1e6:.2f} us vs loop {orm_dry * 1e6:.2f} us "
           f"-> {orm_dry / dry:.0f}x faster")
-    print(f"per memory: apply {applied * 1e6:.2f} us vs ORM {orm_apply * 1e6:.2f} us "
-          f"-> {orm_apply / applied:.1f}x faster")
+    print(f"per memory: plan + apply {end_to_end * 1e6:.2f} us vs loop {orm_apply * 1e6:.2f} us "
+          f"-> {orm_apply / end_to_end:.1f}x faster")
+    print(f"  (per changed memory: apply {ours['apply'] / ours['changed'] * 1e6:.1f} us, "
+          f"loop {total[0] / max(changed, 1) * 1e6:.1f} us)")
     print(f"-- {args.compare_count:,} memories: memory-console against raw sqlite3", flush=True)
     bench_against_raw(demo_store(folder, args.compare_count))
     for name in ("work.db", "orm.db"):

@@ -22,10 +22,21 @@ def grouped_reasons(
         return Reasons([], np.zeros(0, dtype=np.int64))
     combined = np.zeros(n, dtype=np.int64)
     for key in keys:
-        _, codes = np.unique(key, return_inverse=True)
-        codes = codes.reshape(-1).astype(np.int64)
-        combined = combined * (int(codes.max()) + 1) + codes
-        _, combined = np.unique(combined, return_inverse=True)  # dense again: no overflow
-        combined = combined.reshape(-1).astype(np.int64)
+        codes = key_codes(key)
+        span = int(codes.max()) + 1
+        if int(combined.max()) >= (1 << 62) // span:  # keep the product within int64
+            _, combined = np.unique(combined, return_inverse=True)
+            combined = combined.reshape(-1).astype(np.int64)
+        combined = combined * span + codes
     _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     return Reasons(build(first), inverse.reshape(-1).astype(np.int64))
+
+
+def key_codes(key: np.ndarray) -> np.ndarray:
+    """Small non-negative integers standing for the key's values (no sort for ints)."""
+    if key.dtype.kind == "b":
+        return key.astype(np.int64)
+    if key.dtype.kind in "iu" and int(key.max()) - int(key.min()) < (1 << 20):
+        return key.astype(np.int64) - int(key.min())
+    _, codes = np.unique(key, return_inverse=True)
+    return codes.reshape(-1).astype(np.int64)

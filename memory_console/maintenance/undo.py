@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,14 @@ from memory_console.store.store import dumps, encode_fields
 from memory_console.timeutil import to_iso
 
 JSON_FIELDS = ("keywords", "metadata")
+ONE_NUMBER = re.compile(r'\{"(\w+)":([^,{}\[\]"]+)\}')
+FLOAT_TEXT = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")  # as repr writes a finite float
+# Fields whose event value is also their database value (no JSON text, no 0/1 flag).
+PLAIN_FIELDS = frozenset({
+    "owner", "topic", "tier", "memory_type", "title", "content", "source", "importance",
+    "confidence", "base_confidence", "retrieval_count", "created_at", "updated_at",
+    "last_accessed_at", "decay_policy", "status", "consolidated_into", "external_id",
+})
 
 
 @dataclass(frozen=True)
@@ -67,22 +76,22 @@ def undo(store: Store, run_id: int, *, now: float | None = None) -> UndoReport:
     changed since. The run is marked undone with the report.
     """
     moment = time.time() if now is None else float(now)
-    with store.transaction(f"undoing run {run_id}") as conn:
+    with store.transaction(f"undoing run {run_id}") as conn, bulk.large_cache(conn):
         row = bulk.run_row(conn, run_id)
         if row is None:
             raise NotFoundError(f"no maintenance run with id {run_id}")
         run = Run.from_row(row)
         if run.undone_at is not None:
             raise MaintenanceError(f"run {run_id} was already undone at {to_iso(run.undone_at)}")
-        touched, last_event = touched_by(bulk.run_events(conn, run_id))
+        touched, last_event, fields = touched_by(bulk.run_events(conn, run_id))
         later = first_later_events(bulk.events_after(conn, last_event), touched)
-        names = sorted({"status"}.union(*(t.before.keys() | t.after.keys()
-                                           for t in touched.values())))
+        names = sorted(fields | {"status"})
         current = bulk.current_values(conn, list(touched), names)
+        position = {name: at for at, name in enumerate(names)}
         report = UndoReport(run_id, moment)
         restores: dict[int, dict[str, Any]] = {}
         for ident, change in touched.items():
-            reason = refusal(ident, change, later, current, names)
+            reason = refusal(ident, change, later, current, position)
             if reason:
                 report.not_restored.append(NotRestored(ident, reason))
             elif change.created:
@@ -90,7 +99,7 @@ def undo(store: Store, run_id: int, *, now: float | None = None) -> UndoReport:
             else:
                 restores[ident] = change.before
                 report.restored.append(ident)
-        write_restores(conn, restores, len(touched))
+        write_restores(conn, restores, current, names)
         store.write_events(undo_events(touched, restores, report, moment, run_id, current, names))
         bulk.delete_memories(conn, report.deleted)
         bulk.update_run(conn, run_id, {"undone_at": moment, "undo_report": dumps(report.to_json())})
@@ -99,10 +108,12 @@ def undo(store: Store, run_id: int, *, now: float | None = None) -> UndoReport:
     return report
 
 
-def touched_by(events: list[tuple[Any, ...]]) -> tuple[dict[int, Touched], int]:
-    """Per memory the run touched, its values before and after the run; the last event id."""
+def touched_by(events: list[tuple[Any, ...]]) -> tuple[dict[int, Touched], int, set[str]]:
+    """Per memory the run touched, its values before and after the run; the last event id;
+    every field the run changed."""
     touched: dict[int, Touched] = {}
     parsed: dict[str, dict[str, Any]] = {}
+    fields: set[str] = set()
     last = 0
     for event_id, memory_id, kind, before_json, after_json in events:
         last = max(last, event_id)
@@ -113,18 +124,24 @@ def touched_by(events: list[tuple[Any, ...]]) -> tuple[dict[int, Touched], int]:
         if change.events == 1:
             change.before_text = before_json
         change.after_text = after_json
-        for name, value in loads(before_json, parsed).items():
+        before, after = loads(before_json, parsed), loads(after_json, parsed)
+        for name, value in before.items():
             change.before.setdefault(name, value)
-        change.after.update(loads(after_json, parsed))
-    return touched, last
+        change.after.update(after)
+        fields.update(before.keys() | after.keys())
+    return touched, last, fields
 
 
 def loads(text: str | None, parsed: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Parsed event JSON; texts repeat a lot ({"status":"active"}), so they are cached."""
+    """Parsed event JSON; texts repeat a lot ({"status":"active"}), so they are cached, and
+    the commonest, one number ({"confidence":0.9025}), is read without the JSON parser."""
     if not text:
         return {}
     value = parsed.get(text)
     if value is None:
+        number = ONE_NUMBER.fullmatch(text)
+        if number and FLOAT_TEXT.fullmatch(number[2]):
+            return {number[1]: float(number[2])}
         value = json.loads(text)
         if len(parsed) < 100_000:
             parsed[text] = value
@@ -148,18 +165,20 @@ def refusal(
     change: Touched,
     later: dict[int, str],
     current: dict[int, tuple[Any, ...]],
-    names: list[str],
+    position: dict[str, int],
 ) -> str | None:
-    """Why the memory cannot be restored, or None."""
+    """Why the memory cannot be restored, or None. `position` maps a field to its place in
+    the rows of `current`."""
     if ident in later:
         return later[ident]
-    if ident not in current:
+    row = current.get(ident)
+    if row is None:
         return "no longer in the store"
     if change.created:
         return None
-    values = dict(zip(names, current[ident], strict=True))
     for name, after in change.after.items():
-        if name in values and not same(name, values[name], after):
+        at = position.get(name)
+        if at is not None and not same(name, row[at], after):
             return f"{name} changed since the run without an event"
     return None
 
@@ -173,17 +192,26 @@ def same(name: str, stored: Any, recorded: Any) -> bool:
     return bool(stored == recorded)
 
 
-def write_restores(conn: Any, restores: dict[int, dict[str, Any]], touched: int) -> None:
-    """UPDATE the memories back to their values before the run, grouped by fields."""
-    groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+def write_restores(
+    conn: Any,
+    restores: dict[int, dict[str, Any]],
+    current: dict[int, tuple[Any, ...]],
+    names: list[str],
+) -> None:
+    """UPDATE the memories back to their values before the run, grouped by fields, in the
+    order of their present confidence (the index it walks, as apply does)."""
+    at = names.index("confidence") if "confidence" in names else None
+    groups: dict[tuple[str, ...], list[tuple[Any, tuple[Any, ...]]]] = {}
     for ident, before in restores.items():
-        values = encode_fields(before)
+        values = before if before.keys() <= PLAIN_FIELDS else encode_fields(before)
         if values:
-            groups.setdefault(tuple(values), []).append((*values.values(), ident))
-    columns = {name for names in groups for name in names}
+            order = current[ident][at] if at is not None else 0.0
+            groups.setdefault(tuple(values), []).append((order, (*values.values(), ident)))
+    columns = {name for fields in groups for name in fields}
     with bulk.rebuilt_indexes(conn, columns, len(restores)):
-        for names, rows in groups.items():
-            bulk.update_memories(conn, names, rows, check_revision=False)
+        for fields, rows in groups.items():
+            rows.sort(key=lambda row: row[0] if row[0] is not None else -1.0)
+            bulk.update_memories(conn, fields, (row for _, row in rows), check_revision=False)
 
 
 def undo_events(

@@ -70,7 +70,7 @@ BASE_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 EXTRA_COLUMNS: dict[str, str] = {"importance": "f8", "owner": "O"}
 REBUILD_FRACTION = 0.25  # rebuild an index rather than update it row by row above this share
-APPLY_CACHE_KIB = 262_144
+APPLY_CACHE_KIB = 524_288
 RUN_COLUMNS = (
     "id, started_at, now, passes, policy, params, counts, changed, duration_ms, actor, "
     "undone_at, undo_report"
