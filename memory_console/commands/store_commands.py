@@ -10,6 +10,8 @@ from typing import Any
 
 from memory_console.commands import common, render
 from memory_console.commands.common import UserError
+from memory_console.ingest.formats import EXPORT_FORMATS
+from memory_console.ingest.formats import FORMATS as IMPORT_FORMATS
 from memory_console.store.errors import StoreError
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, SORTABLE, STATUSES, TIERS
 
@@ -30,28 +32,47 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     imp = subparsers.add_parser(
         "import",
         help="add memories from a file, all or nothing",
-        description="Validate every line first, then import all in one "
-        "transaction; a bad line prints FILE:LINE: reason.",
+        description="Validate the whole file first, then import all in one transaction; "
+        "a bad record prints FILE:LINE: reason (FILE:path for zip and JSON documents). "
+        "Reads our JSONL, mem0 records with their history rows, OpenMemory export zips, "
+        "Letta agent files and archival passages, and MCP memory server JSONL.",
     )
     common.add_common(imp)
     imp.add_argument("file", help="the file to import")
-    imp.add_argument("--format", default="auto", help="auto or jsonl (default auto)")
+    imp.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", *IMPORT_FORMATS),
+        help="the file's format (default auto: detected where the file leaves no doubt)",
+    )
     imp.add_argument(
         "--new-ids",
         action="store_true",
-        help="ignore the file's ids and add the memories as new ones",
+        help="ignore the file's ids and add the memories as new ones "
+        "(peer formats: import memories whose ids were imported before again)",
+    )
+    imp.add_argument(
+        "--owner",
+        help="owner of memories whose file names none (peer formats; default: default)",
     )
     imp.set_defaults(handler=cmd_import)
 
     exp = subparsers.add_parser(
         "export",
         help="write memories as JSONL",
-        description="Write memories in the import format (with ids).",
+        description="Write memories in the import format (with ids), or as mem0 records "
+        "(our own fields in metadata.memory_console; --history adds mem0 history rows).",
     )
     common.add_common(exp, json_output=False)
     exp.add_argument("--out", help="the file to write (default: standard output)")
     exp.add_argument("--all", action="store_true", help="archived and consolidated ones too")
     exp.add_argument("--history", action="store_true", help="each memory's events too")
+    exp.add_argument(
+        "--format",
+        default="jsonl",
+        choices=EXPORT_FORMATS,
+        help="jsonl (ours, the default) or mem0",
+    )
     exp.set_defaults(handler=cmd_export)
 
     lst = subparsers.add_parser(
@@ -156,14 +177,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from memory_console.ingest.jsonl import import_jsonl
+    from memory_console.ingest.formats import import_file
 
-    if args.format not in ("auto", "jsonl"):
-        raise UserError(f"--format {args.format}: not supported; use jsonl")
     store = common.open_store(args, create=True, actor="import")
     started = time.perf_counter()
     try:
-        report = import_jsonl(store, args.file, now=common.now_of(args), keep_ids=not args.new_ids)
+        report = import_file(
+            store,
+            args.file,
+            file_format=args.format,
+            now=common.now_of(args),
+            keep_ids=not args.new_ids,
+            owner=args.owner,
+        )
     except StoreError as error:
         raise UserError(str(error)) from error
     finally:
@@ -173,30 +199,39 @@ def cmd_import(args: argparse.Namespace) -> int:
         common.print_json(
             {
                 "file": str(report.path),
+                "format": report.format,
                 "imported": report.imported,
                 "first_id": min(report.ids),
                 "last_id": max(report.ids),
+                "skipped": report.skipped,
             }
         )
     else:
-        print(f"imported {report.imported:,} memories from {report.path} in {seconds:.2f} s")
+        print(
+            f"imported {report.imported:,} memories from {report.path} ({report.format}) "
+            f"in {seconds:.2f} s"
+        )
+        for why, count in report.skipped.items():
+            print(f"skipped {count:,} {why}")
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from memory_console.ingest.formats.mem0 import export_mem0
     from memory_console.ingest.jsonl import export_jsonl
 
+    write = export_mem0 if args.format == "mem0" else export_jsonl
     store = common.open_store(args)
     try:
         if args.out:
             out_path = Path(args.out)
             temp = out_path.with_name(out_path.name + ".partial")
             with temp.open("w", encoding="utf-8") as handle:
-                count = export_jsonl(store, handle, include_all=args.all, history=args.history)
+                count = write(store, handle, include_all=args.all, history=args.history)
             temp.replace(out_path)
-            print(f"exported {count:,} memories to {out_path}", file=sys.stderr)
+            print(f"exported {count:,} memories to {out_path} ({args.format})", file=sys.stderr)
         else:
-            export_jsonl(store, sys.stdout, include_all=args.all, history=args.history)
+            write(store, sys.stdout, include_all=args.all, history=args.history)
     finally:
         store.close()
     return 0

@@ -265,15 +265,18 @@ def extract_keywords(
     (tags, categories, names) come before the extracted ones. At most `limit`."""
     keywords: list[str] = []
     seen: set[str] = set()
-    counts = Counter(words_of(text))
-    extracted = sorted(counts, key=lambda word: -counts[word])  # stable: ties keep their order
-    for keyword in [" ".join(str(given).split()) for given in first] + extracted:
-        if len(keywords) >= limit:
-            break
+    for raw in first:
+        keyword = " ".join(str(raw).split())
         if keyword and keyword.casefold() not in seen:
             seen.add(keyword.casefold())
+            seen.update(words_of(keyword))
             keywords.append(keyword)
-    return keywords
+    counts = Counter(words_of(text))
+    for word in sorted(counts, key=lambda word: -counts[word]):  # stable: ties keep their order
+        if word not in seen:
+            seen.add(word)
+            keywords.append(word)
+    return keywords[:limit]
 
 
 def make_title(content: str) -> str:

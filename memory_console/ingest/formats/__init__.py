@@ -1,0 +1,85 @@
+"""Import from our JSONL and the peer formats (mem0, OpenMemory, Letta, MCP), all or nothing."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memory_console.timeutil import now_ts
+
+if TYPE_CHECKING:
+    from memory_console.ingest.formats.common import Parsed
+    from memory_console.store import Store
+
+FORMATS = ("jsonl", "mem0", "openmemory", "letta", "mcp")
+EXPORT_FORMATS = ("jsonl", "mem0")
+Reader = Callable[..., "Parsed"]
+
+
+@dataclass(frozen=True, slots=True)
+class FormatReport:
+    """What an import did: the format read, the new ids, and what was left out and why."""
+
+    path: Path
+    format: str
+    ids: list[int]
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def imported(self) -> int:
+        return len(self.ids)
+
+
+def reader(name: str) -> Reader:
+    """The parse function of a peer format (imported only when used)."""
+    if name == "mem0":
+        from memory_console.ingest.formats.mem0 import parse
+    elif name == "openmemory":
+        from memory_console.ingest.formats.openmemory import parse
+    elif name == "letta":
+        from memory_console.ingest.formats.letta import parse
+    elif name == "mcp":
+        from memory_console.ingest.formats.mcp import parse
+    else:
+        raise ValueError(f"unknown format {name!r}; one of {', '.join(FORMATS)}")
+    return parse
+
+
+def import_file(
+    store: Store,
+    path: str | os.PathLike[str],
+    *,
+    file_format: str = "auto",
+    now: float | None = None,
+    keep_ids: bool = True,
+    owner: str | None = None,
+) -> FormatReport:
+    """Read and check the whole file, then insert every memory (and its history) in one
+    transaction, or nothing. Errors name FILE:LINE or FILE:path and the reason.
+
+    keep_ids: our JSONL keeps its ids; peer formats refuse memories whose (globally unique)
+    id was imported before. Without it, both add the file's memories as new ones.
+    owner: for memories whose file names no owner (else "default")."""
+    from memory_console.ingest.formats.common import check_new_external_ids
+    from memory_console.ingest.formats.detect import detect_format
+    from memory_console.ingest.jsonl import import_jsonl
+
+    source = Path(path)
+    moment = now_ts() if now is None else now
+    name = detect_format(source) if file_format == "auto" else file_format
+    if name == "jsonl":
+        report = import_jsonl(store, source, now=moment, keep_ids=keep_ids)
+        return FormatReport(source, name, report.ids)
+    parsed = reader(name)(source, now=moment, owner=owner)
+    if keep_ids:
+        check_new_external_ids(store, parsed.entries)
+    histories = [entry.history for entry in parsed.entries]
+    ids = store.insert_rows(
+        [entry.row for entry in parsed.entries],
+        moment,
+        histories=histories if any(histories) else None,
+    )
+    return FormatReport(source, name, ids, dict(parsed.skipped))

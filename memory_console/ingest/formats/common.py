@@ -1,0 +1,244 @@
+"""What the peer-format readers share: located errors, JSON and JSONL reading, checked rows."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from memory_console.ingest.jsonl import MAX_LINE_BYTES, ImportFileError
+from memory_console.ingest.remember import extract_keywords, infer_topic
+from memory_console.store import Store
+from memory_console.store.errors import ValidationError
+from memory_console.store.validate import check_time, complete_memory
+
+GZIP_MAGIC = b"\x1f\x8b"
+Event = tuple[Any, ...]  # (at, actor, kind, before JSON, after JSON, run_id, query, scores JSON)
+
+
+@dataclass(slots=True)
+class Entry:
+    """One memory read from a file: where it was, its checked row and its history, if any.
+
+    unique_id: the file's id is globally unique (a UUID), so a second import of the same
+    memory can be recognised by its external_id."""
+
+    where: str
+    row: dict[str, Any]
+    history: list[Event] | None = None
+    unique_id: bool = False
+
+
+@dataclass(slots=True)
+class Parsed:
+    """Everything a file holds, checked; `skipped` counts what was left out, and why."""
+
+    entries: list[Entry] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, why: str) -> None:
+        self.skipped[why] = self.skipped.get(why, 0) + 1
+
+
+def fail(where: str, reason: str) -> ImportFileError:
+    return ImportFileError(f"{where}: {reason}")
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """The file's bytes, gunzipped when it is gzip-compressed."""
+    try:
+        handle = path.open("rb")
+        magic = handle.read(2)
+        handle.seek(0)
+    except OSError as error:
+        raise ImportFileError(f"{path}: cannot read: {error.strerror}") from error
+    if magic == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
+    return handle
+
+
+def decode_json(data: bytes | str, where: str) -> Any:
+    """One JSON value, or an error naming the place and the line and column of the fault."""
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as error:
+        raise fail(where, f"invalid UTF-8 at byte {error.start}") from error
+    except json.JSONDecodeError as error:
+        raise fail(
+            where, f"invalid JSON: {error.msg} (line {error.lineno} column {error.colno})"
+        ) from error
+    except RecursionError as error:
+        raise fail(where, "invalid JSON: nested too deeply") from error
+
+
+def load_json(path: Path) -> Any:
+    """A whole JSON document (gzip-compressed or not)."""
+    with open_binary(path) as handle:
+        try:
+            data = handle.read()
+        except (OSError, EOFError) as error:
+            raise ImportFileError(f"{path}: cannot read: {error}") from error
+    return decode_json(data, str(path))
+
+
+def lines_of(handle: IO[bytes], label: str) -> Iterator[tuple[str, Any]]:
+    """(`LABEL:LINE`, JSON value) of each non-blank line."""
+    try:
+        for number, raw in enumerate(handle, start=1):
+            where = f"{label}:{number}"
+            if len(raw) > MAX_LINE_BYTES:
+                raise fail(where, f"line longer than {MAX_LINE_BYTES:,} bytes")
+            if raw.strip():
+                yield where, decode_json(raw, where)
+    except (OSError, EOFError) as error:
+        raise ImportFileError(f"{label}: cannot read: {error}") from error
+
+
+def json_lines(path: Path) -> Iterator[tuple[str, Any]]:
+    """(`FILE:LINE`, JSON value) of each non-blank line of a JSONL file (gzip or not)."""
+    with open_binary(path) as handle:
+        yield from lines_of(handle, str(path))
+
+
+def is_document(path: Path, keys: tuple[str, ...] = ()) -> bool:
+    """Whether the file is one JSON document rather than JSONL: it opens a list, or an object
+    that spans lines, or its only line is an object holding one of `keys`."""
+    with open_binary(path) as handle:
+        lines = (raw for raw in handle if raw.strip())
+        first = next(lines, b"")
+        second = next(lines, None)
+    opening = first.lstrip()[:1]
+    if opening == b"[":
+        return True
+    if opening != b"{":
+        return False
+    try:
+        value = json.loads(first)
+    except (ValueError, RecursionError):
+        return True
+    return second is None and isinstance(value, dict) and any(key in value for key in keys)
+
+
+def items_of(path: Path, document_key: str) -> Iterator[tuple[str, Any]]:
+    """The objects of a file that is either JSONL (one per line) or one JSON document: a list,
+    or an object whose `document_key` holds the list. Places are FILE:LINE or FILE:key[i]."""
+    if not is_document(path, (document_key,)):
+        yield from json_lines(path)
+        return
+    document = load_json(path)
+    if isinstance(document, list):
+        yield from ((f"{path}[{i}]", item) for i, item in enumerate(document))
+        return
+    items = document.get(document_key) if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise fail(str(path), f"expected a list, or an object with a {document_key} list")
+    yield from ((f"{path}:{document_key}[{i}]", item) for i, item in enumerate(items))
+
+
+def require_object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise fail(where, f"expected a JSON object, not {type(value).__name__}")
+    return value
+
+
+def text_field(data: dict[str, Any], name: str, where: str, *, required: bool = True) -> str:
+    value = data.get(name)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        if value is None:
+            raise fail(where, f"{name} is required")
+        raise fail(where, f"{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+def object_field(data: dict[str, Any], name: str, where: str) -> dict[str, Any]:
+    value = data.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise fail(where, f"{name} must be an object, not {type(value).__name__}")
+    return value
+
+
+def id_field(data: dict[str, Any], name: str, where: str) -> str | None:
+    value = data.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int) or str(value) == "":
+        raise fail(where, f"{name} must be a non-empty string or number")
+    return str(value)
+
+
+def time_of(value: Any, name: str, where: str) -> float | None:
+    try:
+        return check_time(name, value)
+    except ValidationError as error:
+        raise fail(where, str(error)) from error
+
+
+def checked_row(memory: dict[str, Any], now: float, where: str) -> dict[str, Any]:
+    """The full, checked row for a memory; topic and keywords inferred when not given."""
+    data = dict(memory)
+    content = data.get("content")
+    if isinstance(content, str):
+        data.setdefault("topic", infer_topic(content))
+        data.setdefault("keywords", extract_keywords(content))
+    data.setdefault("source", "import")
+    try:
+        return complete_memory(data, now)
+    except ValidationError as error:
+        raise fail(where, str(error)) from error
+
+
+def event(at: float, actor: str, kind: str, before: Any = None, after: Any = None) -> Event:
+    """An event tuple as Store.insert_rows takes it (no run, query or scores)."""
+    return (
+        at,
+        actor,
+        kind,
+        dumps(before) if before else None,
+        dumps(after) if after else None,
+        None,
+        None,
+        None,
+    )
+
+
+def check_unique_ids(entries: list[Entry]) -> None:
+    """A file that holds the same memory id twice is refused, naming both places."""
+    first: dict[str, str] = {}
+    for entry in entries:
+        external_id = entry.row.get("external_id")
+        if not entry.unique_id or external_id is None:
+            continue
+        if external_id in first:
+            raise fail(entry.where, f"duplicate id {external_id} (first at {first[external_id]})")
+        first[external_id] = entry.where
+
+
+def check_new_external_ids(store: Store, entries: list[Entry]) -> None:
+    """Refuse a second import of the same memories: an entry whose globally unique id is
+    already some memory's external_id is an error naming its place in the file."""
+    wanted = {e.row["external_id"]: e for e in entries if e.unique_id and e.row.get("external_id")}
+    keys = list(wanted)
+    for start in range(0, len(keys), 900):
+        chunk = keys[start : start + 900]
+        marks = ",".join("?" * len(chunk))
+        rows = store.query(
+            f"SELECT external_id, id FROM memory WHERE external_id IN ({marks}) LIMIT 1", chunk
+        )
+        if rows:
+            external_id, ident = rows[0]
+            raise fail(
+                wanted[external_id].where,
+                f"id {external_id} was imported before (memory {ident}); "
+                "import with --new-ids to add the file's memories again",
+            )
