@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memory_console.ingest import remember as rules
-from memory_console.ingest.remember import ActionsError, Candidate, MemoryAction
+from memory_console.ingest.remember import ActionsError, Candidate, MemoryAction, find_directive
 from memory_console.store import MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import now_ts
 
@@ -30,6 +30,16 @@ if TYPE_CHECKING:
     from memory_console.embed.hits import SearchHit
     from memory_console.embed.search import SearchEngine
     from memory_console.embed.semantic import SemanticIndex
+
+__all__ = [
+    "ActionOutcome",
+    "ActionsResult",
+    "MemoryAPI",
+    "RememberResult",
+    "Recalled",
+    "ScanResult",
+    "find_directive",
+]
 
 ACTOR = "api"
 CANDIDATE_FACTOR = 3  # recall re-ranks this many times k of the best search hits
