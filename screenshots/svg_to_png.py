@@ -23,12 +23,13 @@ FONT_FILES = {
     (False, True): ("DejaVuSansMono-Oblique.ttf", "FiraCode-Regular.ttf"),
     (True, True): ("DejaVuSansMono-BoldOblique.ttf", "FiraCode-Bold.ttf"),
 }
-CLASS_RULE = re.compile(r"\.(terminal-\d+-r\d+) \{([^}]*)\}")
+CLASS_RULE = re.compile(r"\.(terminal-(?:\d+-)?r\d+) \{([^}]*)\}")
 RECT = re.compile(r'<rect fill="(#[0-9a-fA-F]{6})" x="([\d.]+)" y="([\d.]+)" '
                   r'width="([\d.]+)" height="([\d.]+)" shape-rendering="crispEdges"/>')
-TEXT = re.compile(r'<text class="(terminal-\d+-r\d+)" x="([\d.]+)" y="([\d.]+)"[^>]*>'
+TEXT = re.compile(r'<text class="(terminal-(?:\d+-)?r\d+)" x="([\d.]+)" y="([\d.]+)"[^>]*>'
                   r"([^<]*)</text>")
-TITLE = re.compile(r'<text class="terminal-\d+-title"[^>]*x="([\d.]+)" y="([\d.]+)">([^<]*)</text>')
+TITLE = re.compile(r'<text class="terminal-(?:\d+-)?title"[^>]*x="([\d.]+)" y="([\d.]+)">'
+                   r"([^<]*)</text>")
 VIEWBOX = re.compile(r'viewBox="0 0 ([\d.]+) ([\d.]+)"')
 OFFSET = re.compile(r'<g transform="translate\((\d+), (\d+)\)" clip-path')
 

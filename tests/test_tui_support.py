@@ -39,8 +39,12 @@ def demo_store(demo_file: Path, tmp_path: Path) -> Iterator[Store]:
         yield store
 
 
+PAGE_SIZE = 30  # enough rows to fill the test terminals, and cheap to redraw
+
+
 def console(store: Store, **settings: Any) -> MemoryConsoleApp:
     """The app as the CLI builds it, at the fixed `now`, without the background embedder."""
+    settings.setdefault("page_size", PAGE_SIZE)
     return make_app(Settings(db=store.path, **settings), store, now=NOW, semantic=False)
 
 

@@ -2,51 +2,49 @@
 
 from __future__ import annotations
 
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Markdown
+from textual.widgets import Footer, Header, Static
 
 from memory_console.policies.confidence import LABEL_EDGES, LABELS
+from memory_console.tui.formatting import PROTECTED_MARK
 
-INTRODUCTION = """\
-# memory-console
-
-Browse an agent's long-term memories, see why it believes each one and how sure it is, and act:
-protect, archive, forget, edit, and undo. Every change goes through the store and is written to
-the memory's history.
-
-The table shows one page at a time: moving past the last row reads the next page, past the first
-row the previous one, so a store of a million memories opens as fast as a small one.
-
-- **Topics** (left, `t`): every owner and topic with its count; Enter narrows the table to it.
-- **Filter bar** (top, `ctrl+f`): words, status, type, tier, owner and a confidence range.
-- **Memories** (middle): click a header or press `s` to sort; `space` marks memories for a bulk
-  action; actions apply to the marked memories, else to the one under the cursor.
-- **Detail** (beside or below): the memory at a glance; Enter opens its whole story, with its
-  history, its confidence chart and forecast.
-- **Status line**: what the table shows, and whether search is keyword only or hybrid (the
-  embedder loads in the background after start-up).
-- `--read-only`: actions are dimmed in the footer and refused with a notification.
-"""
-
-WORDS = """\
-## Words
-
-| word | meaning |
-|---|---|
-| protected 🔒 | no decay, expiry, quota or merge pass ever touches the memory |
-| archive | set aside: agents stop recalling it; restore brings it back |
-| forget | archive with a reason kept in the history |
-| undo | takes back the console's last action (memories changed since are left alone) |
-| forecast | the confidence in the coming months if the memory is not recalled |
-| floor | the lowest confidence decay reaches; at the floor a memory gets flagged |
-| search | keyword (FTS5) at first; hybrid (keyword + meaning) once the embedder is ready |
-"""
-
-
+INTRODUCTION = (
+    "Browse an agent's long-term memories, see why it believes each one and how sure it is, "
+    "and act: protect, archive, forget, edit, and undo. Every change goes through the store "
+    "and is written to the memory's history.\n\n"
+    "The table shows one page at a time: moving past the last row reads the next page, past "
+    "the first row the previous one, so a store of a million memories opens as fast as a "
+    "small one."
+)
+PANES = (
+    ("Topics", "left, t", "every owner and topic with its count; Enter narrows the table to it"),
+    ("Filter bar", "top, ctrl+f", "words, status, type, tier, owner and a confidence range"),
+    ("Memories", "middle", "click a header or press s to sort; space marks memories for a bulk "
+     "action; actions apply to the marked memories, else to the one under the cursor"),
+    ("Detail", "beside or below", "the memory at a glance; Enter opens its whole story: "
+     "history, confidence chart and forecast"),
+    ("Status line", "bottom", "what the table shows, and whether search is keyword only or "
+     "hybrid (the embedder loads in the background after start-up)"),
+    ("--read-only", "", "actions are dimmed in the footer and refused with a notification"),
+)
+WORDS = (
+    (f"protected {PROTECTED_MARK}", "no decay, expiry, quota or merge pass ever touches it"),
+    ("archive", "set aside: agents stop recalling it; restore brings it back"),
+    ("forget", "archive with a reason kept in the history"),
+    ("undo", "takes back the console's last action (memories changed since stay as they are)"),
+    ("forecast", "the confidence in the coming months if the memory is not recalled"),
+    ("floor", "the lowest confidence decay reaches; at the floor a memory gets flagged"),
+    ("search", "keyword (FTS5) at first; hybrid (keyword + meaning) once the embedder is ready"),
+)
 KEY_NAMES = {"slash": "/", "question_mark": "?", "asterisk": "*", "backspace": "⌫"}
+KeyRow = tuple[str, str, str]  # keys, action, what it does
 
 
 def key_names(binding: Binding) -> str:
@@ -54,49 +52,74 @@ def key_names(binding: Binding) -> str:
     return " / ".join(KEY_NAMES.get(key.strip(), key.strip()) for key in binding.key.split(","))
 
 
-def key_table(title: str, bindings: list[Binding]) -> str:
-    rows = [f"## {title}", "", "| key | action | what it does |", "|---|---|---|"]
-    for binding in bindings:
-        rows.append(f"| `{key_names(binding)}` | {binding.description} | {binding.tooltip} |")
-    return "\n".join(rows) + "\n"
+def rows_of(bindings: list[Binding]) -> list[KeyRow]:
+    return [(key_names(b), b.description, b.tooltip) for b in bindings]
 
 
-def confidence_words() -> str:
-    rows = ["## Confidence", "", "| confidence | said as |", "|---|---|"]
-    edges = [*LABEL_EDGES, 0.0]
-    previous = None
-    for edge, label in zip(edges, LABELS, strict=True):
-        span = f"≥ {edge:.1f}" if previous is None else f"{edge:.1f} to {previous:.1f}"
-        rows.append(f"| {span if edge else f'below {previous:.1f}'} | {label} |")
-        previous = edge
-    return "\n".join(rows) + "\n"
-
-
-def help_markdown() -> str:
+def key_sections() -> list[tuple[str, list[KeyRow]]]:
+    """Every key of the console by where it works, read from the bindings themselves."""
     from memory_console.tui.app import MemoryConsoleApp
     from memory_console.tui.screens.main import MainScreen
     from memory_console.tui.screens.story import StoryScreen
     from memory_console.tui.widgets.memory_table import MemoryTable
 
-    table_keys = [
-        Binding("up,down", "", "Move", tooltip="Previous / next memory; pages at the edges"),
-        Binding("pageup,pagedown", "", "Page", tooltip="A screenful up / down, then the "
-                "previous / next page"),
-        *MemoryTable.BINDINGS,
+    def bindings(owner: type) -> list[Binding]:
+        return [b for b in owner.BINDINGS if isinstance(b, Binding)]
+
+    moves: list[KeyRow] = [
+        ("up / down", "Move", "Previous / next memory; the neighbouring page at the edges"),
+        ("pageup / pagedown", "Page", "A screenful up / down, then the neighbouring page"),
     ]
-    return "\n".join([
-        INTRODUCTION,
-        key_table("Memory list", [b for b in table_keys if isinstance(b, Binding)]),
-        key_table("Main screen", [b for b in MainScreen.BINDINGS if isinstance(b, Binding)]),
-        key_table("A memory's story", [b for b in StoryScreen.BINDINGS
-                                      if isinstance(b, Binding)
-                                      and b.id and b.id.startswith("story.")]),
-        key_table("Everywhere", [b for b in MemoryConsoleApp.BINDINGS if isinstance(b, Binding)]
-                  + [Binding("ctrl+p", "", "Commands",
-                             tooltip="The command palette: every action and screen by name")]),
-        confidence_words(),
-        WORDS,
-    ])
+    story = [b for b in bindings(StoryScreen) if b.id and b.id.startswith("story.")]
+    everywhere = rows_of(bindings(MemoryConsoleApp))
+    everywhere.append(("ctrl+p", "Commands", "The command palette: every action and screen"))
+    return [
+        ("Memory list", moves + rows_of(bindings(MemoryTable))),
+        ("Main screen", rows_of(bindings(MainScreen))),
+        ("A memory's story (and the memory actions above)", rows_of(story)),
+        ("Everywhere", everywhere),
+    ]
+
+
+def table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
+    grid = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True,
+                 header_style="bold")
+    last = len(headers) - 1
+    for position, header in enumerate(headers):
+        grid.add_column(header, style="bold" if position == 0 else None,
+                        no_wrap=position < last, ratio=1 if position == last else None)
+    for row in rows:
+        grid.add_row(*row)
+    return grid
+
+
+def heading(text: str) -> Text:
+    return Text(f"\n{text}", style="bold underline")
+
+
+def confidence_rows() -> list[tuple[str, str]]:
+    rows = []
+    upper = None
+    for edge, label in zip([*LABEL_EDGES, 0.0], LABELS, strict=True):
+        if upper is None:
+            span = f"≥ {edge:.1f}"
+        elif edge:
+            span = f"{edge:.1f} to {upper:.1f}"
+        else:
+            span = f"below {upper:.1f}"
+        rows.append((span, label))
+        upper = edge
+    return rows
+
+
+def help_body() -> RenderableType:
+    parts: list[RenderableType] = [Text("memory-console", style="bold"), Text(INTRODUCTION)]
+    parts += [heading("Panes"), table(("pane", "where", "what"), list(PANES))]
+    for title, rows in key_sections():
+        parts += [heading(title), table(("key", "action", "what it does"), rows)]
+    parts += [heading("Confidence"), table(("confidence", "said as"), confidence_rows())]
+    parts += [heading("Words"), table(("word", "meaning"), list(WORDS))]
+    return Group(*parts)
 
 
 class HelpScreen(Screen[None]):
@@ -110,7 +133,7 @@ class HelpScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="help"):
-            yield Markdown(help_markdown())
+            yield Static(help_body())
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
