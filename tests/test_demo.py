@@ -113,7 +113,9 @@ def test_every_index_and_search_trigger_exists(demo_path: Path) -> None:
     wanted = {statement.split()[2] for statement in store_db.index_statements()}
     indexes = {r[0] for r in rows(demo_path, "SELECT name FROM sqlite_master WHERE type='index'")}
     assert wanted <= indexes
-    triggers = {r[0] for r in rows(demo_path, "SELECT name FROM sqlite_master WHERE type='trigger'")}
+    triggers = {
+        r[0] for r in rows(demo_path, "SELECT name FROM sqlite_master WHERE type='trigger'")
+    }
     assert triggers == set(store_db.FTS_TRIGGER_NAMES)
 
 
@@ -124,12 +126,18 @@ def test_full_text_search_finds_the_iron_farm(demo_path: Path) -> None:
         "WHERE memory_fts MATCH '\"iron\"'",
     )
     assert any("iron farm" in text for (text,) in found)
-    assert len(found) == rows(
-        demo_path, "SELECT count(*) FROM memory WHERE title || content || keywords LIKE '%iron%'"
-    )[0][0]
+    assert (
+        len(found)
+        == rows(
+            demo_path,
+            "SELECT count(*) FROM memory WHERE title || content || keywords LIKE '%iron%'",
+        )[0][0]
+    )
 
 
-def test_store_opens_pages_and_keeps_the_text_index_in_step(demo_path: Path, tmp_path: Path) -> None:
+def test_store_opens_pages_and_keeps_the_text_index_in_step(
+    demo_path: Path, tmp_path: Path
+) -> None:
     copy = tmp_path / "copy.db"
     copy.write_bytes(demo_path.read_bytes())
     with Store(copy, actor="test") as store:
@@ -161,7 +169,9 @@ def test_an_empty_file_may_be_replaced(tmp_path: Path) -> None:
     assert rows(path, "SELECT count(*) FROM memory")[0][0] == 40
 
 
-def test_a_failed_build_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_build_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(*args: object) -> list[tuple[Any, ...]]:
         raise RuntimeError("disk on fire")
 
@@ -204,8 +214,10 @@ def test_every_topic_type_tier_and_policy_appears(demo_path: Path) -> None:
     assert {m["status"] for m in found} == {"active", "archived"}
     assert len({m["owner"] for m in found}) >= 8
     assert {m["source"] for m in found} >= {"user_directive", "background_scan", "import"}
-    share = {key: sum(m[key] == value for m in found) / len(found)
-             for key, value in (("is_protected", 1), ("status", "archived"))}
+    share = {
+        key: sum(m[key] == value for m in found) / len(found)
+        for key, value in (("is_protected", 1), ("status", "archived"))
+    }
     assert 0.01 < share["is_protected"] < 0.08 and 0.01 < share["status"] < 0.06
     long_term = sum(m["tier"] == "long_term" for m in found if m["memory_type"] != "episodic")
     assert long_term > 0.7 * sum(m["memory_type"] != "episodic" for m in found)
@@ -233,8 +245,12 @@ def test_a_small_store_shows_every_feature(tmp_path: Path, seed: int) -> None:
     build_demo(path, count=200, seed=seed, now=NOW)
     found = memories(path)
     alice = [m["content"] for m in found if m["owner"] == "alice"]
-    for text in ("iron farm", "dark mode in the editor (Solarized Dark)", "Weekly team sync",
-                 "sarah.chen@northwind.example"):
+    for text in (
+        "iron farm",
+        "dark mode in the editor (Solarized Dark)",
+        "Weekly team sync",
+        "sarah.chen@northwind.example",
+    ):
         assert any(text in content for content in alice), text
     assert {m["topic"] for m in found} == set(TOPICS)
     assert {m["memory_type"] for m in found} == set(MEMORY_TYPES)
@@ -271,12 +287,15 @@ def test_bulk_holds_near_duplicate_groups(tmp_path: Path) -> None:
 
 
 def test_secrets_are_rare_and_everything_else_is_clean(demo_path: Path) -> None:
-    flagged = [m for m in memories(demo_path)
-               if any(not f.is_health for f in find_sensitive(m["content"]))]
+    flagged = [
+        m for m in memories(demo_path) if any(not f.is_health for f in find_sensitive(m["content"]))
+    ]
     assert 3 <= len(flagged) <= 0.01 * COUNT
     secret_texts = {t.content.split("{")[0][:12] for t in demo_content.SECRETS}
-    assert all(any(m["content"].startswith(prefix) for prefix in secret_texts) or m["id"] <= 30
-               for m in flagged)
+    assert all(
+        any(m["content"].startswith(prefix) for prefix in secret_texts) or m["id"] <= 30
+        for m in flagged
+    )
 
 
 def test_every_template_renders_with_every_slot_value() -> None:

@@ -7,7 +7,6 @@ million events is assembled from precomputed texts instead of formatting floats.
 from __future__ import annotations
 
 import os
-import queue
 import sqlite3
 import threading
 import time
@@ -59,25 +58,21 @@ EVENT_INSERT = (
     "INSERT INTO memory_event (memory_id, at, actor, kind, before, after, run_id, query, scores)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-FTS_INSERT = (
-    "INSERT INTO memory_fts(rowid, title, content, keywords) "
-    "SELECT id, title, content, keywords FROM memory WHERE id BETWEEN ? AND ?"
-)
+FTS_REBUILD = "INSERT INTO memory_fts(memory_fts) VALUES('rebuild')"
+# For the private files being built only: nothing to roll back, nobody else to see it.
 LOAD_PRAGMAS = (
     "journal_mode = OFF",
     "synchronous = OFF",
-    "cache_size = -1000000",
-    "temp_store = MEMORY",
-    "threads = 2",
     "locking_mode = EXCLUSIVE",
+    "cache_size = -1000000",  # KiB: keeps the indexes of a million memories in memory
 )
 # Where each stage starts in the overall fraction reported to `progress`.
 STAGES = {
     "planning": 0.0,
     "memories": 0.05,
-    "events": 0.30,
-    "indexes": 0.55,
-    "finishing": 0.85,
+    "events": 0.35,
+    "indexes": 0.70,
+    "finishing": 0.90,
     "done": 1.0,
 }
 
@@ -183,133 +178,124 @@ def move_into_place(temporary: Path, target: Path) -> None:
 def load(
     path: Path, catalog: Catalog, plan: Plan, log: AccessLog, events: EventPlan, report: Progress
 ) -> None:
-    """Insert every row without indexes or FTS triggers, then build both once.
+    """Insert every row without FTS triggers or indexes, then build both once.
 
-    A worker thread runs the long SQL statements (text index, secondary indexes) while this
-    thread formats rows: SQLite releases the GIL, so both cores work. Events go to a side
-    file meanwhile and are copied in with one INSERT ... SELECT at the end.
+    Two cores share the work: while a thread builds the text index and the memory indexes
+    (SQLite releases the GIL), this thread writes the events, with their indexes, into a
+    side file; one INSERT ... SELECT then moves them in, which SQLite does by copying the
+    table and its indexes as they are (its transfer optimisation).
     """
-    conn = connect_for_loading(path)
-    lock = threading.Lock()
-    worker = SqlWorker(conn, lock)
+    conn = db.connect(path)
     side = create_temporary(path)
+    background: Background | None = None
     try:
+        prepare_loading(conn)
         db.create_schema(conn, with_indexes=False)
-        (event_table,) = conn.execute(
-            "SELECT sql FROM sqlite_master WHERE name = 'memory_event'"
-        ).fetchone()
+        event_table = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'memory_event'"
+        ).fetchone()[0]
+        event_indexes = [s for s in db.index_statements() if " ON memory_event " in s]
         conn.execute("BEGIN")
         for name in db.FTS_TRIGGER_NAMES:
             conn.execute(f"DROP TRIGGER {name}")
         for lo in range(0, plan.size, CHUNK):
             report("memories", stage_fraction("memories", lo / plan.size))
-            rows = list(memory_rows(catalog, plan, log, lo, lo + CHUNK))
-            with lock:
-                conn.executemany(MEMORY_INSERT, rows)
-            worker.submit(FTS_INSERT, (lo + 1, lo + CHUNK))
-        memory_indexes, event_indexes = split_indexes()
-        for statement in memory_indexes:
-            worker.submit(statement)
-        write_events(side, event_table, catalog, plan, log, events, report)
-        worker.finish(lambda done: report("indexes", stage_fraction("indexes", done)))
+            conn.executemany(MEMORY_INSERT, memory_rows(catalog, plan, log, lo, lo + CHUNK))
+        background = Background(
+            conn,
+            [FTS_REBUILD, *(s for s in db.index_statements() if s not in event_indexes)],
+        )
+        write_events(side, [event_table, *event_indexes], catalog, plan, log, events, report)
+        background.wait(lambda done: report("indexes", stage_fraction("indexes", done)))
         report("finishing", STAGES["finishing"])
+        for statement in event_indexes:  # on the empty table, so that the copy can transfer
+            conn.execute(statement)
         conn.execute("COMMIT")
         conn.execute("ATTACH DATABASE ? AS side", (str(side),))
         conn.execute("BEGIN")
         conn.execute("INSERT INTO memory_event SELECT * FROM side.memory_event")
-        for statement in [*event_indexes, *db.FTS_TRIGGERS]:
+        for statement in db.FTS_TRIGGERS:
             conn.execute(statement)
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE side")
         conn.execute("PRAGMA locking_mode = NORMAL")
         conn.execute("PRAGMA journal_mode = WAL")
     finally:
-        worker.stop()
+        if background is not None:
+            background.stop()
         conn.close()
         side.unlink(missing_ok=True)
 
 
-def connect_for_loading(path: Path) -> sqlite3.Connection:
-    """A connection tuned for one bulk load into a private file (no journal, no syncs)."""
-    conn = db.connect(path)
+def prepare_loading(conn: sqlite3.Connection) -> None:
+    """Settings for one bulk load into a private file: no journal, no syncs, a big cache."""
     for pragma in LOAD_PRAGMAS:
         conn.execute(f"PRAGMA {pragma}")
-    return conn
-
-
-def split_indexes() -> tuple[list[str], list[str]]:
-    """db.index_statements() split into those on memory (and others) and those on events."""
-    statements = db.index_statements()
-    on_events = [s for s in statements if " ON memory_event " in s]
-    return [s for s in statements if s not in on_events], on_events
 
 
 def write_events(
     path: Path,
-    table: str,
+    schema: list[str],
     catalog: Catalog,
     plan: Plan,
     log: AccessLog,
     events: EventPlan,
     report: Progress,
 ) -> None:
-    """Every event into a memory_event table (DDL `table`) in a side file."""
-    conn = connect_for_loading(path)
+    """Every event into a memory_event table in a side file, indexed after the rows."""
+    conn = db.connect(path)
     try:
-        conn.execute(table)
+        prepare_loading(conn)
         conn.execute("BEGIN")
+        conn.execute(schema[0])
         for lo in range(0, events.size, CHUNK):
             report("events", stage_fraction("events", lo / events.size))
             conn.executemany(EVENT_INSERT, event_rows(catalog, plan, log, events, lo, lo + CHUNK))
+        for statement in schema[1:]:
+            conn.execute(statement)
         conn.execute("COMMIT")
     finally:
         conn.close()
 
 
-class SqlWorker:
-    """Runs SQL statements in order on a thread, each under `lock` (one user of the
-    connection at a time); the first failure stops the rest and is raised by finish()."""
+class Background:
+    """SQL statements run in order on a thread; the first failure stops them and is raised
+    by wait(). The connection is the thread's alone until wait() or stop() returns."""
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
+    def __init__(self, conn: sqlite3.Connection, statements: list[str]) -> None:
         self.conn = conn
-        self.lock = lock
-        self.jobs: queue.SimpleQueue[tuple[str, tuple[Any, ...]] | None] = queue.SimpleQueue()
-        self.submitted = 0
+        self.statements = statements
         self.done = 0
+        self.stopping = False
         self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self.run, name="demo-sql", daemon=True)
+        self.thread = threading.Thread(target=self.run, name="demo-indexes", daemon=True)
         self.thread.start()
 
-    def submit(self, sql: str, params: tuple[Any, ...] = ()) -> None:
-        self.submitted += 1
-        self.jobs.put((sql, params))
-
     def run(self) -> None:
-        while (job := self.jobs.get()) is not None:
-            if self.error is None:
-                try:
-                    with self.lock:
-                        self.conn.execute(*job)
-                except BaseException as error:  # handed to the main thread by finish()
-                    self.error = error
-            self.done += 1
+        try:
+            for statement in self.statements:
+                if self.stopping:
+                    return
+                self.conn.execute(statement)
+                self.done += 1
+        except BaseException as error:  # handed over to the caller by wait()
+            self.error = error
 
-    def finish(self, progress: Callable[[float], None]) -> None:
-        """Wait for every submitted statement, reporting the fraction done."""
-        self.jobs.put(None)
+    def wait(self, progress: Callable[[float], None]) -> None:
+        """Block until every statement ran, reporting the fraction done; re-raise a failure."""
         while self.thread.is_alive():
-            progress(self.done / max(self.submitted, 1))
+            progress(self.done / len(self.statements))
             self.thread.join(timeout=0.25)
+        progress(1.0)
         if self.error is not None:
             raise self.error
 
     def stop(self) -> None:
-        """Abandon the queue (after a failure elsewhere) and wait for the thread to end."""
-        if self.thread.is_alive():
-            self.error = self.error or StoreError("demo build interrupted")
+        """Abandon the remaining statements (after a failure elsewhere)."""
+        self.stopping = True
+        while self.thread.is_alive():
             self.conn.interrupt()
-            self.jobs.put(None)
-            self.thread.join()
+            self.thread.join(timeout=0.1)
 
 
 def stage_fraction(stage: str, within: float) -> float:
@@ -374,7 +360,9 @@ def plan_memories(catalog: Catalog, count: int, now: float, rng: np.random.Gener
         owner=owner,
         source=source,
         tier=tier,
-        policy=draw_policies(catalog.topic[template] == "user_info", tier == 0, rng),
+        policy=draw_policies(
+            catalog.topic[template] == "user_info", tier == TIERS.index("working"), rng
+        ),
         importance=np.select([directive, source == MANUAL], [1.0, manual], inferred),
         confidence=np.where(directive, sure, guessed),
         created_at=created.astype(np.int64),
@@ -610,7 +598,6 @@ def memory_rows(
     template = plan.template[part]
     quoted = plan.session[part] & plan.quoted[part] & (plan.source[part] != IMPORT)
     titles, texts, keywords, said = catalog.render(template, plan.slots[part], quoted)
-    last = log.last_at[part].astype(np.float64)
     created = plan.created_at[part]
     updated = np.max(
         [
@@ -637,7 +624,7 @@ def memory_rows(
         plan.accesses[part].tolist(),
         created.astype(np.float64).tolist(),
         updated.astype(np.float64).tolist(),
-        np.where(last < 0, None, last.astype(object)).tolist(),
+        [None if t < 0 else float(t) for t in log.last_at[part].tolist()],
         object_array(POLICIES)[plan.policy[part]].tolist(),
         plan.protected[part].astype(np.int64).tolist(),
         np.where(plan.archived[part], "archived", "active").tolist(),
@@ -661,7 +648,7 @@ def metadata(plan: Plan, part: slice, said: ObjectArray) -> list[str]:
     meta[chat] = object_array(
         [f'{{"session_id": "s-{t & 0xFFFFFFFF:08x}"' for t in token[chat].tolist()]
     )
-    quoted = chat & np.not_equal(said, None)
+    quoted = chat & np.fromiter((words is not None for words in said), bool, len(said))
     openers = np.where(
         source == DIRECTIVE,
         object_array(content.DIRECTIVE_OPENERS)[(token >> 32) % 4],
@@ -733,24 +720,25 @@ def access_json(log: AccessLog, access: IntArray) -> tuple[ObjectArray, ObjectAr
     at = object_array([f"{t}.0" for t in log.at[access].tolist()])
     previous = object_array([f"{t}.0" for t in log.at[np.maximum(access - 1, 0)].tolist()])
     previous[rank == 0] = "null"
-    before = '{"confidence":' + DECIMALS[log.before[access]] + ',"retrieval_count":'
-    before += COUNTS[rank] + ',"last_accessed_at":' + previous + "}"
-    after = '{"confidence":' + DECIMALS[log.after[access]] + ',"retrieval_count":'
-    after += COUNTS[rank + 1] + ',"last_accessed_at":' + at + "}"
-    return before, after
+    before = [
+        f'{{"confidence":{c},"retrieval_count":{k},"last_accessed_at":{t}}}'
+        for c, k, t in zip(DECIMALS[log.before[access]], COUNTS[rank], previous, strict=True)
+    ]
+    after = [
+        f'{{"confidence":{c},"retrieval_count":{k},"last_accessed_at":{t}}}'
+        for c, k, t in zip(DECIMALS[log.after[access]], COUNTS[rank + 1], at, strict=True)
+    ]
+    return object_array(before), object_array(after)
 
 
 def score_json(log: AccessLog, access: IntArray) -> ObjectArray:
     """The score breakdown of accesses: keyword rank (null if none), cosine, fused."""
     keyword = COUNTS[log.keyword_rank[access]]
     keyword[log.keyword_rank[access] == 0] = "null"
-    cosine = DECIMALS[log.cosine[access] * 100]
-    return (
-        '{"keyword_rank":'
-        + keyword
-        + ',"cosine":'
-        + cosine
-        + ',"fused":'
-        + DECIMALS[log.fused[access]]
-        + "}"
-    )
+    scores = [
+        f'{{"keyword_rank":{k},"cosine":{c},"fused":{f}}}'
+        for k, c, f in zip(
+            keyword, DECIMALS[log.cosine[access] * 100], DECIMALS[log.fused[access]], strict=True
+        )
+    ]
+    return object_array(scores)

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from memory_console.store.validate import TITLE_LENGTH
+
 OWNERS = (
     "alice",
     "bob",
@@ -281,8 +283,7 @@ POOLS: dict[str, tuple[tuple[str, ...], ...]] = {
     "month": tuple(
         (name, name.lower())
         for name in (
-            "January February March April May June July August September October November "
-            "December"
+            "January February March April May June July August September October November December"
         ).split()
     ),
     "weekday": tuple(
@@ -670,7 +671,14 @@ def tpl(
 ) -> Template:
     """A Template from compact arguments; `queries` are separated by `|`."""
     return Template(
-        topic, memory_type, content, keywords, tuple(queries.split("|")), said, weight, health,
+        topic,
+        memory_type,
+        content,
+        keywords,
+        tuple(queries.split("|")),
+        said,
+        weight,
+        health,
         family,
     )
 
@@ -1151,8 +1159,9 @@ def compile_template(template: Template) -> Compiled:
     words = [SLOT.sub(replace, word) for word in template.keywords.split()]
     said = SLOT.sub(replace, template.said) if template.said else None
     names = [name.rstrip("0123456789") for name in order]
-    repeats = tuple(names.index(name) if names.index(name) < i else None
-                    for i, name in enumerate(names))
+    repeats = tuple(
+        names.index(name) if names.index(name) < i else None for i, name in enumerate(names)
+    )
     return Compiled(
         template=template,
         pool_names=tuple(names),
@@ -1174,9 +1183,9 @@ def object_array(items: Any) -> NDArray[np.object_]:
 def title_of(text: str) -> str:
     """validate.default_title for single-spaced, one-line text with no `!` or `?` stops."""
     cut = text.find(". ")
-    if 0 < cut < 50:
+    if 0 < cut < TITLE_LENGTH:
         return text[: cut + 1].rstrip()
-    return text if len(text) <= 50 else text[:49].rstrip() + "…"
+    return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1].rstrip() + "…"
 
 
 class Catalog:
@@ -1187,7 +1196,7 @@ class Catalog:
         templates = [*showcase, *TEMPLATES, *FAMILIES, *SECRETS]
         self.compiled = [compile_template(t) for t in templates]
         bounds = np.cumsum([0, len(showcase), len(TEMPLATES), len(FAMILIES), len(SECRETS)])
-        self.showcase, self.regular, self.family_ids, self.secrets = (
+        self.showcase, self.regular, _, self.secrets = (
             np.arange(bounds[i], bounds[i + 1]) for i in range(4)
         )
         firsts = [i for i, t in enumerate(FAMILIES) if i == 0 or t.family != FAMILIES[i - 1].family]
@@ -1207,11 +1216,15 @@ class Catalog:
         totals: dict[tuple[str, str], float] = {}
         for t in TEMPLATES:
             totals[(t.topic, t.memory_type)] = totals.get((t.topic, t.memory_type), 0.0) + t.weight
-        weights = np.array([
-            TOPIC_WEIGHTS[t.topic] * TYPE_WEIGHTS[t.topic][t.memory_type] * t.weight
-            / totals[(t.topic, t.memory_type)]
-            for t in TEMPLATES
-        ])
+        weights = np.array(
+            [
+                TOPIC_WEIGHTS[t.topic]
+                * TYPE_WEIGHTS[t.topic][t.memory_type]
+                * t.weight
+                / totals[(t.topic, t.memory_type)]
+                for t in TEMPLATES
+            ]
+        )
         return weights / weights.sum()
 
     def render(
