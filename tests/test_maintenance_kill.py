@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_maintenance_support import NOW, build_synthetic_store
 
-MEMORIES = 50_000
+MEMORIES = 25_000
 CHILD = """
 import sys, time
 from memory_console.maintenance import apply, plan
@@ -73,7 +73,7 @@ def test_sigkill_during_apply_leaves_all_or_nothing(template: Path, tmp_path: Pa
     assert planned == MEMORIES and state(full) == (1, MEMORIES, MEMORIES)
     before, after = (0, 0, 0), (1, MEMORIES, MEMORIES)
     outcomes = []
-    for fraction in (0.1, 0.35, 0.6, 0.85):
+    for fraction in (0.15, 0.5, 0.85):
         path = tmp_path / f"killed-{fraction}.db"
         shutil.copy(template, path)
         child, _ = start(path)

@@ -49,7 +49,8 @@ def synthetic_rows(count: int, seed: int = 1) -> Iterator[tuple[Any, ...]]:
 
 
 def build_synthetic_store(path: Path, count: int, seed: int = 1) -> Path:
-    """A store of `count` synthetic memories, inserted with the indexes built afterwards."""
+    """A store of `count` synthetic memories, loaded as the demo builder does: indexes and
+    the text index filled once after inserting, then the trigger put back."""
     with Store(path, actor="test") as store, store.transaction("building") as conn:
         indexes = conn.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memory' "
@@ -57,11 +58,18 @@ def build_synthetic_store(path: Path, count: int, seed: int = 1) -> Path:
         ).fetchall()
         for name, _ in indexes:
             conn.execute(f'DROP INDEX "{name}"')
+        (trigger,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'memory_fts_ai'"
+        ).fetchone()
+        conn.execute("DROP TRIGGER memory_fts_ai")
         marks = ", ".join("?" * len(INSERT_COLUMNS))
         conn.executemany(
             f"INSERT INTO memory ({', '.join(INSERT_COLUMNS)}, revision) VALUES ({marks}, 0)",
             synthetic_rows(count, seed),
         )
+        conn.execute("INSERT INTO memory_fts (rowid, title, content, keywords) "
+                     "SELECT id, title, content, keywords FROM memory")
+        conn.execute(trigger)
         for _, sql in indexes:
             conn.execute(sql)
     return path

@@ -109,7 +109,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        extra = {"dry_run": run is None}
+        extra: dict[str, Any] = {"dry_run": run is None}
         if run is not None:
             extra.update(run_id=run.id, duration_ms=run.duration_ms)
         write_plan_json(proposed, extra)

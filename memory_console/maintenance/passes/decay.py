@@ -126,8 +126,10 @@ def decay_rows(params: MaintenanceParams, now: float) -> tuple[str, dict[str, An
     slack for rounding) or a possible promotion candidate. Exponential prunes: every row."""
     if params.policy == "exponential":
         return None
-    period_days = params.of(PeriodicParams if params.policy == "periodic" else RelevanceParams
-                            ).period_days
+    if params.policy == "periodic":
+        period_days = params.of(PeriodicParams).period_days
+    else:
+        period_days = params.of(RelevanceParams).period_days
     condition = (
         "ifnull(last_accessed_at, created_at) <= :decay_cutoff "
         "OR (memory_type = 'episodic' AND retrieval_count >= :decay_retrievals)"
