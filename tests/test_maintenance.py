@@ -20,6 +20,7 @@ from memory_console.maintenance import (
     apply,
     build_params,
     list_runs,
+    memory_forecast,
     plan,
     registered_passes,
     store_forecast,
@@ -234,3 +235,14 @@ def test_dry_planning_does_not_write(db_path: Path) -> None:
     assert db_path.read_bytes() == data
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("SELECT count(*) FROM maintenance_run").fetchone() == (0,)
+
+
+def test_one_memory_forecast_follows_the_decay_it_would_get(store: Store) -> None:
+    (ident,) = store.add_many([memory("decaying", days_old=60)], now=NOW)
+    forecast = memory_forecast(store.require(ident), NOW, periods_ahead=3)
+    assert forecast.text() == "0.90 -> 0.86 -> 0.81 -> 0.77"
+    assert [v for _, v in forecast.points] == pytest.approx([0.95**k for k in range(2, 6)])
+    floor_at = forecast.floor_date
+    assert floor_at is not None
+    assert next(plan(store, ("decay",), now=floor_at - DAY).changes()).after > 0.1
+    assert [c.after for c in plan(store, ("decay",), now=floor_at).changes()] == [0.1]
