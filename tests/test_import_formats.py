@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -94,14 +95,9 @@ def test_each_sample_is_detected(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (
-            '{"content": "a"}\n{"memory": "b"}\n',
-            "lines look like different formats: jsonl (line 1), mem0 (line 2)",
-        ),
-        ('{"note": "a"}\n', "cannot tell the format from its line 1"),
+        ('{"content": "a"}\n{"memory": "b"}\n', "different formats: jsonl (line 1), mem0 (line 2)"),
+        ('{"memory": "a"}\n{"type": "entity"}\n', "different formats: mem0 (line 1), mcp (line 2)"),
         ('{\n  "something": []\n}\n', "cannot tell the format of this JSON document"),
-        ("hello\n", "line 1 of the file is not JSON"),
-        ("\n\n", "the file is empty"),
     ],
 )
 def test_auto_refuses_to_guess(tmp_path: Path, text: str, message: str) -> None:
@@ -110,6 +106,25 @@ def test_auto_refuses_to_guess(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ImportFileError) as raised:
         detect_format(path)
     assert str(raised.value).startswith(f"{path}: ") and message in str(raised.value)
+    assert str(raised.value).endswith("give --format jsonl, mem0, openmemory, letta or mcp")
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('{"memory": "a"}\nnot json\n', ":2: invalid JSON"),
+        ('{"note": "a"}\n', ":1: content is required"),
+        ("hello\n", ":1: invalid JSON"),
+    ],
+)
+def test_unclear_lines_are_left_to_the_reader(
+    store: Store, tmp_path: Path, text: str, error: str
+) -> None:
+    path = tmp_path / "some.jsonl"
+    path.write_text(text)
+    with pytest.raises(ImportFileError, match=re.escape(f"{path}{error}")):
+        import_file(store, path, now=NOW)
+    assert store.count() == 0
 
 
 def test_mem0_records_and_history_round_trip(store: Store, tmp_path: Path) -> None:

@@ -12,11 +12,15 @@ from memory_console.ingest.formats.common import is_document, load_json, open_bi
 from memory_console.ingest.jsonl import ImportFileError
 
 SAMPLE_LINES = 50  # JSONL lines looked at; all of them must agree
+HINT = "give --format jsonl, mem0, openmemory, letta or mcp"
 DOCUMENT_KEYS = ("results", "history", "agents", "blocks", "core_memory", "passages", "memories")
 
 
 def detect_format(path: Path) -> str:
-    """jsonl, mem0, openmemory, letta or mcp; an ImportFileError says why it cannot tell."""
+    """jsonl, mem0, openmemory, letta or mcp; an ImportFileError says why it cannot tell.
+
+    JSONL lines are classified by their fields (the first SAMPLE_LINES must agree); a file
+    none of whose lines looks like a peer format is taken as ours, the CLI's own format."""
     if not path.is_file():
         raise ImportFileError(f"{path}: no such file")
     if zipfile.is_zipfile(path):
@@ -24,35 +28,37 @@ def detect_format(path: Path) -> str:
     if path.suffix == ".af":
         return "letta"
     if is_document(path, DOCUMENT_KEYS):
-        kind = document_format(load_json(path))
-        if kind is None:
-            raise ImportFileError(f"{path}: cannot tell the format of this JSON document; {HINT}")
-        return kind
+        try:
+            document = load_json(path)
+        except ImportFileError:
+            pass  # not one JSON value: JSONL with a bad line, which its reader names
+        else:
+            kind = document_format(document)
+            if kind is None and not one_line(path):
+                raise ImportFileError(
+                    f"{path}: cannot tell the format of this JSON document; {HINT}"
+                )
+            return kind or "jsonl"  # a one-line file is also JSONL: ours, unless it says so
     found: dict[str, int] = {}
     with open_binary(path) as handle:
         lines = (raw for raw in handle if raw.strip())
         for number, raw in enumerate(islice(lines, SAMPLE_LINES), start=1):
             try:
-                item = json.loads(raw)
+                kind = line_format(json.loads(raw))
             except (ValueError, RecursionError):
-                raise ImportFileError(
-                    f"{path}: line {number} of the file is not JSON; {HINT}"
-                ) from None
-            kind = line_format(item)
-            if kind is None:
-                raise ImportFileError(
-                    f"{path}: cannot tell the format from its line {number}; {HINT}"
-                )
-            found.setdefault(kind, number)
-    if not found:
-        raise ImportFileError(f"{path}: the file is empty")
+                continue  # the reader names the bad line
+            if kind is not None:
+                found.setdefault(kind, number)
     if len(found) > 1:
         kinds = ", ".join(f"{kind} (line {number})" for kind, number in found.items())
         raise ImportFileError(f"{path}: lines look like different formats: {kinds}; {HINT}")
-    return next(iter(found))
+    # No line in a peer format: our own JSONL, whose reader says what is wrong and where.
+    return next(iter(found), "jsonl")
 
 
-HINT = "give --format jsonl, mem0, openmemory, letta or mcp"
+def one_line(path: Path) -> bool:
+    with open_binary(path) as handle:
+        return sum(1 for raw in islice((r for r in handle if r.strip()), 2)) == 1
 
 
 def line_format(item: Any) -> str | None:
