@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -9,6 +11,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
@@ -63,7 +66,7 @@ def key_sections() -> list[tuple[str, list[KeyRow]]]:
     from memory_console.tui.screens.story import StoryScreen
     from memory_console.tui.widgets.memory_table import MemoryTable
 
-    def bindings(owner: type) -> list[Binding]:
+    def bindings(owner: type[DOMNode]) -> list[Binding]:
         return [b for b in owner.BINDINGS if isinstance(b, Binding)]
 
     moves: list[KeyRow] = [
@@ -81,7 +84,7 @@ def key_sections() -> list[tuple[str, list[KeyRow]]]:
     ]
 
 
-def table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
+def table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> Table:
     grid = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True,
                  header_style="bold")
     last = len(headers) - 1

@@ -396,7 +396,7 @@ class MainScreen(MemoryActionsScreen):
         self.refresh_bindings()
 
     def action_back(self) -> None:
-        if self.focused is not self.table and not isinstance(self.focused, SearchBar):
+        if self.focused is not self.table:
             self.table.focus()  # from the filter bar or the topics tree back to the memories
         elif self.table.clear_selection():
             self.show_position()

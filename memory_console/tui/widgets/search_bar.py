@@ -5,16 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual import on
+from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Input
+from textual.widgets import Input, Label
 
 
-class SearchBar(Input):
-    """A one-line query field; it reports Submitted queries and Escape as Closed."""
+class SearchBar(Horizontal):
+    """`search ›` and a one-line query field; reports queries (Enter) and Escape."""
 
     DEFAULT_CSS = """
-    SearchBar { height: 1; width: 1fr; border-left: outer $accent; background: $boost; }
+    SearchBar { height: 1; width: 1fr; background: $boost; }
+    SearchBar > Label { width: auto; padding: 0 1; color: $accent; text-style: bold; }
+    SearchBar > Input { width: 1fr; }
     """
     BINDINGS = [
         Binding("escape", "close", "Back to browsing", id="search.close",
@@ -30,9 +34,14 @@ class SearchBar(Input):
     class Closed(Message):
         bar: SearchBar
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(placeholder="search: type words, then Enter (Escape: back to browsing)",
-                         id=id, compact=True)
+    def compose(self) -> ComposeResult:
+        yield Label("search ›")
+        yield Input(placeholder="words or a question, then Enter (Escape: back to browsing)",
+                    id="search-input", compact=True)
+
+    def focus(self, scroll_visible: bool = True) -> SearchBar:
+        self.query_one(Input).focus(scroll_visible)
+        return self
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -44,14 +44,19 @@ class TopicsTree(Tree[Place]):
         by_owner: dict[str, list[tuple[str, int]]] = defaultdict(list)
         for owner, topic, count in counts:
             by_owner[owner].append((topic, count))
+        # Owners the person opened stay open when the counts come again (after an action).
+        opened = {node.data[0] for node in self.root.children if node.is_expanded and node.data}
+        first_time = not self.loaded
         self.clear()
         total = sum(count for _, _, count in counts)
         self.root.set_label(label("all memories", total))
         self.root.data = (None, None)
         chosen: TreeNode[Place] = self.root
         for owner, topics in sorted(by_owner.items()):
+            expand = (owner in opened or owner == place[0]
+                      or (first_time and len(by_owner) <= EXPAND_UP_TO))
             node = self.root.add(label(owner, sum(c for _, c in topics)), data=(owner, None),
-                                 expand=len(by_owner) <= EXPAND_UP_TO or owner == place[0])
+                                 expand=expand)
             if place == (owner, None):
                 chosen = node
             for topic, count in topics:
