@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from memory_console.commands.common import console
+from memory_console.describe import change_text, forecast_line
 from memory_console.ingest.jsonl import export_record
+from memory_console.maintenance.forecast import memory_forecast
 from memory_console.policies.confidence import confidence_label
 from memory_console.sensitive import mask
 from memory_console.store import EventRecord, MemoryRecord
@@ -36,24 +38,6 @@ def event_json(event: EventRecord) -> dict[str, Any]:
     }
 
 
-def memory_forecast(record: MemoryRecord, now: float) -> Any:
-    from memory_console.policies.forecast import forecast_memory
-
-    return forecast_memory(
-        confidence=record.confidence,
-        base_confidence=record.base_confidence,
-        retrieval_count=record.retrieval_count,
-        last_accessed_at=record.last_accessed_at,
-        created_at=record.created_at,
-        memory_type=record.memory_type,
-        decay_policy=record.decay_policy,
-        is_protected=record.is_protected,
-        status=record.status,
-        importance=record.importance,
-        now=now,
-    )
-
-
 def forecast_json(record: MemoryRecord, now: float) -> dict[str, Any]:
     forecast = memory_forecast(record, now)
     return {
@@ -65,25 +49,6 @@ def forecast_json(record: MemoryRecord, now: float) -> dict[str, Any]:
         "action": forecast.action,
         "action_at": to_iso(forecast.action_date),
     }
-
-
-def forecast_line(record: MemoryRecord, now: float) -> str:
-    """`0.78 -> 0.74 -> 0.70; reaches the floor on 2027-03-01`, or why it does not decay."""
-    if record.is_protected:
-        return "protected: does not decay"
-    if record.decay_policy == "none":
-        return "decay policy none: does not decay"
-    if record.memory_type == "semantic":
-        return "semantic memory: does not decay"
-    if record.status != "active":
-        return f"{record.status}: does not decay"
-    forecast = memory_forecast(record, now)
-    tail = (
-        f"; reaches the floor on {to_date(forecast.floor_date)}"
-        if forecast.floor_date is not None
-        else ""
-    )
-    return forecast.text() + tail
 
 
 def confidence_cell(value: float) -> str:
@@ -174,22 +139,6 @@ def print_memory(
             scores = ", ".join(f"{k} {v}" for k, v in (event.scores or {}).items())
             log.add_row(to_iso(event.at), event.query or "", scores)
         out.print(log)
-
-
-def change_text(event: EventRecord) -> str:
-    """`confidence 0.95 -> 0.90, status active -> archived` from an event's before/after."""
-    parts = []
-    for name in dict.fromkeys([*event.before, *event.after]):
-        before, after = event.before.get(name), event.after.get(name)
-        if name.endswith("_at") and isinstance(after, int | float):
-            after = to_date(after)
-            before = to_date(before) if isinstance(before, int | float) else before
-        if isinstance(before, float):
-            before = f"{before:.3f}"
-        if isinstance(after, float):
-            after = f"{after:.3f}"
-        parts.append(f"{name} {before if before is not None else '-'} -> {after}")
-    return ", ".join(parts)
 
 
 def print_stats(figures: dict[str, Any]) -> None:

@@ -7,7 +7,8 @@ from typing import Any
 
 # Imported here, not in the worker: an import inside a worker thread can wait behind the
 # background embedder's own (long) imports.
-from memory_console.commands.render import forecast_line, memory_forecast
+from memory_console.describe import forecast_line
+from memory_console.maintenance.forecast import memory_forecast
 from memory_console.store import EventRecord, MemoryRecord, Store
 
 

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Label, Static
 from textual.worker import get_current_worker
 
-from memory_console.commands.render import change_text
+from memory_console.describe import change_text
 from memory_console.store import MemoryRecord
 from memory_console.tui.actions import DoneAction
 from memory_console.tui.chart import build_chart, chart_legend

@@ -1,0 +1,42 @@
+"""Plain-text descriptions shared by the CLI and the console: forecasts and event changes."""
+
+from __future__ import annotations
+
+from memory_console.maintenance.forecast import memory_forecast
+from memory_console.store import EventRecord, MemoryRecord
+from memory_console.timeutil import to_date
+
+
+def forecast_line(record: MemoryRecord, now: float) -> str:
+    """`0.78 -> 0.74 -> 0.70; reaches the floor on 2027-03-01`, or why it does not decay."""
+    if record.is_protected:
+        return "protected: does not decay"
+    if record.decay_policy == "none":
+        return "decay policy none: does not decay"
+    if record.memory_type == "semantic":
+        return "semantic memory: does not decay"
+    if record.status != "active":
+        return f"{record.status}: does not decay"
+    forecast = memory_forecast(record, now)
+    tail = (
+        f"; reaches the floor on {to_date(forecast.floor_date)}"
+        if forecast.floor_date is not None
+        else ""
+    )
+    return forecast.text() + tail
+
+
+def change_text(event: EventRecord) -> str:
+    """`confidence 0.95 -> 0.90, status active -> archived` from an event's before/after."""
+    parts = []
+    for name in dict.fromkeys([*event.before, *event.after]):
+        before, after = event.before.get(name), event.after.get(name)
+        if name.endswith("_at") and isinstance(after, int | float):
+            after = to_date(after)
+            before = to_date(before) if isinstance(before, int | float) else before
+        if isinstance(before, float):
+            before = f"{before:.3f}"
+        if isinstance(after, float):
+            after = f"{after:.3f}"
+        parts.append(f"{name} {before if before is not None else '-'} -> {after}")
+    return ", ".join(parts)
