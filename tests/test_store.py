@@ -275,3 +275,20 @@ def test_store_core_does_not_import_textual_or_sqlmodel(db_path: Path) -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_undo_works_as_a_stack_on_one_memory(store: Store) -> None:
+    (ident,) = store.add_many(sample(1), now=NOW)
+    store.protect([ident], now=NOW + 1)
+    first = store.last_event_ids("test", ["protected"], NOW + 1)
+    store.archive([ident], now=NOW + 2)
+    second = store.last_event_ids("test", ["archived"], NOW + 2)
+    assert store.undo_event_group(second, now=NOW + 3).changed == [ident]
+    assert store.undo_event_group(first, now=NOW + 4).changed == [ident]
+    record = store.require(ident)
+    assert (record.status, record.is_protected) == ("active", False)
+    store.edit(ident, {"title": "later"}, now=NOW + 5)
+    store.protect([ident], now=NOW + 6)
+    third = store.last_event_ids("test", ["protected"], NOW + 6)
+    store.edit(ident, {"title": "even later"}, now=NOW + 7)
+    assert store.undo_event_group(third, now=NOW + 8).unchanged == [ident]

@@ -102,5 +102,6 @@ class ConsoleMeta(SQLModel, table=True):
 INDEXED_COMPOSITES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ix_memory_status_confidence", ("status", "confidence")),
     ("ix_memory_owner_topic", ("owner", "topic")),
+    ("ix_memory_status_owner_topic", ("status", "owner", "topic")),  # the topics tree counts
     ("ix_memory_event_memory_at", ("memory_id", "at")),
 )
