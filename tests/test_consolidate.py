@@ -139,3 +139,13 @@ def test_parameters_are_options_and_recorded(store: Store, capsys: pytest.Captur
     with Store(db_path) as reopened:
         (row,) = reopened.query("SELECT params FROM maintenance_run")
         assert json.loads(row[0])["consolidate"]["min_cosine"] == 0.92
+
+
+def test_large_groups_are_merged_in_parts(store: Store) -> None:
+    copies = [{"owner": "alice", "topic": "general", "content": "Likes tea.",
+               "keywords": ["tea", "drink"]} for _ in range(7)]
+    store.add_many(copies, now=NOW)
+    params = build_params(["consolidate"], overrides={"max_group": 3})
+    proposed = plan(store, ["consolidate"], params, now=NOW)
+    sizes = [len(m.fields["metadata"]["consolidated_from"]) for m in proposed.new_memories]
+    assert sizes == [3, 3]  # the seventh copy waits for the next run

@@ -45,12 +45,14 @@ class ConsolidateParams(PolicyParams):
     min_jaccard: float = 0.5
     min_keyword_group: int = 3
     keyword_mode: int = 0  # 1: group by keywords even where embeddings exist
+    max_group: int = 100  # larger groups are merged in parts of at most this many, by id
 
     def _validate(self) -> None:
         self._check("min_cosine", 0.0, 1.0, low_open=True)
         self._check("min_jaccard", 0.0, 1.0, low_open=True)
         self._check("min_keyword_group", 2)
         self._check("keyword_mode", 0, 1)
+        self._check("max_group", 2)
 
 
 @dataclass(frozen=True)
@@ -252,7 +254,14 @@ def find_groups(frame: Frame, candidates: list[Candidate], p: ConsolidateParams
             sets = [frozenset(k.lower() for k in c.keywords) for c in members]
             for group in keyword_groups(sets, p.min_jaccard, p.min_keyword_group):
                 groups.append([members[i] for i in group])
-    return groups, ("embeddings" if use_vectors else "keywords")
+    parts = [
+        ordered[start : start + p.max_group]
+        for group in groups
+        for ordered in [sorted(group, key=lambda c: c.id)]
+        for start in range(0, len(ordered), p.max_group)
+    ]
+    return [part for part in parts if len(part) >= 2], (
+        "embeddings" if use_vectors else "keywords")
 
 
 def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> PassResult:
