@@ -44,7 +44,7 @@ LABELLED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bread baking request", ("sourdough recipe",)),
     ("gaming nights with family", ("Minecraft with her brother",)),
     ("intermittent test failure she is investigating", ("flaky test",)),
-    ("train journey to the north of Portugal", ("travelling to Porto",)),
+    ("in which language should code comments be written", ("code comments in Portuguese",)),
     ("continuous integration migration plan", ("Jenkins to GitHub Actions",)),
     ("does she have siblings", ("Sister Marta", "with her brother")),
     ("does she own any animals", ("cat called Pixel",)),

@@ -254,6 +254,19 @@ class Store:
         self.notify("added", ids)
         return ids
 
+    def ids_by_external_id(self, external_ids: Sequence[str]) -> dict[str, int]:
+        """external id -> memory id for those of the given external ids the store holds."""
+        found: dict[str, int] = {}
+        for start in range(0, len(external_ids), 900):
+            chunk = list(external_ids[start : start + 900])
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                self.query(
+                    f"SELECT external_id, id FROM memory WHERE external_id IN ({marks})", chunk
+                )
+            )
+        return found
+
     def existing_ids(self, ids: Sequence[int]) -> list[int]:
         found: list[int] = []
         for start in range(0, len(ids), 900):
@@ -445,9 +458,10 @@ class Store:
         return [EventRecord.from_row(r) for r in rows]
 
     def accesses(self, memory_id: int, limit: int = 100) -> list[EventRecord]:
-        """The memory's access log, newest first: when, which query, which scores."""
+        """The memory's access log, newest first: when, which query, which scores (recalls,
+        and reinforcements when an agent met the memory again)."""
         rows = self.query(
-            f"SELECT {EVENT_SELECT} FROM memory_event WHERE memory_id = ? AND kind = 'accessed' "
+            f"SELECT {EVENT_SELECT} FROM memory_event WHERE memory_id = ? AND kind IN ('accessed', 'reinforced') "
             "ORDER BY at DESC, id DESC LIMIT ?",
             (memory_id, limit),
         )
@@ -578,8 +592,10 @@ class Store:
         query: str | None = None,
         scores: dict[int, dict[str, Any]] | None = None,
         policy: str = "relevance",
+        kind: str = "accessed",
     ) -> ChangeResult:
-        """Reinforce memories that were retrieved (DESIGN section 3) and log each access."""
+        """Reinforce memories that were retrieved (DESIGN section 3) and log each access
+        (kind "reinforced" when the agent met the memory again rather than recalled it)."""
         from memory_console.policies import reinforce_one
 
         moment = now_ts() if now is None else now
@@ -608,7 +624,7 @@ class Store:
                             ident,
                             moment,
                             self.actor,
-                            "accessed",
+                            kind,
                             dumps(
                                 {
                                     "confidence": confidence,

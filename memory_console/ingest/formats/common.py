@@ -228,17 +228,12 @@ def check_new_external_ids(store: Store, entries: list[Entry]) -> None:
     """Refuse a second import of the same memories: an entry whose globally unique id is
     already some memory's external_id is an error naming its place in the file."""
     wanted = {e.row["external_id"]: e for e in entries if e.unique_id and e.row.get("external_id")}
-    keys = list(wanted)
-    for start in range(0, len(keys), 900):
-        chunk = keys[start : start + 900]
-        marks = ",".join("?" * len(chunk))
-        rows = store.query(
-            f"SELECT external_id, id FROM memory WHERE external_id IN ({marks}) LIMIT 1", chunk
+    known = store.ids_by_external_id(list(wanted))
+    if known:
+        external_id = next(key for key in wanted if key in known)
+        ident = known[external_id]
+        raise fail(
+            wanted[external_id].where,
+            f"id {external_id} was imported before (memory {ident}); "
+            "import with --new-ids to add the file's memories again",
         )
-        if rows:
-            external_id, ident = rows[0]
-            raise fail(
-                wanted[external_id].where,
-                f"id {external_id} was imported before (memory {ident}); "
-                "import with --new-ids to add the file's memories again",
-            )
