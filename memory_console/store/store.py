@@ -461,8 +461,8 @@ class Store:
         """The memory's access log, newest first: when, which query, which scores (recalls,
         and reinforcements when an agent met the memory again)."""
         rows = self.query(
-            f"SELECT {EVENT_SELECT} FROM memory_event WHERE memory_id = ? AND kind IN ('accessed', 'reinforced') "
-            "ORDER BY at DESC, id DESC LIMIT ?",
+            f"SELECT {EVENT_SELECT} FROM memory_event WHERE memory_id = ? "
+            "AND kind IN ('accessed', 'reinforced') ORDER BY at DESC, id DESC LIMIT ?",
             (memory_id, limit),
         )
         return [EventRecord.from_row(r) for r in rows]
