@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any
@@ -41,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     reindex.set_defaults(handler=cmd_reindex)
 
 
-def load_semantic(store: Any, manifest: str | None) -> Any:
+def load_semantic(store: Any, manifest: str | os.PathLike[str] | None) -> Any:
     from memory_console.embed.embedder import Embedder, ModelError
     from memory_console.embed.semantic import SemanticIndex
 
@@ -62,7 +63,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         engine = SearchEngine(store)
         mode = args.mode
         if mode != "keyword":
-            semantic = load_semantic(store, None)
+            semantic = load_semantic(store, common.settings_of(args).model_manifest)
             missing = semantic.load()
             if len(semantic.index) == 0:
                 if mode == "semantic":
@@ -113,7 +114,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     store = common.open_store(args)
     started = time.perf_counter()
     try:
-        semantic = load_semantic(store, args.model_manifest)
+        semantic = load_semantic(
+            store, args.model_manifest or common.settings_of(args).model_manifest
+        )
         columns = (
             "[progress.description]{task.description}",
             BarColumn(),

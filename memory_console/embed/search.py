@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -31,22 +32,24 @@ class SearchEngine:
     """Search over one store. Keyword search works at once; semantic search joins in when
     the embedder is loaded and every active memory has an embedding (see semantic.py)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, manifest: str | os.PathLike[str] | None = None) -> None:
         self.store = store
+        self.manifest = manifest  # the embedder's manifest (None: MEMORY_CONSOLE_MODEL_MANIFEST
+        # or the repository's models/manifest.json)
         self.semantic: SemanticIndex | None = None  # set by prepare_semantic()
 
     def prepare_semantic(
         self,
         progress: Progress | None = None,
         cancelled: Cancelled | None = None,
-        manifest: str | None = None,
+        manifest: str | os.PathLike[str] | None = None,
     ) -> bool:
         """Load the embedder, embed memories lacking a current vector, load the index and
         follow the store's changes from then on. Raises ModelError when the model is missing."""
         from memory_console.embed.embedder import Embedder
         from memory_console.embed.semantic import SemanticIndex
 
-        semantic = SemanticIndex(self.store, Embedder.load(manifest))
+        semantic = SemanticIndex(self.store, Embedder.load(manifest or self.manifest))
         semantic.sync(progress, cancelled)
         self.store.listeners.append(semantic.on_change)
         self.semantic = semantic

@@ -91,7 +91,7 @@ def make_app(
     context = ConsoleContext(
         settings=settings,
         store=store,
-        search=search or SearchEngine(store),
+        search=search or SearchEngine(store, settings.model_manifest),
         frozen_now=now,
     )
     return MemoryConsoleApp(context, semantic=semantic)
