@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_console.settings import Settings, load_settings, resolve_db
+from memory_console.store.db import SCHEMA_VERSION
 from memory_console.store.errors import StoreError
 from memory_console.timeutil import now_ts, parse_iso
 
@@ -68,9 +69,13 @@ def open_store(args: argparse.Namespace, *, create: bool = False, actor: str = "
     settings = settings_of(args)
     path = resolve_db(getattr(args, "db", None), settings)
     try:
-        return Store(path, read_only=settings.read_only, create=create, actor=actor)
+        store = Store(path, read_only=settings.read_only, create=create, actor=actor)
     except StoreError as error:
         raise UserError(str(error)) from error
+    if store.migration_backup is not None:
+        print(f"memory-console: migrated {path} to schema {SCHEMA_VERSION}; the file as it was "
+              f"is kept at {store.migration_backup}", file=sys.stderr)
+    return store
 
 
 def print_json(value: Any) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from memory_console.store.errors import StoreError
+from memory_console.store.migrations import MIGRATIONS
 
 APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store we create
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5000
 
@@ -38,8 +38,6 @@ FTS_TRIGGERS = (
 FTS_TRIGGER_NAMES = ("memory_fts_ai", "memory_fts_ad", "memory_fts_au")
 OUR_TABLES = {"memory", "memory_event", "maintenance_run", "embedding", "console_meta"}
 
-# Forward migrations: MIGRATIONS[v] takes a store at version v to v + 1 inside one transaction.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
 
 
 def schema_statements(with_indexes: bool = True) -> list[str]:
@@ -110,8 +108,9 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
 
 def open_store_connection(
     path: Path, *, read_only: bool = False, create: bool = True
-) -> sqlite3.Connection:
-    """Open (creating or migrating when allowed) a memory-console store, or raise StoreError."""
+) -> tuple[sqlite3.Connection, Path | None]:
+    """Open (creating or migrating when allowed) a memory-console store, or raise StoreError;
+    also returns the backup a migration made (None when none ran)."""
     path = Path(path)
     is_new = not path.exists() or path.stat().st_size == 0
     if path.is_dir():
@@ -135,20 +134,24 @@ def open_store_connection(
     except sqlite3.Error as error:
         raise StoreError(f"{path}: cannot open: {error}") from error
     try:
-        prepare(conn, path, read_only=read_only)
+        backup = prepare(conn, path, read_only=read_only)
     except StoreError:
         conn.close()
         raise
+    except OSError as error:
+        conn.close()
+        raise StoreError(f"{path}: cannot back up before migrating: {error}") from error
     except sqlite3.DatabaseError as error:
         conn.close()
         raise StoreError(
             f"{path}: damaged or unreadable database ({error}); left untouched"
         ) from error
-    return conn
+    return conn, backup
 
 
-def prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
-    """Identify the file, then create, migrate or accept it."""
+def prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> Path | None:
+    """Identify the file, then create, migrate or accept it; returns the backup a migration
+    made, if any."""
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     tables = {
@@ -167,7 +170,7 @@ def prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
             raise StoreError(f"{path}: empty database; read-only mode does not create a store")
         set_pragmas(conn)
         create_schema(conn)
-        return
+        return None
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"{path}: written by a newer memory-console (schema {version}; this program knows "
@@ -179,9 +182,12 @@ def prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
                 f"{path}: schema {version} needs a migration to {SCHEMA_VERSION}; "
                 "open it once without --read-only"
             )
-        migrate(conn, path, version)
+        backup = migrate(conn, path, version)
+        set_pragmas(conn)
+        return backup
     if not read_only:
         set_pragmas(conn)
+    return None
 
 
 def set_pragmas(conn: sqlite3.Connection) -> None:
@@ -212,20 +218,30 @@ def create_schema(conn: sqlite3.Connection, *, with_indexes: bool = True) -> Non
 
 
 def backup_path(path: Path, version: int) -> Path:
-    """Where the copy of a store is kept before migrating it from `version`."""
-    return path.with_name(f"{path.name}.schema{version}.bak")
+    """A free name beside the store for its copy before migrating it from `version`."""
+    candidate = path.with_name(f"{path.name}.schema{version}.bak")
+    number = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.schema{version}.bak{number}")
+        number += 1
+    return candidate
 
 
-def migrate(conn: sqlite3.Connection, path: Path, version: int) -> None:
-    """Back the file up, then run every forward migration in one transaction."""
+def migrate(conn: sqlite3.Connection, path: Path, version: int) -> Path:
+    """Copy the file aside (complete, or not at all), then run every forward migration in one
+    transaction: a crash leaves the store at its old schema or fully migrated. Returns the
+    backup's path."""
     backup = backup_path(path, version)
+    partial = backup.with_name(backup.name + ".partial")
+    partial.unlink(missing_ok=True)
+    create_new_file(partial)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    target = sqlite3.connect(backup)
+    target = sqlite3.connect(partial)
     try:
         conn.backup(target)
     finally:
         target.close()
-    os.chmod(backup, 0o600)
+    os.replace(partial, backup)
     conn.execute("BEGIN IMMEDIATE")
     try:
         for step in range(version, SCHEMA_VERSION):
@@ -237,3 +253,4 @@ def migrate(conn: sqlite3.Connection, path: Path, version: int) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    return backup

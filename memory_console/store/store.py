@@ -67,7 +67,9 @@ class Store:
         self.path = Path(path)
         self.read_only = read_only
         self.actor = actor
-        self._conn = open_store_connection(self.path, read_only=read_only, create=create)
+        self._conn, self.migration_backup = open_store_connection(
+            self.path, read_only=read_only, create=create
+        )
         self._lock = threading.RLock()
         self._in_transaction = False
         self.listeners: list[ChangeListener] = []

@@ -1,0 +1,102 @@
+"""Schema migrations: an older store is backed up, migrated in one transaction, and a newer
+one is refused by an older program."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from memory_console.cli import main
+from memory_console.store import Store, StoreError
+from memory_console.store import migrations as migrations_module
+from memory_console.store.db import SCHEMA_VERSION
+from tests.conftest import NOW
+
+INDEX = "ix_memory_status_owner_topic"
+
+
+def schema_one_store(path: Path) -> None:
+    """A store as schema 1 wrote it: everything but the (status, owner, topic) index."""
+    with Store(path) as store:
+        store.add_many([{"content": f"fact {i}", "owner": "alice"} for i in range(20)], now=NOW)
+    conn = sqlite3.connect(path)
+    conn.execute(f"DROP INDEX {INDEX}")
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+
+
+def indexes(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    finally:
+        conn.close()
+
+
+def version(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_older_store_is_backed_up_then_migrated(db_path: Path) -> None:
+    schema_one_store(db_path)
+    with Store(db_path) as store:
+        backup = store.migration_backup
+        assert backup is not None and backup.name == "memories.db.schema1.bak"
+        assert store.count() == 20
+    assert version(db_path) == SCHEMA_VERSION and INDEX in indexes(db_path)
+    assert version(backup) == 1 and INDEX not in indexes(backup)
+    assert stat.S_IMODE(os.stat(backup).st_mode) == 0o600
+    with Store(db_path) as again:
+        assert again.migration_backup is None
+
+
+def test_cli_says_where_the_backup_is(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema_one_store(db_path)
+    assert main(["stats", "--db", str(db_path), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert f"migrated {db_path} to schema {SCHEMA_VERSION}" in err and "schema1.bak" in err
+
+
+def test_a_failed_migration_leaves_the_old_schema(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema_one_store(db_path)
+
+    def broken(conn: sqlite3.Connection) -> None:
+        migrations_module.add_status_owner_topic_index(conn)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setitem(migrations_module.MIGRATIONS, 1, broken)
+    with pytest.raises(StoreError, match="damaged or unreadable|disk I/O"):
+        Store(db_path)
+    assert version(db_path) == 1 and INDEX not in indexes(db_path)
+
+
+def test_read_only_does_not_migrate(db_path: Path) -> None:
+    schema_one_store(db_path)
+    with pytest.raises(StoreError, match="needs a migration"):
+        Store(db_path, read_only=True)
+    assert version(db_path) == 1
+
+
+def test_newer_store_is_refused_by_this_program(
+    db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Store(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    before = db_path.read_bytes()
+    assert main(["list", "--db", str(db_path)]) == 1
+    err = capsys.readouterr().err
+    assert "written by a newer memory-console" in err and "upgrade memory-console" in err
+    assert db_path.read_bytes() == before
