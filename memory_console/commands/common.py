@@ -109,12 +109,24 @@ def parse_ids(values: list[str]) -> list[int]:
     return ids
 
 
+def offer_demo(path: Path) -> bool:
+    """Ask at a terminal whether to create a demo store where none exists yet."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return False
+    try:
+        answer = input(f"No store at {path} yet. Create a demo store there "
+                       "(2,000 memories over 12 months)? [Y/n] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("", "y", "yes")
+
+
 def run_console(args: argparse.Namespace) -> int:
     """Open the Textual console on the store (creating a demo store first with --demo)."""
     settings = settings_of(args)
     path = resolve_db(getattr(args, "db", None), settings)
     if not path.exists() or path.stat().st_size == 0:
-        if not getattr(args, "demo", False):
+        if not getattr(args, "demo", False) and not offer_demo(path):
             raise UserError(
                 f"{path}: no store yet; create a demo store with: memory-console --demo"
                 f" (or memory-console demo --db {path})"
