@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memory_console.ingest.demo import DemoReport, build_demo
 from memory_console.store import Store
 
 NOW = 1_795_000_000.0  # 2026-11-18T11:06:40Z: a fixed `now` for reproducible tests
@@ -33,3 +34,10 @@ def db_path(tmp_path: Path) -> Path:
 def store(db_path: Path) -> Iterator[Store]:
     with Store(db_path, actor="test") as opened:
         yield opened
+
+
+@pytest.fixture(scope="session")
+def large_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoReport:
+    """A 100,000-memory demo store built once per run; tests only read it."""
+    path = tmp_path_factory.mktemp("large-demo") / "large.db"
+    return build_demo(path, count=100_000, seed=11, now=NOW)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from memory_console.ingest import demo, demo_content
-from memory_console.ingest.demo import build_demo
+from memory_console.ingest.demo import DemoReport, build_demo
 from memory_console.policies.reinforcement import REINFORCEMENT, boosted
 from memory_console.policies.relevance import DEFAULT_RELEVANCE, decayed_confidence, relevance_rate
 from memory_console.sensitive import find_sensitive
@@ -391,9 +391,9 @@ def test_retrieval_counts_are_skewed(demo_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_hundred_thousand_memories(tmp_path: Path) -> None:
-    path = tmp_path / "large.db"
-    report = build_demo(path, count=100_000, seed=11, now=NOW)
+def test_a_hundred_thousand_memories(large_demo: DemoReport) -> None:
+    report = large_demo
+    path = report.path
     assert report.memories == 100_000
     assert rows(path, "SELECT count(*) FROM memory")[0][0] == 100_000
     assert rows(path, "SELECT count(*) FROM memory_event")[0][0] == report.events

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from memory_console.ingest.demo import DemoReport
 from memory_console.store import Store
 from tests import test_tui_support as support
-from tests.test_tui_support import NOW, console, settle
+from tests.test_tui_support import console, settle
 
 demo_file = support.demo_file
 
@@ -22,12 +23,9 @@ RATIO = 3.0  # what the large store may cost over the tiny one, with room for a 
 
 
 @pytest.fixture(scope="session")
-def large_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from memory_console.ingest.demo import build_demo
-
-    path = tmp_path_factory.mktemp("console-large") / "large.db"
-    build_demo(path, count=LARGE_COUNT, seed=11, now=NOW)
-    return path
+def large_file(large_demo: DemoReport) -> Path:
+    assert large_demo.memories == LARGE_COUNT
+    return large_demo.path
 
 
 async def measure(path: Path, keys: int = PAGE_KEYS) -> tuple[float, float, int]:
