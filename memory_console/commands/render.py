@@ -25,17 +25,7 @@ def memory_json(record: MemoryRecord, *, reveal: bool = False) -> dict[str, Any]
 
 
 def event_json(event: EventRecord) -> dict[str, Any]:
-    return {
-        "id": event.id,
-        "at": to_iso(event.at),
-        "actor": event.actor,
-        "kind": event.kind,
-        "before": event.before,
-        "after": event.after,
-        "run_id": event.run_id,
-        "query": event.query,
-        "scores": event.scores,
-    }
+    return {"id": event.id, **event.as_json()}
 
 
 def forecast_json(record: MemoryRecord, now: float) -> dict[str, Any]:

@@ -39,19 +39,7 @@ def export_record(
     for name in TIME_FIELDS:
         data[name] = to_iso(data[name])
     if history is not None:
-        data["history"] = [
-            {
-                "at": to_iso(event.at),
-                "actor": event.actor,
-                "kind": event.kind,
-                "before": event.before,
-                "after": event.after,
-                "run_id": event.run_id,
-                "query": event.query,
-                "scores": event.scores,
-            }
-            for event in history
-        ]
+        data["history"] = [event.as_json() for event in history]
     return data
 
 

@@ -8,18 +8,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from memory_console.store.bulk import SCOPES
-
-CANDIDATE_COLUMNS = (
-    "id, owner, topic, tier, memory_type, title, content, keywords, source, importance, "
-    "confidence, retrieval_count, created_at, last_accessed_at, decay_policy, metadata"
-)
+from memory_console.store.records import MEMORY_SELECT, MemoryRecord
 
 
-def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[tuple[object, ...]]:
-    """Every row of `scope` with the fields a merge needs, in id order."""
-    return conn.execute(
-        f"SELECT {CANDIDATE_COLUMNS} FROM memory WHERE {SCOPES[scope]} ORDER BY id"
-    ).fetchall()
+def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[MemoryRecord]:
+    """Every memory of `scope`, in id order."""
+    return [
+        MemoryRecord.from_row(row)
+        for row in conn.execute(
+            f"SELECT {MEMORY_SELECT} FROM memory WHERE {SCOPES[scope]} ORDER BY id"
+        )
+    ]
 
 
 def stored_models(conn: sqlite3.Connection) -> list[str]:

@@ -91,6 +91,21 @@ class EventRecord:
     query: str | None
     scores: dict[str, Any] | None
 
+    def as_json(self) -> dict[str, Any]:
+        """The event as exports and `show --json` carry it (times in ISO 8601)."""
+        from memory_console.timeutil import to_iso
+
+        return {
+            "at": to_iso(self.at),
+            "actor": self.actor,
+            "kind": self.kind,
+            "before": self.before,
+            "after": self.after,
+            "run_id": self.run_id,
+            "query": self.query,
+            "scores": self.scores,
+        }
+
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> EventRecord:
         ident, memory_id, at, actor, kind, before, after, run_id, query, scores = row

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from memory_console.store.errors import ValidationError
+from memory_console.store.records import MEMORY_COLUMNS
 from memory_console.store.vocab import CHOICES
 from memory_console.timeutil import parse_iso
 
@@ -14,29 +15,8 @@ MAX_TEXT = 1_000_000  # characters of content; longer texts are refused, not tru
 MAX_TITLE = 500
 TITLE_LENGTH = 50
 
-INSERT_COLUMNS = (
-    "owner",
-    "topic",
-    "tier",
-    "memory_type",
-    "title",
-    "content",
-    "keywords",
-    "source",
-    "importance",
-    "confidence",
-    "base_confidence",
-    "retrieval_count",
-    "created_at",
-    "updated_at",
-    "last_accessed_at",
-    "decay_policy",
-    "is_protected",
-    "status",
-    "consolidated_into",
-    "metadata",
-    "external_id",
-)
+# Every column a caller may give when adding a memory (the Store assigns id and revision).
+INSERT_COLUMNS = tuple(c for c in MEMORY_COLUMNS if c not in ("id", "revision"))
 TIME_FIELDS = ("created_at", "updated_at", "last_accessed_at")
 FIELDS = set(INSERT_COLUMNS) | {"id"}
 

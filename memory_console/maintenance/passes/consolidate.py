@@ -28,6 +28,7 @@ from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.plan import ChangeSet, NewMemory, PassResult
 from memory_console.maintenance.registry import PassSpec
 from memory_console.policies.params import PolicyParams
+from memory_console.store import MemoryRecord
 from memory_console.store.consolidation import candidate_rows, stored_models, vectors_of
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -53,33 +54,6 @@ class ConsolidateParams(PolicyParams):
         self._check("min_keyword_group", 2)
         self._check("keyword_mode", 0, 1)
         self._check("max_group", 2)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    id: int
-    owner: str
-    topic: str
-    tier: str
-    memory_type: str
-    title: str
-    content: str
-    keywords: list[str]
-    source: str
-    importance: float
-    confidence: float
-    retrieval_count: int
-    created_at: float
-    last_accessed_at: float | None
-    decay_policy: str
-    metadata: dict[str, Any]
-
-    @classmethod
-    def from_row(cls, row: Sequence[Any]) -> Candidate:
-        values = list(row)
-        values[7] = [str(k) for k in json.loads(values[7] or "[]")]
-        values[15] = json.loads(values[15] or "{}")
-        return cls(*values)
 
 
 def leader_groups(order: Sequence[int], neighbours: dict[int, set[int]]) -> dict[int, list[int]]:
@@ -165,7 +139,7 @@ def most_common(values: Sequence[str]) -> str:
     return Counter(values).most_common(1)[0][0]
 
 
-def extractive_merge(group: Sequence[Candidate]) -> dict[str, Any]:
+def extractive_merge(group: Sequence[MemoryRecord]) -> dict[str, Any]:
     """DESIGN section 4: distinct sentences, keyword union, max importance and confidence,
     summed retrievals, earliest creation, latest access."""
     ordered = sorted(group, key=lambda c: (c.created_at, c.id))
@@ -201,7 +175,7 @@ def merge_command() -> str | None:
         return None
 
 
-def external_merge(command: str, group: Sequence[Candidate], merged: dict[str, Any]
+def external_merge(command: str, group: Sequence[MemoryRecord], merged: dict[str, Any]
                    ) -> tuple[dict[str, Any], str | None]:
     """Ask the merge command for title/content/keywords; (merged, None) on success or
     (the extractive merge, why it was not used)."""
@@ -228,17 +202,17 @@ def external_merge(command: str, group: Sequence[Candidate], merged: dict[str, A
             "keywords": answer["keywords"]}, None
 
 
-def find_groups(frame: Frame, candidates: list[Candidate], p: ConsolidateParams
-                ) -> tuple[list[list[Candidate]], str]:
+def find_groups(frame: Frame, candidates: list[MemoryRecord], p: ConsolidateParams
+                ) -> tuple[list[list[MemoryRecord]], str]:
     """Groups of near-duplicates per owner and topic, and the mode that found them."""
     assert frame.store is not None
     conn = frame.store.connection
     models = stored_models(conn)
-    by_scope: dict[tuple[str, str], list[Candidate]] = {}
+    by_scope: dict[tuple[str, str], list[MemoryRecord]] = {}
     for candidate in candidates:
         by_scope.setdefault((candidate.owner, candidate.topic), []).append(candidate)
     use_vectors = not p.keyword_mode and len(models) == 1
-    groups: list[list[Candidate]] = []
+    groups: list[list[MemoryRecord]] = []
     for members in by_scope.values():
         if len(members) < 2:
             continue
@@ -270,9 +244,8 @@ def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> Pas
     p = params.of(ConsolidateParams)
     open_rows = frame.maintainable()
     open_ids = set(frame.ids[open_rows].tolist())
-    candidates = [Candidate.from_row(row) for row in candidate_rows(frame.store.connection,
-                                                                    frame.scope)
-                  if row[0] in open_ids]
+    candidates = [record for record in candidate_rows(frame.store.connection, frame.scope)
+                  if record.id in open_ids]
     groups, mode = find_groups(frame, candidates, p)
     command = merge_command()
     new_memories: list[NewMemory] = []
