@@ -1,0 +1,88 @@
+"""A live agent writes while the console plans, applies, undoes and acts in bulk: every write of
+both sides is kept, stale plans are refused, and no "database is locked" reaches anyone."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.live_agent import Baseline, LiveResult, broken_chains, run_live
+from memory_console.ingest.demo import build_demo
+from memory_console.maintenance import StalePlanError, apply, plan
+from memory_console.store import Store, bulk
+from tests.conftest import NOW
+
+DAY = 86400.0
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes and file locks"),
+]
+SECONDS = 7.0
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> LiveResult:
+    folder = tmp_path_factory.mktemp("live")
+    db = folder / "live.db"
+    build_demo(db, count=2000, seed=5, now=time.time())
+    return run_live(db, folder / "agent.log", SECONDS, adds=20, accesses=40, cli_every=3.0)
+
+
+def test_no_problem_found(live: LiveResult) -> None:
+    print("\n" + "\n".join(f"{k}: {v}" for k, v in live.figures().items()))
+    assert live.problems() == []
+
+
+def test_every_write_of_the_agent_is_there(live: LiveResult) -> None:
+    assert len(live.agent.added) >= 5 * SECONDS and live.agent.access_events >= 10 * SECONDS
+    assert live.present == live.created_events == len(live.agent.added)
+    assert live.accessed_events == live.agent.access_events
+
+
+def test_plans_the_agent_touched_were_refused(live: LiveResult) -> None:
+    console = live.console
+    assert console.forced_stale >= 2
+    assert console.decay_runs >= 3 and console.consolidations >= 1 and console.undos >= 1
+    assert console.bulk_actions >= 6 and console.cli_runs >= 1
+
+
+def test_no_lock_error_and_no_retry(live: LiveResult) -> None:
+    figures = live.figures()
+    assert not any("locked" in text for text in live.agent.errors + live.console.failures)
+    assert figures["agent_lock_retries"] == figures["console_lock_retries"] == 0
+    assert figures["agent_busy_refusals"] == figures["console_busy_refusals"] == 0
+
+
+def test_the_chain_check_sees_a_plan_applied_over_an_access(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the revision check, apply writes its decay over the agent's reinforcement; the
+    replay of the events must report that memory (so a clean run above means something)."""
+    db = tmp_path / "chain.db"
+    with Store(db, actor="test") as store:
+        ids = store.add_many([
+            {"content": f"episode {i}", "memory_type": "episodic", "confidence": 0.5,
+             "created_at": NOW - 200 * DAY}
+            for i in range(5)
+        ], now=NOW - 200 * DAY)
+    baseline = Baseline.take(db)
+    with Store(db, actor="tui") as console, Store(db, actor="api") as agent:
+        proposal = plan(console, now=NOW)
+        agent.record_access([ids[2]], now=NOW - DAY)
+        with pytest.raises(StalePlanError):
+            apply(console, proposal)
+        assert broken_chains(db, baseline) == []
+        unchecked = bulk.update_memories
+
+        def blind(conn: Any, fields: Any, rows: Any, *, check_revision: bool) -> int:
+            return unchecked(conn, fields, [row[:-1] for row in rows], check_revision=False)
+
+        monkeypatch.setattr(bulk, "update_memories", blind)
+        apply(console, proposal)
+    problems = broken_chains(db, baseline)
+    assert problems and all(f"memory {ids[2]}" in text for text in problems)
