@@ -7,11 +7,11 @@ from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from memory_console.embed.search import SearchEngine
 from memory_console.settings import Settings
-from memory_console.store import Store
+from memory_console.store import MemoryFilter, Store
 from memory_console.tui.context import ConsoleContext
 from memory_console.tui.palette import ConsoleCommands
 
@@ -26,6 +26,12 @@ class MemoryConsoleApp(App[None]):
         Binding("question_mark", "help", "Help", id="app.help",
                 tooltip="Every key and what the console's words mean"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave the console"),
+        Binding("m", "maintenance", "Maintenance", show=False, id="app.maintenance",
+                tooltip="Choose maintenance passes, preview what they would change, apply"),
+        Binding("R", "runs", "Runs", show=False, id="app.runs",
+                tooltip="Applied maintenance runs: what each changed; undo one"),
+        Binding("H", "health", "Health", show=False, id="app.health",
+                tooltip="The store's health: tiers now and ahead, age, staleness, quotas"),
     ]
 
     def __init__(self, context: ConsoleContext, *, semantic: bool = True) -> None:
@@ -54,6 +60,46 @@ class MemoryConsoleApp(App[None]):
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("maintenance", "runs", "health") and isinstance(self.screen, ModalScreen):
+            return False  # a dialog is answered first
+        return True
+
+    def open_screen(self, kind: type[Screen[None]]) -> None:
+        """Show a screen of this kind: back to it when it is already open, else a new one."""
+        if isinstance(self.screen, kind):
+            return
+        open_one = next((s for s in reversed(self.screen_stack) if isinstance(s, kind)), None)
+        if open_one is None:
+            self.push_screen(kind())
+            return
+        while self.screen is not open_one:
+            self.pop_screen()
+
+    def action_maintenance(self) -> None:
+        from memory_console.tui.screens.maintenance import MaintenanceScreen
+
+        self.open_screen(MaintenanceScreen)
+
+    def action_runs(self) -> None:
+        from memory_console.tui.screens.runs import RunsScreen
+
+        self.open_screen(RunsScreen)
+
+    def action_health(self) -> None:
+        from memory_console.tui.screens.health import HealthScreen
+
+        self.open_screen(HealthScreen)
+
+    def show_memories(self, memory_filter: MemoryFilter, label: str) -> None:
+        """Back to the main screen, its table showing the memories behind a figure."""
+        from memory_console.tui.screens.main import MainScreen
+
+        main = next(s for s in self.screen_stack if isinstance(s, MainScreen))
+        while self.screen is not main:
+            self.pop_screen()
+        main.show_memories(memory_filter, label)
 
     def explain_disabled(self, title: str) -> None:
         """A palette choice that does not apply here says why."""

@@ -45,6 +45,10 @@ WORDS = (
     ("forecast", "the confidence in the coming months if the memory is not recalled"),
     ("floor", "the lowest confidence decay reaches; at the floor a memory gets flagged"),
     ("search", "keyword (FTS5) at first; hybrid (keyword + meaning) once the embedder is ready"),
+    ("plan", "what maintenance passes would change, made without writing anything (m)"),
+    ("left out", "a memory you excluded from a plan: this run does not change it"),
+    ("run", "an applied plan, written in one transaction; the runs screen (R) undoes it"),
+    ("out of date", "a plan whose memories changed since it was made: apply refuses it"),
 )
 KEY_NAMES = {"slash": "/", "question_mark": "?", "asterisk": "*", "backspace": "⌫"}
 KeyRow = tuple[str, str, str]  # keys, action, what it does
@@ -62,8 +66,14 @@ def rows_of(bindings: list[Binding]) -> list[KeyRow]:
 def key_sections() -> list[tuple[str, list[KeyRow]]]:
     """Every key of the console by where it works, read from the bindings themselves."""
     from memory_console.tui.app import MemoryConsoleApp
+    from memory_console.tui.screens.health import HealthScreen
     from memory_console.tui.screens.main import MainScreen
+    from memory_console.tui.screens.maintenance import MaintenanceScreen
+    from memory_console.tui.screens.preview import PreviewScreen
+    from memory_console.tui.screens.review import ReviewScreen
+    from memory_console.tui.screens.runs import RunsScreen
     from memory_console.tui.screens.story import StoryScreen
+    from memory_console.tui.widgets.change_table import ChangeTable
     from memory_console.tui.widgets.memory_table import MemoryTable
 
     def bindings(owner: type[DOMNode]) -> list[Binding]:
@@ -80,6 +90,12 @@ def key_sections() -> list[tuple[str, list[KeyRow]]]:
         ("Memory list", moves + rows_of(bindings(MemoryTable))),
         ("Main screen", rows_of(bindings(MainScreen))),
         ("A memory's story (and the memory actions above)", rows_of(story)),
+        ("Maintenance (m): passes, policy, parameters, date",
+         rows_of(bindings(MaintenanceScreen))),
+        ("Maintenance preview", rows_of(bindings(ChangeTable) + bindings(PreviewScreen))),
+        ("Merge review", rows_of(bindings(ReviewScreen))),
+        ("Runs (R)", rows_of(bindings(RunsScreen))),
+        ("Health (H): Enter on a number lists its memories", rows_of(bindings(HealthScreen))),
         ("Everywhere", everywhere),
     ]
 

@@ -67,6 +67,7 @@ class MainScreen(MemoryActionsScreen):
         self.semantic_waiting = True  # the embedder starts once the first screen is drawn
         self.paging: str | None = None  # "next"/"previous" while that page is being read
         self.pending_moves = 0  # further moves the person made past the edge meanwhile
+        self.origin: str | None = None  # the figure of another screen the table shows
 
     @property
     def pager(self) -> Pager:
@@ -223,6 +224,8 @@ class MainScreen(MemoryActionsScreen):
             parts.append(f"{len(hits):,} results for “{query}” ({mode})")
             parts.append("Escape: back to browsing")
         else:
+            if self.origin is not None:
+                parts.append(self.origin)
             parts.append("… memories" if self.count is None else plural(self.count))
             if self.page is not None and self.page.number is not None:
                 total = ""
@@ -306,11 +309,27 @@ class MainScreen(MemoryActionsScreen):
         )
         if memory_filter == self.view.memory_filter:
             return
+        self.origin = None
         status_changed = memory_filter.status != self.view.memory_filter.status
         self.view = replace(self.view, memory_filter=memory_filter)
         self.reset_view()
         if status_changed:
             self.load_topics(memory_filter.status)
+
+    def show_memories(self, memory_filter: MemoryFilter, label: str) -> None:
+        """Show the memories behind a figure of another screen (the health screen); the
+        filter bar follows where it can, and any change there starts from it again."""
+        bar = self.query_one(FilterBar)
+        bar.set_status(memory_filter.status)
+        bar.set_owner(memory_filter.owner)
+        self.place = (memory_filter.owner, memory_filter.topic)
+        self.origin = label
+        status_changed = memory_filter.status != self.view.memory_filter.status
+        self.view = replace(self.view, memory_filter=memory_filter)
+        self.reset_view()
+        if status_changed:
+            self.load_topics(memory_filter.status)
+        self.table.focus()
 
     def set_order(self, sort: str, descending: bool) -> None:
         self.view = replace(self.view, sort=sort, descending=descending)

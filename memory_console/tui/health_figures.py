@@ -1,0 +1,122 @@
+"""The health screen's figures, each with a way to the memories behind it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from memory_console.maintenance import plan
+from memory_console.maintenance.forecast import MONTHS
+from memory_console.maintenance.frame import Frame
+from memory_console.policies import (
+    TIER_EDGES,
+    TIER_NAMES,
+    ImportanceParams,
+    RelevanceParams,
+    decays_mask,
+    is_aggressive,
+    promotion_candidates,
+    tier_index,
+)
+from memory_console.policies.common import FLOOR_TOLERANCE, MONTH_DAYS, SECONDS_PER_DAY
+from memory_console.policies.forecast_arrays import confidence_at
+from memory_console.store import MemoryFilter, Store, bulk
+from memory_console.tui.plan_edit import merge_groups
+
+MAX_IDS = 2000  # memories a figure that is no plain filter opens at most
+Finder = Callable[[Store], tuple[list[int], int]]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a figure leads: a filter of the main table, or memories found by id."""
+
+    label: str
+    memory_filter: MemoryFilter | None = None
+    finder: Finder | None = None
+
+
+def ids_target(label: str, ids: np.ndarray | list[int]) -> Target:
+    """A figure whose memories are already known (the first MAX_IDS of them)."""
+    chosen = [int(i) for i in np.asarray(ids, dtype=np.int64)[:MAX_IDS].tolist()]
+    total = len(ids)
+    return Target(label, finder=lambda store: (chosen, total))
+
+
+def tier_filter(tier: int) -> MemoryFilter:
+    """Active memories in one confidence tier (TIER_NAMES order: >=0.9 first), with the
+    tolerance tier_index allows at each edge."""
+    edges = [edge - FLOOR_TOLERANCE for edge in sorted(TIER_EDGES, reverse=True)]
+    low = edges[tier] if tier < len(edges) else None
+    high = np.nextafter(edges[tier - 1], -1.0) if tier > 0 else None
+    return MemoryFilter(status="active", min_confidence=low,
+                        max_confidence=None if high is None else float(high))
+
+
+@dataclass(frozen=True)
+class TierProjection:
+    """Active memories' confidence tiers now (month 0) and months ahead if unaccessed."""
+
+    ids: np.ndarray
+    tiers: dict[int, np.ndarray]
+    decaying: int
+    candidates: np.ndarray  # promotion candidates' ids
+
+    def count(self, months: int, tier: int) -> int:
+        return int(np.count_nonzero(self.tiers[months] == tier))
+
+    def target(self, months: int, tier: int) -> Target:
+        name = TIER_NAMES[tier]
+        if months == 0:
+            return Target(f"confidence {name} now", tier_filter(tier))
+        ids = self.ids[self.tiers[months] == tier][::-1]
+        return ids_target(f"confidence {name} in {months} months if unaccessed", ids)
+
+
+def project_tiers(store: Store, now: float) -> TierProjection:
+    """The numbers of maintenance.store_forecast, keeping which memory is in which tier."""
+    p = RelevanceParams()
+    with store.lock:
+        frame = Frame.load(store, bulk.Rows("active"))
+    confidence = frame.column("confidence")
+    decay_policy = frame.column("decay_policy")
+    columns = (frame.column("status"), decay_policy, frame.column("is_protected"))
+    decays = decays_mask(*columns, frame.column("memory_type"), p)
+    tiers = {0: tier_index(confidence).astype(np.int8)}
+    for months in MONTHS:
+        later = confidence_at(
+            now + months * MONTH_DAYS * SECONDS_PER_DAY, confidence,
+            frame.column("base_confidence"), frame.column("retrieval_count"),
+            frame.column("last_accessed_at"), frame.column("created_at"),
+            is_aggressive(decay_policy), decays, p)
+        tiers[months] = tier_index(later).astype(np.int8)
+    candidates = promotion_candidates(
+        frame.column("memory_type"), frame.column("retrieval_count"), confidence,
+        decay_policy, frame.column("is_protected"), p, status=frame.column("status"))
+    return TierProjection(frame.ids, tiers, int(np.count_nonzero(decays)),
+                          frame.ids[candidates][::-1])
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What the maintenance passes would find now: merge groups and sensitive memories."""
+
+    groups: int
+    merge_members: np.ndarray
+    sensitive: np.ndarray
+
+
+def find_candidates(store: Store, now: float) -> Candidates:
+    """Plans of consolidate and sensitive (nothing written), read for their memories."""
+    found = plan(store, ("consolidate", "sensitive"), now=now)
+    groups = merge_groups(found)
+    members = np.array(sorted({i for m in groups.values() for i in m}, reverse=True), np.int64)
+    sensitive = [s.ids for s in found.change_sets if s.pass_name == "sensitive"]
+    flagged = np.sort(np.concatenate(sensitive))[::-1] if sensitive else np.empty(0, np.int64)
+    return Candidates(len(groups), members, flagged)
+
+
+def owner_quota() -> int:
+    return ImportanceParams().max_memories

@@ -1,0 +1,130 @@
+"""Merge groups for review: members, pairwise similarities and the memory they would become."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memory_console.maintenance import Plan
+from memory_console.maintenance.passes.consolidate import (
+    external_merge,
+    extractive_merge,
+    merge_command,
+)
+from memory_console.store import MemoryRecord, Store
+from memory_console.store.health import group_vectors
+from memory_console.tui.plan_edit import EditedPlan, PlanEdits, merge_groups
+
+
+@dataclass(frozen=True)
+class Part:
+    """One merge a reviewed group ends as: its key, members and merged memory fields."""
+
+    key: int
+    members: list[int]
+    merged: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class MergeGroup:
+    """One group the plan proposed, as the review shows it."""
+
+    key: int
+    number: int  # 1-based, in the plan's order
+    members: list[MemoryRecord]
+    similarity: np.ndarray  # [n, n], the measure between members (1 on the diagonal)
+    measure: str
+    reason: str
+    parts: list[Part]  # the merges it ends as after the edits (none: rejected)
+
+    def state(self, ident: int, edits: PlanEdits) -> str:
+        """How the review left a member: merged (into part A, B ...), apart or excluded."""
+        if ident in edits.excluded:
+            return "excluded"
+        for position, part in enumerate(self.parts):
+            if ident in part.members:
+                return f"merge {chr(65 + position)}" if len(self.parts) > 1 else "merge"
+        return "apart"
+
+    @property
+    def summary(self) -> str:
+        return outcome(self.parts, len(self.members))
+
+
+def outcome(parts: Sequence[Part], size: int) -> str:
+    """`merge`, `merge 3 of 4`, `split in 2` or `rejected`."""
+    if not parts:
+        return "rejected"
+    if len(parts) > 1:
+        return f"split in {len(parts)}"
+    if len(parts[0].members) < size:
+        return f"merge {len(parts[0].members)} of {size}"
+    return "merge"
+
+
+def merge_members(store: Store, ids: Sequence[int]) -> dict[str, Any]:
+    """The memory these members become, merged as the consolidate pass merges them."""
+    records = store.get_many(list(ids))
+    group = [records[i] for i in ids if i in records]
+    if len(group) < 2:
+        raise ValueError("a merge needs two memories that still exist")
+    merged = extractive_merge(group)
+    command = merge_command()
+    if command:
+        merged, _ = external_merge(command, group, merged)
+    return merged
+
+
+def keyword_similarity(records: Sequence[MemoryRecord]) -> np.ndarray:
+    sets = [frozenset(k.lower() for k in r.keywords) for r in records]
+    size = len(sets)
+    matrix = np.eye(size)
+    for i in range(size):
+        for j in range(i + 1, size):
+            union = len(sets[i] | sets[j])
+            matrix[i, j] = matrix[j, i] = len(sets[i] & sets[j]) / union if union else 0.0
+    return matrix
+
+
+def similarities(store: Store, records: Sequence[MemoryRecord], reason: str
+                 ) -> tuple[np.ndarray, str]:
+    """Pairwise cosine of the stored embeddings when the plan grouped by them, else keyword
+    Jaccard (the measure the consolidate pass used, as its reason says)."""
+    if "cosine" in reason:
+        found = group_vectors(store, [r.id for r in records])
+        if found is not None and len(found[0]) == len(records):
+            ids, matrix = found
+            order = {int(i): n for n, i in enumerate(ids.tolist())}
+            vectors = matrix[[order[r.id] for r in records]].astype(np.float64)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = vectors / np.where(norms == 0, 1.0, norms)
+            return vectors @ vectors.T, "cosine"
+    return keyword_similarity(records), "keyword Jaccard"
+
+
+def parts_by_group(plan: Plan, edited: EditedPlan) -> dict[int, list[Part]]:
+    """Per group `plan` proposes, the merges the edited plan makes of its members."""
+    proposed = merge_groups(plan)
+    origin = {ident: key for key, members in proposed.items() for ident in members}
+    merged = {memory.key: memory.fields for memory in edited.plan.new_memories}
+    parts: dict[int, list[Part]] = {key: [] for key in proposed}
+    for key, members in sorted(edited.groups.items(), reverse=True):
+        if key in merged and members and members[0] in origin:
+            parts[origin[members[0]]].append(Part(key, members, merged[key]))
+    return parts
+
+
+def load_group(store: Store, plan: Plan, edited: EditedPlan, key: int) -> MergeGroup:
+    """One group `plan` proposes, its members read from the store, and what the edited
+    plan merges of it."""
+    proposed = merge_groups(plan)
+    keys = sorted(proposed, reverse=True)
+    reason = next((m.reason for m in plan.new_memories if m.key == key), "")
+    records = store.get_many(proposed[key])
+    members = [records[i] for i in proposed[key] if i in records]
+    matrix, measure = similarities(store, members, reason)
+    return MergeGroup(key, keys.index(key) + 1, members, matrix, measure, reason,
+                      parts_by_group(plan, edited)[key])

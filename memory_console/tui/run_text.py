@@ -1,0 +1,73 @@
+"""How the runs screen words a run: its parameters against the defaults, its undo report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from memory_console.maintenance import Run
+from memory_console.maintenance.params import POLICY
+from memory_console.maintenance.registry import parameter_classes, used_sets
+from memory_console.tui.formatting import when
+
+SHOWN_NOT_RESTORED = 30
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{kind} {count:,}" for kind, count in counts.items()) or "nothing"
+
+
+def parameters_table(run: Run) -> Table:
+    """The parameter sets the run's passes read; values other than the default in bold."""
+    classes = parameter_classes()
+    try:
+        names = [run.policy if s == POLICY else s for s in used_sets(run.passes)]
+    except ValueError:  # a pass no longer registered: show every set recorded
+        names = [s for s in run.params if s != POLICY]
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column()
+    for name in dict.fromkeys(names):
+        values: dict[str, Any] = run.params.get(name) or {}
+        defaults = classes[name]().to_dict() if name in classes else {}
+        grid.add_row(Text(name, style="bold"), "")
+        for key, value in values.items():
+            cell = Text(f"{value}")
+            if key in defaults and defaults[key] != value:
+                cell.stylize("bold")
+                cell.append(f" (default {defaults[key]})", style="dim")
+            grid.add_row(f"  {key}", cell)
+    return grid
+
+
+def undo_text(run: Run) -> Text:
+    """`undone at …: restored 12, deleted 2, not restored 1` and what and why."""
+    if run.undone_at is None:
+        return Text("not undone: u undoes it (memories changed since stay as they are)",
+                    style="dim")
+    report = run.undo_report or {}
+    text = Text(f"undone {when(run.undone_at)}: ", style="bold")
+    deleted = report.get("deleted") or []
+    missed = report.get("not_restored") or []
+    text.append(f"restored {int(report.get('restored', 0)):,}, deleted {len(deleted):,} "
+                f"it created, not restored {len(missed):,}")
+    for item in missed[:SHOWN_NOT_RESTORED]:
+        text.append(f"\n  #{item.get('id')}: ", style="bold")
+        text.append(str(item.get("reason", "")))
+    if len(missed) > SHOWN_NOT_RESTORED:
+        text.append(f"\n  … and {len(missed) - SHOWN_NOT_RESTORED:,} more "
+                    "(memory-console undo --json lists them all)", style="dim")
+    return text
+
+
+def run_facts(run: Run) -> Group:
+    head = Text(f"run {run.id}", style="bold")
+    head.append(f" by {run.actor} · applied {when(run.started_at)} · evaluated at "
+                f"{when(run.now)} · {run.duration_ms:,} ms")
+    counts = Text(f"{', '.join(run.passes)} ({run.policy}): {counts_text(run.counts)}; "
+                  f"{run.changed:,} memories")
+    return Group(head, counts, Text(), undo_text(run), Text(), Text("parameters", style="bold"),
+                 parameters_table(run))

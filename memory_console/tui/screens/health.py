@@ -1,0 +1,350 @@
+"""The health screen: tiers now and ahead, age, staleness, activity, quotas and candidates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Footer, Header, Label, Sparkline, Static
+from textual.worker import get_current_worker
+
+from memory_console.maintenance.forecast import MONTHS
+from memory_console.policies import TIER_NAMES
+from memory_console.store import MemoryFilter, Store
+from memory_console.store.health import (
+    ReadCancelled,
+    cancellable,
+    created_between_ids,
+    daily_accesses,
+    recently_accessed_ids,
+    stale_ids,
+)
+from memory_console.store.stats import AGE_BUCKETS, store_stats
+from memory_console.tui.formatting import when
+from memory_console.tui.health_figures import (
+    MAX_IDS,
+    Candidates,
+    Finder,
+    Target,
+    TierProjection,
+    find_candidates,
+    ids_target,
+    owner_quota,
+    project_tiers,
+)
+from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.figure_table import FigureTable
+
+ACTIVITY_DAYS = 14
+BAR = 16  # cells of the widest bar
+
+
+@dataclass
+class StatsLoaded(Message):
+    stats: dict[str, Any]
+    owners: list[tuple[str, int]]
+    topics: list[tuple[str, int]]
+    flagged: int
+    daily: list[int]
+
+
+@dataclass
+class TiersLoaded(Message):
+    projection: TierProjection
+
+
+@dataclass
+class CandidatesLoaded(Message):
+    candidates: Candidates
+
+
+@dataclass
+class MemoriesFound(Message):
+    """The memories behind a figure that is no plain filter."""
+
+    label: str
+    ids: list[int]
+    total: int
+
+
+def bar(count: int, largest: int, width: int = BAR) -> Text:
+    filled = round(width * count / largest) if largest else 0
+    return Text("█" * filled + "·" * (width - filled), style="cyan")
+
+
+def number(value: int | None) -> Text:
+    return Text("…" if value is None else f"{value:,}", justify="right")
+
+
+class HealthScreen(ConsoleScreen):
+    """Every number leads to its memories: Enter shows them in the memory list."""
+
+    BINDINGS = [
+        Binding("tab", "app.focus_next", "Next table", id="health.next",
+                tooltip="Move to the next table of figures"),
+        Binding("ctrl+r", "reload", "Reload", id="health.reload",
+                tooltip="Compute every figure again"),
+        Binding("escape", "back", "Back", id="health.back", tooltip="Back to where you were"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stats: StatsLoaded | None = None
+        self.projection: TierProjection | None = None
+        self.candidates: Candidates | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="health-head")
+        with Horizontal(id="health-top"):
+            with Vertical(id="health-tiers-box"):
+                yield Label("confidence tiers, now and ahead if nothing is recalled",
+                            classes="section first")
+                yield FigureTable([("tier", 8), ("now", 8)]
+                                  + [(f"+{m} mo", 8) for m in MONTHS],
+                                  id="health-tiers", cursor_type="cell")
+            with Vertical(id="health-ages-box"):
+                yield Label("age of active memories", classes="section first")
+                yield FigureTable([("created", 13), ("memories", 8), ("", BAR)],
+                                  id="health-ages")
+        with Horizontal(id="health-bottom"):
+            with Vertical(id="health-attention-box"):
+                yield Label("needs attention", classes="section first")
+                yield FigureTable([("", 32), ("memories", 8)], id="health-attention")
+                yield Static(id="health-activity-text")
+                yield Sparkline([], summary_function=max, id="health-activity")
+            with Vertical(id="health-owners-box"):
+                yield Label(f"owners against the quota ({owner_quota():,})",
+                            classes="section first")
+                yield FigureTable([("owner", 16), ("active", 7), ("", 10)], id="health-owners")
+            with Vertical(id="health-topics-box"):
+                yield Label("topics", classes="section first")
+                yield FigureTable([("topic", 14), ("active", 7)], id="health-topics")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.sub_title = "store health"
+        tiers = self.query_one("#health-tiers", FigureTable)
+        tiers.focus()
+        tiers.move_cursor(column=1)
+        self.reload()
+
+    def reload(self) -> None:
+        now = self.context.now()
+        self.stats = self.projection = self.candidates = None
+        self.show_all()
+        self.load_stats(now)
+        self.load_tiers(now)
+        self.load_candidates(now)
+
+    # -- loading --------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="stats")
+    def load_stats(self, now: float) -> None:
+        store = self.context.store
+        active = MemoryFilter(status="active")
+        stats = store_stats(store, now)
+        owners = [(str(o), int(n)) for o, n in store.counts_by("owner", memory_filter=active)]
+        topics = [(str(t), int(n)) for t, n in store.counts_by("topic", memory_filter=active)]
+        flagged = store.count(MemoryFilter(status="active", decay_policy="pending_deletion"))
+        daily = daily_accesses(store, now, ACTIVITY_DAYS)
+        if not get_current_worker().is_cancelled:
+            self.post_message(StatsLoaded(stats, owners, topics, flagged, daily))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tiers")
+    def load_tiers(self, now: float) -> None:
+        worker = get_current_worker()
+        try:
+            with cancellable(self.context.store, lambda: worker.is_cancelled):
+                projection = project_tiers(self.context.store, now)
+        except ReadCancelled:
+            return
+        if not worker.is_cancelled:
+            self.post_message(TiersLoaded(projection))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="candidates")
+    def load_candidates(self, now: float) -> None:
+        worker = get_current_worker()
+        try:
+            with cancellable(self.context.store, lambda: worker.is_cancelled):
+                candidates = find_candidates(self.context.store, now)
+        except ReadCancelled:
+            return
+        if not worker.is_cancelled:
+            self.post_message(CandidatesLoaded(candidates))
+
+    @on(StatsLoaded)
+    def _stats(self, message: StatsLoaded) -> None:
+        self.stats = message
+        self.show_all()
+
+    @on(TiersLoaded)
+    def _tiers(self, message: TiersLoaded) -> None:
+        self.projection = message.projection
+        self.show_all()
+
+    @on(CandidatesLoaded)
+    def _candidates(self, message: CandidatesLoaded) -> None:
+        self.candidates = message.candidates
+        self.show_all()
+
+    # -- showing --------------------------------------------------------------------------
+
+    def show_all(self) -> None:
+        self.show_head()
+        self.show_tiers()
+        self.show_ages()
+        self.show_attention()
+        self.show_counts()
+
+    def show_head(self) -> None:
+        text = Text(" ")
+        if self.stats is not None:
+            status = self.stats.stats["counts"]["status"]
+            text.append(f"{self.stats.stats['total']:,} memories", style="bold")
+            text.append(f" · {status.get('active', 0):,} active · "
+                        f"{status.get('archived', 0):,} archived · "
+                        f"{status.get('consolidated', 0):,} consolidated · ")
+        text.append(f"at {when(self.context.now())}")
+        text.append(" · Enter on a number: its memories", style="dim")
+        self.query_one("#health-head", Static).update(text)
+
+    def show_tiers(self) -> None:
+        projection = self.projection
+        rows: list[tuple[list[Text | str], dict[int, Target]]] = []
+        for tier, name in enumerate(TIER_NAMES):
+            cells: list[Text | str] = [name]
+            targets: dict[int, Target] = {}
+            for column, months in enumerate((0, *MONTHS), start=1):
+                if projection is None:
+                    cells.append(number(None))
+                    continue
+                cells.append(number(projection.count(months, tier)))
+                targets[column] = projection.target(months, tier)
+            rows.append((cells, targets))
+        self.query_one("#health-tiers", FigureTable).show_grid(rows)
+
+    def show_ages(self) -> None:
+        histogram = self.stats.stats["age_days"]["histogram"] if self.stats else {}
+        largest = max(histogram.values(), default=0)
+        now = self.context.now()
+        rows: list[tuple[list[Text | str], Target | None]] = []
+        for name, low, high in AGE_BUCKETS:
+            count = histogram.get(name)
+            finder = age_finder(now, low, high)
+            rows.append(([name, number(count), bar(count or 0, largest)],
+                         Target(f"created {name} ago", finder=finder)))
+        self.query_one("#health-ages", FigureTable).show_rows(rows)
+
+    def show_attention(self) -> None:
+        stats = self.stats.stats if self.stats else None
+        now = self.context.now()
+        rows: list[tuple[list[Text | str], Target | None]] = []
+        if stats is not None:
+            stale, recent = stats["stale"], stats["recently_accessed"]
+            rows.append(([f"stale: not recalled in {stale['days']} days",
+                          number(stale["count"])],
+                         Target(f"stale ({stale['days']}+ days)",
+                                finder=lambda store: stale_ids(store, now, MAX_IDS))))
+            rows.append(([f"recalled in the last {recent['days']} days",
+                          number(recent["count"])],
+                         Target(f"recalled in {recent['days']} days",
+                                finder=lambda store: recently_accessed_ids(store, now, MAX_IDS))))
+            assert self.stats is not None
+            rows.append((["flagged for deletion", number(self.stats.flagged)],
+                         Target("flagged for deletion", MemoryFilter(
+                             status="active", decay_policy="pending_deletion"))))
+        else:
+            rows += [(["stale", number(None)], None), (["recalled lately", number(None)], None)]
+        projection, candidates = self.projection, self.candidates
+        rows.append((["promotion candidates",
+                      number(None if projection is None else len(projection.candidates))],
+                     ids_target("promotion candidates", projection.candidates)
+                     if projection is not None else None))
+        if candidates is not None:
+            groups = f"merge candidates ({candidates.groups:,} groups)"
+            rows.append(([groups, number(len(candidates.merge_members))],
+                          ids_target("merge candidates", candidates.merge_members)))
+            rows.append((["sensitive: secrets, identifiers", number(len(candidates.sensitive))],
+                         ids_target("sensitive memories", candidates.sensitive)))
+        else:
+            rows += [(["merge candidates", number(None)], None),
+                     (["sensitive: secrets, identifiers", number(None)], None)]
+        self.query_one("#health-attention", FigureTable).show_rows(rows)
+        self.show_activity()
+
+    def show_activity(self) -> None:
+        daily = self.stats.daily if self.stats else []
+        text = Text(f"recalls per day, last {ACTIVITY_DAYS} days", style="bold")
+        if self.stats is not None:
+            text.append(f": {sum(daily):,} (at most {max(daily, default=0):,} a day)")
+            mean = self.stats.stats["recently_accessed"]["mean_retrievals"]
+            if mean is not None:
+                text.append(f"\nmemories recalled lately: {mean:.1f} retrievals each",
+                            style="dim")
+        self.query_one("#health-activity-text", Static).update(text)
+        self.query_one(Sparkline).data = daily
+
+    def show_counts(self) -> None:
+        owners = self.stats.owners if self.stats else []
+        quota = owner_quota()
+        rows: list[tuple[list[Text | str], Target | None]] = []
+        for owner, count in owners:
+            use = Text(f"{100 * count / quota:>3.0f}%", style="bold red" if count > quota
+                       else "")
+            use.append(" ")
+            use.append_text(bar(min(count, quota), quota, 5))
+            rows.append(([owner, number(count), use],
+                         Target(f"owner {owner}", MemoryFilter(owner=owner, status="active"))))
+        self.query_one("#health-owners", FigureTable).show_rows(rows)
+        topics = self.stats.topics if self.stats else []
+        self.query_one("#health-topics", FigureTable).show_rows(
+            [([topic, number(count)], Target(f"topic {topic}",
+                                              MemoryFilter(topic=topic, status="active")))
+             for topic, count in sorted(topics, key=lambda pair: -pair[1])])
+
+    # -- going to the memories ------------------------------------------------------------
+
+    @on(FigureTable.Chosen)
+    def _chosen(self, message: FigureTable.Chosen) -> None:
+        target = message.target
+        if target.memory_filter is not None:
+            self.console_app.show_memories(target.memory_filter, target.label)
+        elif target.finder is not None:
+            self.find(target)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="find")
+    def find(self, target: Target) -> None:
+        assert target.finder is not None
+        ids, total = target.finder(self.context.store)
+        if not get_current_worker().is_cancelled:
+            self.post_message(MemoriesFound(target.label, ids, total))
+
+    @on(MemoriesFound)
+    def _found(self, message: MemoriesFound) -> None:
+        if not message.ids:
+            self.notify(f"no memories: {message.label}", severity="warning")
+            return
+        label = message.label
+        if message.total > len(message.ids):
+            label += f" (the newest {len(message.ids):,} of {message.total:,})"
+        self.console_app.show_memories(MemoryFilter(ids=tuple(message.ids)), label)
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+def age_finder(now: float, low: float, high: float) -> Finder:
+    def find(store: Store) -> tuple[list[int], int]:
+        return created_between_ids(store, now, low, high, MAX_IDS)
+
+    return find

@@ -1,0 +1,578 @@
+"""The preview of a plan: counts, the confidence chart, every proposed change; edit and apply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import Footer, Header, Input, Select, Static
+from textual.worker import Worker, get_current_worker
+
+from memory_console.maintenance import Plan, Run, StalePlanError, apply, plan
+from memory_console.store import MemoryRecord
+from memory_console.store.health import ReadCancelled, active_confidences, cancellable
+from memory_console.tui.actions import DoneAction, plural
+from memory_console.tui.formatting import shown
+from memory_console.tui.merge_review import merge_members
+from memory_console.tui.plan_chart import (
+    Distribution,
+    build_distribution_chart,
+    distribution,
+    distribution_legend,
+)
+from memory_console.tui.plan_edit import EditedPlan, PlanEdits, edit_plan
+from memory_console.tui.plan_request import PlanRequest
+from memory_console.tui.plan_rows import SORT_NAMES, SORTS, ChangeRows, RowChange
+from memory_console.tui.preview_text import apply_question, detail_text, head_text, new_detail
+from memory_console.tui.screens.base import MemoryActionsScreen
+from memory_console.tui.widgets.change_table import ChangeTable
+from memory_console.tui.widgets.chart import ConfidenceChart
+from memory_console.tui.widgets.plan_counts import PlanCounts
+from memory_console.tui.widgets.work_progress import WorkProgress
+
+WINDOW = 100  # changes in the table at once; moving past either end shows the next ones
+CHART_HEIGHT = 9
+LEFT_OUT = "left-out"
+DEBOUNCE = 0.25
+
+
+class PreviewScreen(MemoryActionsScreen):
+    """Builds the plan in a worker (Escape cancels), then shows it; nothing is written until
+    Apply, and then in one transaction."""
+
+    BINDINGS = [
+        Binding("x", "exclude", "Exclude", id="preview.exclude",
+                tooltip="Leave the marked memories (or this one) out of this run; again: "
+                "take them back in"),
+        Binding("X", "include_all", "Include all", show=False, id="preview.include_all",
+                tooltip="Take every memory left out back into the plan"),
+        Binding("p", "protect", "Protect", id="preview.protect",
+                tooltip="Protect the marked memories (or this one) now, then plan again: "
+                "no pass touches a protected memory"),
+        Binding("P", "unprotect", "Unprotect", show=False, id="preview.unprotect",
+                tooltip="Take the protection off, then plan again"),
+        Binding("u", "undo", "Undo", show=False, id="preview.undo",
+                tooltip="Take back the last protect made in this console, then plan again"),
+        Binding("c", "review", "Merges", id="preview.review",
+                tooltip="Review the proposed merges: accept, reject or split each group"),
+        Binding("A", "apply", "Apply", id="preview.apply",
+                tooltip="Apply this plan (asks first; one transaction; undo it from the runs "
+                "screen)"),
+        Binding("s", "sort", "Sort", id="preview.sort",
+                tooltip="Next order: largest drop, id, pass, reason"),
+        Binding("slash,ctrl+f", "filter", "Filter", show=False, id="preview.filter",
+                tooltip="Filter the changes by words of their reason, or an id"),
+        Binding("ctrl+r", "replan", "Plan again", show=False, id="preview.replan",
+                tooltip="Plan again from the store as it is now (what you left out stays out)"),
+        Binding("escape", "back", "Back", id="preview.back",
+                tooltip="Cancel planning; clear the marks; back to the maintenance choices"),
+    ]
+
+    @dataclass
+    class PlanBuilt(Message):
+        plan: Plan
+        edited: EditedPlan
+        rows: ChangeRows
+        edits: PlanEdits
+
+    @dataclass
+    class PlanEdited(Message):
+        edited: EditedPlan
+        edits: PlanEdits
+
+    @dataclass
+    class ConfidencesRead(Message):
+        plan: Plan
+        ids: np.ndarray
+        confidence: np.ndarray
+
+    @dataclass
+    class ChartBuilt(Message):
+        distribution: Distribution
+        chart: Text
+        width: int
+
+    @dataclass
+    class TitlesLoaded(Message):
+        titles: dict[int, str]
+
+    @dataclass
+    class DetailLoaded(Message):
+        record: MemoryRecord
+        text: Text
+
+    @dataclass
+    class Applied(Message):
+        run: Run
+
+    @dataclass
+    class Stale(Message):
+        error: StalePlanError
+
+    def __init__(self, request: PlanRequest) -> None:
+        super().__init__()
+        self.request = request
+        self.base: Plan | None = None
+        self.rows: ChangeRows | None = None
+        self.edits = PlanEdits()
+        self.edited: EditedPlan | None = None
+        self.kept = np.zeros(0, dtype=bool)
+        self.confidences: tuple[np.ndarray, np.ndarray] | None = None
+        self.sort = "drop"
+        self.order = np.zeros(0, dtype=np.int64)
+        self.window_start = 0
+        self.titles: dict[int, str] = {}
+        self.record: MemoryRecord | None = None
+        self.chart_width = 0
+        self.applying = False
+        self.planned_seconds: float | None = None
+        self.filter_timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="preview-head")
+        yield WorkProgress(id="preview-progress")
+        with Horizontal(id="preview-top"):
+            yield PlanCounts(id="preview-counts")
+            with Vertical(id="preview-chart-box"):
+                yield ConfidenceChart(id="preview-chart")
+                yield Static(id="preview-legend")
+        with Horizontal(id="preview-filters"):
+            yield Select([], prompt="every pass", id="preview-kind", compact=True,
+                         tooltip="Only the changes of one pass and kind, or those left out")
+            yield Input(placeholder="filter: reason words or an id", id="preview-text",
+                        compact=True, tooltip="Only changes whose reason holds these words")
+            yield Static(id="preview-position")
+        yield ChangeTable(id="preview-changes")
+        yield Static(id="preview-detail")
+        yield Footer(compact=True)
+
+    @property
+    def table(self) -> ChangeTable:
+        return self.query_one(ChangeTable)
+
+    @property
+    def progress(self) -> WorkProgress:
+        return self.query_one(WorkProgress)
+
+    def on_mount(self) -> None:
+        self.sub_title = "maintenance preview"
+        self.query_one("#preview-chart", ConfidenceChart).styles.height = CHART_HEIGHT
+        self.query_one("#preview-head", Static).update(head_text(self.request, None))
+        self.table.focus()
+        self.start_plan()
+
+    # -- planning -------------------------------------------------------------------------
+
+    def start_plan(self) -> None:
+        last = (f"the last plan took {self.planned_seconds:.1f} s"
+                if self.planned_seconds is not None else "")
+        hint = "Escape cancels" + (f" · {last}" if last else "")
+        self.progress.start(f"planning {', '.join(self.request.passes)}…", hint=hint)
+        self.build_plan(self.request, self.edits)
+        self.refresh_bindings()
+
+    def merge(self, ids: Any) -> dict[str, Any]:
+        return merge_members(self.context.store, ids)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
+    def build_plan(self, request: PlanRequest, edits: PlanEdits) -> None:
+        worker = get_current_worker()
+        store = self.context.store
+        try:
+            with cancellable(store, lambda: worker.is_cancelled):
+                made = plan(store, request.passes, request.params(), request.now)
+                edited = edit_plan(made, edits, self.merge)
+        except ReadCancelled:
+            return
+        if worker.is_cancelled:
+            return  # a plan writes nothing: a cancelled one is simply dropped
+        self.post_message(self.PlanBuilt(made, edited, ChangeRows(made), edits))
+        ids, confidence = active_confidences(store)
+        if not worker.is_cancelled:
+            self.post_message(self.ConfidencesRead(made, ids, confidence))
+
+    @on(PlanBuilt)
+    def _plan_built(self, message: PlanBuilt) -> None:
+        self.planned_seconds = self.progress.stop()
+        self.base, self.rows = message.plan, message.rows
+        self.titles = {k: v for k, v in self.titles.items() if k >= 0}
+        self.titles.update({m.key: str(m.fields.get("title", "")) for m in self.base.new_memories})
+        self.confidences = None
+        self.set_kinds()
+        self.take_edits(message.edited, message.edits)
+        self.refresh_bindings()
+
+    @on(ConfidencesRead)
+    def _confidences(self, message: ConfidencesRead) -> None:
+        if message.plan is self.base:
+            self.confidences = (message.ids, message.confidence)
+            self.request_chart()
+
+    def take_edits(self, edited: EditedPlan, edits: PlanEdits) -> None:
+        """Show the plan as edited: counts, marks, chart (the rows stay those proposed)."""
+        if self.base is None or self.rows is None:
+            return
+        self.edited, self.edits = edited, edits
+        self.kept = self.rows.kept_mask(edited.kept, edited.kept_new)
+        left_out = len(edits.excluded | edits.apart)
+        self.query_one(PlanCounts).show(self.base, edited.plan, left_out)
+        self.query_one("#preview-head", Static).update(head_text(self.request, self.base))
+        self.apply_filter(keep_place=True)
+        self.request_chart()
+
+    def replan(self, why: str) -> None:
+        if why:
+            self.notify(why, title="planning again", timeout=4)
+        self.start_plan()
+
+    # -- edits ----------------------------------------------------------------------------
+
+    def edit(self, edits: PlanEdits) -> None:
+        if self.base is not None:
+            self.edit_worker(self.base, edits)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="edit")
+    def edit_worker(self, base: Plan, edits: PlanEdits) -> None:
+        edited = edit_plan(base, edits, self.merge)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.PlanEdited(edited, edits))
+
+    @on(PlanEdited)
+    def _plan_edited(self, message: PlanEdited) -> None:
+        if self.base is not None and message.edited.plan.planned_at == self.base.planned_at:
+            self.take_edits(message.edited, message.edits)
+
+    def action_exclude(self) -> None:
+        ids = self.table.targets()
+        if not ids:
+            self.notify("no memory here to leave out", severity="warning")
+            return
+        edits = self.edits.toggle_excluded(ids)
+        back = len(edits.excluded) < len(self.edits.excluded)
+        self.notify(f"{plural(len(ids))} {'back in' if back else 'left out of'} this run",
+                    timeout=3)
+        self.table.clear_selection()
+        self.edit(edits)
+
+    def action_include_all(self) -> None:
+        if self.edits.excluded:
+            self.notify(f"{plural(len(self.edits.excluded))} back in this run", timeout=3)
+            self.edit(self.edits.include_all())
+
+    def action_review(self) -> None:
+        from memory_console.tui.screens.review import ReviewScreen
+
+        if self.base is None or self.edited is None or not self.base.new_memories:
+            self.notify("this plan merges nothing", severity="warning")
+            return
+        focus = self.table.current.id if self.table.current is not None else None
+
+        def done(edits: PlanEdits) -> None:
+            if edits != self.edits:
+                self.edit(edits)
+
+        self.app.push_screen(ReviewScreen(self.base, self.edited, self.edits, done, focus))
+
+    # -- the table ------------------------------------------------------------------------
+
+    def set_kinds(self) -> None:
+        assert self.rows is not None
+        select = self.query_one("#preview-kind", Select)
+        current = select.value
+        options = [*self.rows.kinds(), (LEFT_OUT, "left out")]
+        with self.prevent(Select.Changed):
+            select.set_options([(label, value) for value, label in options])
+            if current in dict(options):
+                select.value = current
+
+    def apply_filter(self, *, keep_place: bool = False) -> None:
+        if self.rows is None:
+            return
+        kind: Any = self.query_one("#preview-kind", Select).value
+        chosen = None if kind is Select.NULL or kind == LEFT_OUT else str(kind)
+        text = self.query_one("#preview-text", Input).value
+        mask = self.rows.matching(chosen, text, self.kept, left_out=kind == LEFT_OUT)
+        self.order = self.rows.order(self.sort, mask)
+        if not keep_place or self.window_start >= len(self.order):
+            self.window_start = 0
+        self.show_window(self.table.cursor_row if keep_place else 0)
+
+    def show_window(self, cursor: int = 0) -> None:
+        if self.rows is None:
+            return
+        positions = self.order[self.window_start : self.window_start + WINDOW].tolist()
+        changes = [self.rows.change(p) for p in positions]
+        left_out = {i for i, p in enumerate(positions) if not self.kept[p]}
+        self.table.show_window(changes, left_out, cursor=cursor)
+        missing = [c.id for c in changes if c.id >= 0 and c.id not in self.titles]
+        self.table.show_titles(self.titles)
+        if missing:
+            self.load_titles(missing)
+        self.show_position()
+
+    def show_position(self) -> None:
+        total = len(self.order)
+        end = min(total, self.window_start + WINDOW)
+        where = f"{self.window_start + 1:,}-{end:,} of {total:,}" if total else "no changes"
+        line = f"{where} · by {SORT_NAMES[self.sort]}"
+        if self.table.selected:
+            line += f" · {len(self.table.selected):,} marked"
+        self.query_one("#preview-position", Static).update(Text(line, style="dim"))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="titles")
+    def load_titles(self, ids: list[int]) -> None:
+        records = self.context.store.get_many(ids)
+        titles = {i: shown(r.title, reveal=False) for i, r in records.items()}
+        titles.update({i: "(no longer in the store)" for i in ids if i not in records})
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.TitlesLoaded(titles))
+
+    @on(TitlesLoaded)
+    def _titles(self, message: TitlesLoaded) -> None:
+        if len(self.titles) > 20 * WINDOW:
+            self.titles = {k: v for k, v in self.titles.items() if k < 0}
+        self.titles.update(message.titles)
+        self.table.show_titles(self.titles)
+
+    @on(Select.Changed, "#preview-kind")
+    def _kind_changed(self) -> None:
+        self.apply_filter()
+
+    @on(Input.Changed, "#preview-text")
+    def _text_changed(self) -> None:
+        if self.filter_timer is not None:
+            self.filter_timer.stop()
+        self.filter_timer = self.set_timer(DEBOUNCE, self.apply_filter)
+
+    @on(Input.Submitted, "#preview-text")
+    def _text_submitted(self) -> None:
+        self.apply_filter()
+        self.table.focus()
+
+    @on(ChangeTable.EdgeReached)
+    def _edge(self, message: ChangeTable.EdgeReached) -> None:
+        total = len(self.order)
+        if message.direction == "next" and self.window_start + WINDOW < total:
+            self.window_start += WINDOW
+            self.show_window(0)
+        elif message.direction == "previous" and self.window_start > 0:
+            self.window_start = max(0, self.window_start - WINDOW)
+            self.show_window(WINDOW - 1)
+        elif message.direction == "first":
+            self.window_start = 0
+            self.show_window(0)
+        elif message.direction == "last" and total:
+            self.window_start = (total - 1) // WINDOW * WINDOW
+            self.show_window(total - 1 - self.window_start)
+
+    @on(ChangeTable.SortRequested)
+    def _sort_requested(self, message: ChangeTable.SortRequested) -> None:
+        wanted = {"id": "id", "pass": "pass", "reason": "reason", "change": "drop"}
+        if message.column in wanted:
+            self.sort = wanted[message.column]
+            self.apply_filter()
+
+    @on(ChangeTable.SelectionChanged)
+    def _selection(self) -> None:
+        self.show_position()
+        self.refresh_bindings()
+
+    @on(ChangeTable.Highlighted)
+    def _highlighted(self, message: ChangeTable.Highlighted) -> None:
+        detail = self.query_one("#preview-detail", Static)
+        change = message.change
+        self.record = None
+        if change is None:
+            detail.update("")
+        elif change.is_new:
+            memory = next((m for m in self.base.new_memories if m.key == change.id), None) \
+                if self.base is not None else None
+            detail.update(new_detail(memory) if memory is not None else "")
+        else:
+            self.load_detail(change)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="detail")
+    def load_detail(self, change: RowChange) -> None:
+        record = self.context.store.get(change.id)
+        if record is None or get_current_worker().is_cancelled:
+            return
+        text = detail_text(record, change, self.request.now)
+        self.post_message(self.DetailLoaded(record, text))
+
+    @on(DetailLoaded)
+    def _detail(self, message: DetailLoaded) -> None:
+        current = self.table.current
+        if current is not None and current.id == message.record.id:
+            self.record = message.record
+            self.query_one("#preview-detail", Static).update(message.text)
+
+    @on(ChangeTable.Opened)
+    def _opened(self, message: ChangeTable.Opened) -> None:
+        if message.change.is_new:
+            self.action_review()
+            return
+        from memory_console.tui.screens.story import StoryScreen
+
+        self.app.push_screen(StoryScreen(message.change.id))
+
+    def action_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.notify(f"sorted by {SORT_NAMES[self.sort]}", timeout=2)
+        self.apply_filter()
+
+    def action_filter(self) -> None:
+        self.query_one("#preview-text", Input).focus()
+
+    # -- the chart ------------------------------------------------------------------------
+
+    def request_chart(self) -> None:
+        if self.confidences is None or self.edited is None:
+            return
+        width = self.query_one(ConfidenceChart).content_size.width or 60
+        self.chart_width = width
+        ids, confidence = self.confidences
+        self.build_chart(ids, confidence, self.edited.plan, width)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
+    def build_chart(self, ids: np.ndarray, confidence: np.ndarray, edited: Plan,
+                    width: int) -> None:
+        spread = distribution(ids, confidence, edited)
+        chart = build_distribution_chart(spread, width, CHART_HEIGHT)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.ChartBuilt(spread, chart, width))
+
+    @on(ChartBuilt)
+    def _chart_built(self, message: ChartBuilt) -> None:
+        self.query_one(ConfidenceChart).update(message.chart)
+        self.query_one("#preview-legend", Static).update(distribution_legend(message.distribution))
+
+    @on(ConfidenceChart.Resized)
+    def _chart_resized(self, message: ConfidenceChart.Resized) -> None:
+        if message.width and message.width != self.chart_width:
+            self.request_chart()
+
+    # -- apply ----------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        ready = self.edited is not None and not self.progress.busy
+        if action == "apply":
+            if self.context.read_only or not ready or self.edited is None:
+                return None
+            return None if self.edited.plan.is_empty else True
+        if action == "review":
+            return bool(self.base is not None and self.base.new_memories) or None
+        if action in ("exclude", "include_all", "sort", "filter"):
+            return True if ready else None
+        return super().check_action(action, parameters)
+
+    def action_apply(self) -> None:
+        from memory_console.tui.screens.confirm import ConfirmScreen
+
+        if self.edited is None or self.edited.plan.is_empty or self.base is None:
+            self.notify("nothing to apply", severity="warning")
+            return
+        edited = self.edited.plan
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.applying = True
+                self.progress.start(f"applying {plural(edited.changed)} in one transaction…",
+                                    hint="writes all of it or nothing")
+                self.refresh_bindings()
+                self.apply_worker(edited)
+
+        left_out = len(self.edits.excluded | self.edits.apart)
+        self.app.push_screen(
+            ConfirmScreen("Apply this plan?", apply_question(self.request, edited, left_out),
+                          "Apply", variant="warning"), answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="apply", name="apply")
+    def apply_worker(self, edited: Plan) -> None:
+        try:
+            run = apply(self.context.store, edited, actor="tui")
+        except StalePlanError as error:
+            self.post_message(self.Stale(error))
+            return
+        self.post_message(self.Applied(run))
+
+    @on(Applied)
+    def _applied(self, message: Applied) -> None:
+        run = message.run
+        self.progress.stop()
+        self.applying = False
+        self.context.revision += 1
+        counts = ", ".join(f"{kind} {count:,}" for kind, count in run.counts.items())
+        self.notify(f"run {run.id}: {counts} ({plural(run.changed)}) in "
+                    f"{run.duration_ms:,} ms · R lists runs, u there undoes one",
+                    title="applied", timeout=10)
+        self.app.pop_screen()
+
+    @on(Stale)
+    def _stale(self, message: Stale) -> None:
+        from memory_console.tui.screens.confirm import ConfirmScreen
+
+        self.progress.stop()
+        self.applying = False
+        self.refresh_bindings()
+        error = message.error
+        body = (f"{error.stale:,} of the {error.total:,} memories this plan changes were "
+                "changed since it was made (recalled by an agent, edited or protected). "
+                "Applying it would overwrite those changes, so nothing was written.\n\n"
+                "Plan again from the store as it is now? What you left out stays out.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.replan("")
+
+        self.app.push_screen(ConfirmScreen("The plan is out of date", body, "Plan again"),
+                             answered)
+
+    def worker_failed(self, worker: Worker[Any]) -> None:
+        super().worker_failed(worker)
+        if worker.group in ("plan", "apply"):
+            self.progress.stop()
+            self.applying = False
+            self.refresh_bindings()
+
+    # -- memory actions and leaving ---------------------------------------------------------
+
+    def action_targets(self) -> list[int]:
+        return self.table.targets()
+
+    def current_record(self) -> MemoryRecord | None:
+        return self.record
+
+    def after_change(self, done: DoneAction, undo: bool) -> None:
+        self.table.clear_selection()
+        self.replan("the store changed: a new plan leaves protected memories alone")
+
+    def action_replan(self) -> None:
+        if not self.applying:
+            self.replan("")
+
+    def action_back(self) -> None:
+        if self.applying:
+            self.notify("applying cannot be interrupted: it writes all of it or nothing",
+                        severity="warning")
+        elif self.progress.busy:
+            self.workers.cancel_group(self, "plan")
+            self.progress.stop()
+            self.refresh_bindings()
+            if self.base is None:
+                self.app.pop_screen()
+            else:
+                self.notify("planning cancelled: this preview is the previous plan",
+                            severity="warning")
+        elif self.focused is not self.table:
+            self.table.focus()
+        elif not self.table.clear_selection():
+            self.app.pop_screen()

@@ -1,0 +1,296 @@
+"""The merge review: each proposed group beside the memory it becomes; accept, reject, split."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from memory_console.maintenance import Plan
+from memory_console.tui.formatting import SELECTED_MARK, confidence_text, date_or_never, one_line
+from memory_console.tui.merge_review import MergeGroup, Part, load_group, outcome, parts_by_group
+from memory_console.tui.plan_edit import EditedPlan, PlanEdits, edit_plan, merge_groups
+from memory_console.tui.screens.base import ConsoleScreen
+
+MATRIX_LIMIT = 12  # members shown in the similarity matrix
+STATE_MARKS = {"merge": ("✓", "green"), "rejected": ("✗", "red"), "split": ("✂", "yellow"),
+               "": ("±", "yellow")}  # "": some members taken out
+
+
+@dataclass
+class GroupLoaded(Message):
+    """One group's members and similarities, read from the store."""
+
+    group: MergeGroup
+
+
+@dataclass
+class ReviewEdited(Message):
+    edited: EditedPlan
+    edits: PlanEdits
+
+
+def merged_view(part: Part, label: str) -> RenderableType:
+    fields = part.merged
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column()
+    grid.add_row("title", Text(str(fields.get("title", "")), style="bold"))
+    grid.add_row("content", str(fields.get("content", "")))
+    grid.add_row("keywords", ", ".join(map(str, fields.get("keywords", []))) or "none")
+    grid.add_row("confidence", confidence_text(float(fields.get("confidence", 0.0))))
+    grid.add_row("importance", f"{float(fields.get('importance', 0.0)):.2f}")
+    grid.add_row("retrievals", f"{int(fields.get('retrieval_count', 0)):,}")
+    grid.add_row("created", date_or_never(fields.get("created_at")))
+    grid.add_row("type", f"{fields.get('memory_type')} · {fields.get('decay_policy')}")
+    grid.add_row("from", ", ".join(f"#{i}" for i in part.members))
+    return Group(Text(label, style="bold underline"), grid, Text())
+
+
+def similarity_table(group: MergeGroup) -> Table:
+    shown = min(len(group.members), MATRIX_LIMIT)
+    title = f"pairwise {group.measure}"
+    if shown < len(group.members):
+        title += f" (first {shown} of {len(group.members)})"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, header_style="bold", title_style="bold", expand=False,
+                  collapse_padding=True)
+    table.add_column("")
+    for column in range(shown):
+        table.add_column(str(column + 1), justify="right")
+    for row in range(shown):
+        cells = []
+        for column in range(shown):
+            value = float(group.similarity[row, column])
+            style = "dim" if row == column else ("green" if value >= 0.9 else "")
+            number = "1.0" if value >= 0.995 else f"{value:.2f}".removeprefix("0")
+            cells.append(Text("·" if row == column else number, style=style))
+        table.add_row(Text(str(row + 1), style="bold"), *cells)
+    return table
+
+
+class ReviewScreen(ConsoleScreen):
+    """Hands the edits made here to `done` when left (Escape); the preview applies them."""
+
+    BINDINGS = [
+        Binding("y", "accept", "Accept", id="review.accept",
+                tooltip="Merge this group as the plan proposes"),
+        Binding("n", "reject", "Reject", id="review.reject",
+                tooltip="Do not merge this group: its memories stay as they are"),
+        Binding("x", "take_out", "Take out", id="review.take_out",
+                tooltip="Take this member out of the merge (again: put it back)"),
+        Binding("space", "mark", "Mark", id="review.mark",
+                tooltip="Mark this member for a split"),
+        Binding("s", "split", "Split", id="review.split",
+                tooltip="Split the marked members off into a merge of their own"),
+        Binding("escape", "done", "Done", id="review.done",
+                tooltip="Back to the preview with these decisions"),
+    ]
+
+    def __init__(self, plan: Plan, edited: EditedPlan, edits: PlanEdits,
+                 done: Callable[[PlanEdits], None], focus: int | None = None) -> None:
+        super().__init__()
+        self.done = done
+        self.plan = plan
+        self.edited = edited
+        self.edits = edits
+        self.proposed = merge_groups(plan)
+        self.keys = sorted(self.proposed, reverse=True)
+        self.focus_id = focus
+        self.group: MergeGroup | None = None
+        self.marked: set[int] = set()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="review-head")
+        with Horizontal(id="review-body"):
+            yield OptionList(id="review-groups")
+            with Vertical(id="review-group"):
+                yield Static(id="review-group-head")
+                yield DataTable(id="review-members", cursor_type="row", zebra_stripes=True)
+                with Horizontal(id="review-sides"):
+                    yield Static(id="review-similarity")
+                    with VerticalScroll(id="review-merged-box"):
+                        yield Static(id="review-merged")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.sub_title = "merge review"
+        members = self.query_one("#review-members", DataTable)
+        for key, label, width in (("mark", " ", 1), ("n", "#", 2), ("id", "id", 6),
+                                  ("title", "title", 40), ("confidence", "conf", 4),
+                                  ("retrievals", "ret", 4), ("state", "state", 8)):
+            members.add_column(label, key=key, width=width)
+        groups = self.query_one("#review-groups", OptionList)
+        parts = parts_by_group(self.plan, self.edited)
+        groups.add_options([Option(self.group_label(key, parts[key]), id=str(key))
+                            for key in self.keys])
+        start = 0
+        if self.focus_id is not None:
+            start = next((i for i, k in enumerate(self.keys)
+                          if k == self.focus_id or self.focus_id in self.proposed[k]), 0)
+        groups.highlighted = start
+        members.focus()
+        self.show_head()
+
+    def group_label(self, key: int, parts: list[Part]) -> Text:
+        memory = next(m for m in self.plan.new_memories if m.key == key)
+        where = f"{memory.fields.get('owner')}/{memory.fields.get('topic')}"
+        state = outcome(parts, len(self.proposed[key]))
+        mark, style = STATE_MARKS.get(state, STATE_MARKS["split" if "split" in state else ""])
+        text = Text(f"{self.keys.index(key) + 1:>3} ", style="dim")
+        text.append(f"{mark} ", style=style)
+        text.append(f"{len(self.proposed[key]):>2} ", style="bold")
+        text.append(one_line(where, 19))
+        return text
+
+    def show_head(self) -> None:
+        parts = parts_by_group(self.plan, self.edited)
+        states = [outcome(parts[k], len(self.proposed[k])) for k in self.keys]
+        rejected = sum(s == "rejected" for s in states)
+        changed = sum(s not in ("merge", "rejected") for s in states)
+        text = Text(f" {len(self.keys):,} merge groups", style="bold")
+        text.append(f" · {len(self.keys) - rejected - changed:,} as proposed · "
+                    f"{changed:,} changed · {rejected:,} rejected · "
+                    f"{len(self.edited.plan.new_memories):,} new memories")
+        self.query_one("#review-head", Static).update(text)
+
+    # -- one group ------------------------------------------------------------------------
+
+    @on(OptionList.OptionHighlighted, "#review-groups")
+    def _group_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id is not None:
+            self.marked.clear()
+            self.load(int(event.option.id))
+
+    @on(OptionList.OptionSelected, "#review-groups")
+    def _group_selected(self) -> None:
+        self.query_one("#review-members", DataTable).focus()
+
+    def load(self, key: int) -> None:
+        self.load_worker(key, self.edited)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="group")
+    def load_worker(self, key: int, edited: EditedPlan) -> None:
+        group = load_group(self.context.store, self.plan, edited, key)
+        if not get_current_worker().is_cancelled:
+            self.post_message(GroupLoaded(group))
+
+    @on(GroupLoaded)
+    def _group_loaded(self, message: GroupLoaded) -> None:
+        self.group = group = message.group
+        head = Text(f"group {group.number:,} of {len(self.keys):,}: ", style="bold")
+        head.append(group.reason)
+        head.append(f" · {group.summary}", style="bold")
+        self.query_one("#review-group-head", Static).update(head)
+        members = self.query_one("#review-members", DataTable)
+        row = members.cursor_row
+        members.clear()
+        for number, record in enumerate(group.members, start=1):
+            state = group.state(record.id, self.edits)
+            style = "dim strike" if state in ("apart", "excluded") else ""
+            members.add_row(
+                Text(SELECTED_MARK if record.id in self.marked else "", style="bold"),
+                str(number), str(record.id), Text(one_line(record.title, 60), style=style),
+                f"{record.confidence:.2f}", str(record.retrieval_count), state,
+                key=str(record.id))
+        if group.members:
+            members.move_cursor(row=min(row, len(group.members) - 1), animate=False)
+        self.query_one("#review-similarity", Static).update(similarity_table(group))
+        merged: list[RenderableType] = []
+        for position, part in enumerate(group.parts):
+            name = f"merge {chr(65 + position)}" if len(group.parts) > 1 else "the new memory"
+            merged.append(merged_view(part, f"{name}: {len(part.members)} memories become one"))
+        if not merged:
+            merged.append(Text("rejected: these memories stay as they are (y merges them)",
+                               style="bold"))
+        self.query_one("#review-merged", Static).update(Group(*merged))
+        groups = self.query_one("#review-groups", OptionList)
+        index = self.keys.index(group.key)
+        groups.replace_option_prompt_at_index(index, self.group_label(group.key, group.parts))
+
+    # -- decisions ------------------------------------------------------------------------
+
+    def member_ids(self) -> list[int]:
+        return [r.id for r in self.group.members] if self.group is not None else []
+
+    def current_member(self) -> int | None:
+        members = self.query_one("#review-members", DataTable)
+        ids = self.member_ids()
+        return ids[members.cursor_row] if ids and 0 <= members.cursor_row < len(ids) else None
+
+    def decide(self, edits: PlanEdits, note: str) -> None:
+        self.edits = edits
+        self.marked.clear()
+        self.notify(note, timeout=2)
+        self.edit_worker(edits)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="edit")
+    def edit_worker(self, edits: PlanEdits) -> None:
+        from memory_console.tui.merge_review import merge_members
+
+        edited = edit_plan(self.plan, edits, lambda ids: merge_members(self.context.store, ids))
+        if not get_current_worker().is_cancelled:
+            self.post_message(ReviewEdited(edited, edits))
+
+    @on(ReviewEdited)
+    def _edited(self, message: ReviewEdited) -> None:
+        if message.edits == self.edits:
+            self.edited = message.edited
+            self.show_head()
+            if self.group is not None:
+                self.load(self.group.key)
+
+    def action_accept(self) -> None:
+        if self.group is not None:
+            self.decide(self.edits.accept(self.member_ids()), "merged as proposed")
+
+    def action_reject(self) -> None:
+        if self.group is not None:
+            self.decide(self.edits.reject(self.member_ids()), "not merged")
+
+    def action_take_out(self) -> None:
+        ident = self.current_member()
+        if ident is None:
+            return
+        if ident in self.edits.apart:
+            self.decide(self.edits.accept([ident]), f"#{ident} back in the merge")
+        else:
+            self.decide(self.edits.reject([ident]), f"#{ident} taken out of the merge")
+
+    def action_mark(self) -> None:
+        ident = self.current_member()
+        if ident is None:
+            return
+        self.marked.symmetric_difference_update({ident})
+        members = self.query_one("#review-members", DataTable)
+        members.update_cell(str(ident), "mark",
+                            Text(SELECTED_MARK if ident in self.marked else "", style="bold"))
+        if members.cursor_row < members.row_count - 1:
+            members.action_cursor_down()
+
+    def action_split(self) -> None:
+        if not self.marked:
+            self.notify("mark the members to split off first (space)", severity="warning")
+            return
+        if len(self.marked) < 2:
+            self.notify("a merge needs two memories: mark at least two", severity="warning")
+            return
+        marked = sorted(self.marked)
+        self.decide(self.edits.split(marked), f"{len(marked)} members split off")
+
+    def action_done(self) -> None:
+        self.app.pop_screen()
+        self.done(self.edits)

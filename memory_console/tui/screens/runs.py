@@ -1,0 +1,260 @@
+"""The runs screen: every applied maintenance run, its parameters and changes; undo one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import get_current_worker
+
+from memory_console.maintenance import Run, UndoReport, list_runs, undo
+from memory_console.store import EventRecord
+from memory_console.store.health import run_change_count, run_changes, run_changes_before
+from memory_console.tui.actions import plural
+from memory_console.tui.formatting import shown, when
+from memory_console.tui.run_text import counts_text, run_facts
+from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.run_changes import RunChangesTable
+
+RUN_LIMIT = 200
+WINDOW = 100  # a run's changes shown at once
+
+
+@dataclass
+class RunsLoaded(Message):
+    runs: list[Run]
+    focus_id: int | None
+
+
+@dataclass
+class ChangesLoaded(Message):
+    """A window of a run's changes with the titles of their memories."""
+
+    run_id: int
+    events: list[EventRecord]
+    titles: dict[int, str]
+    total: int
+    first: int  # 0-based position of the window's first change in the run
+    cursor: int
+
+
+@dataclass
+class UndoDone(Message):
+    report: UndoReport
+
+
+class RunsScreen(ConsoleScreen):
+    """Runs newest first; the one under the cursor in detail below."""
+
+    BINDINGS = [
+        Binding("u", "undo_run", "Undo run", id="runs.undo",
+                tooltip="Undo the run under the cursor (asks first; memories changed since "
+                "stay as they are and are listed)"),
+        Binding("tab", "app.focus_next", "Changes", id="runs.next",
+                tooltip="Move between the runs and the changes of the run"),
+        Binding("ctrl+r", "reload", "Reload", show=False, id="runs.reload",
+                tooltip="Read the runs again"),
+        Binding("escape", "back", "Back", id="runs.back", tooltip="Back to where you were"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[Run] = []
+        self.window: ChangesLoaded | None = None
+        self.undoing: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="runs-detail"):
+            with VerticalScroll(id="runs-facts-box"):
+                yield Static(id="runs-facts")
+            with Vertical(id="runs-changes-box"):
+                yield Static(id="runs-changes-head")
+                yield RunChangesTable(id="runs-changes")
+        yield Footer(compact=True)
+
+    @property
+    def table(self) -> DataTable[str | Text]:
+        return self.query_one("#runs-table", DataTable)
+
+    @property
+    def current(self) -> Run | None:
+        row = self.table.cursor_row
+        return self.runs[row] if self.runs and 0 <= row < len(self.runs) else None
+
+    def on_mount(self) -> None:
+        self.sub_title = "maintenance runs"
+        for key, label, width in (("id", "run", 4), ("applied", "applied", 16),
+                                  ("now", "evaluated", 10), ("passes", "passes (policy)", 26),
+                                  ("changed", "changed", 8), ("counts", "counts", 20),
+                                  ("ms", "ms", 6), ("undone", "undone", 10)):
+            self.table.add_column(label, key=key, width=width)
+        self.table.focus()
+        self.load_runs(None)
+
+    def on_screen_resume(self) -> None:
+        current = self.current
+        self.load_runs(current.id if current is not None else None)
+
+    # -- loading --------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="runs")
+    def load_runs(self, focus_id: int | None) -> None:
+        runs = list_runs(self.context.store, RUN_LIMIT)
+        if not get_current_worker().is_cancelled:
+            self.post_message(RunsLoaded(runs, focus_id))
+
+    @on(RunsLoaded)
+    def _runs_loaded(self, message: RunsLoaded) -> None:
+        self.runs = message.runs
+        table = self.table
+        table.clear()
+        for run in self.runs:
+            undone = Text(when(run.undone_at)[:10], style="yellow") if run.undone else ""
+            table.add_row(Text(str(run.id), justify="right"), when(run.started_at)[:16],
+                          when(run.now)[:10], f"{', '.join(run.passes)} ({run.policy})",
+                          Text(f"{run.changed:,}", justify="right"), counts_text(run.counts),
+                          Text(f"{run.duration_ms:,}", justify="right"), undone)
+        if not self.runs:
+            self.query_one("#runs-facts", Static).update(
+                Text("No run applied yet: m chooses passes, previews and applies them.",
+                     style="dim"))
+            self.query_one(RunChangesTable).show_events([], {})
+            return
+        row = next((i for i, r in enumerate(self.runs) if r.id == message.focus_id), 0)
+        table.move_cursor(row=row, animate=False)
+        self.show_run()
+
+    @on(DataTable.RowHighlighted, "#runs-table")
+    def _run_highlighted(self) -> None:
+        self.show_run()
+
+    def show_run(self) -> None:
+        run = self.current
+        if run is None:
+            return
+        self.query_one("#runs-facts", Static).update(run_facts(run))
+        if self.window is None or self.window.run_id != run.id:
+            self.load_changes(run.id, 0, None, 0)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="changes")
+    def load_changes(self, run_id: int, first: int, before_event: int | None,
+                     after_event: int) -> None:
+        store = self.context.store
+        if before_event is not None:
+            events = run_changes_before(store, run_id, before_event, WINDOW)
+        else:
+            events = run_changes(store, run_id, after_event, WINDOW)
+        total = run_change_count(store, run_id)
+        records = store.get_many(sorted({e.memory_id for e in events}))
+        titles = {i: shown(r.title, reveal=False) for i, r in records.items()}
+        cursor = len(events) - 1 if before_event is not None else 0
+        if not get_current_worker().is_cancelled:
+            self.post_message(ChangesLoaded(run_id, events, titles, total, first, cursor))
+
+    @on(ChangesLoaded)
+    def _changes_loaded(self, message: ChangesLoaded) -> None:
+        current = self.current
+        if current is None or current.id != message.run_id:
+            return
+        self.window = message
+        self.query_one(RunChangesTable).show_events(message.events, message.titles,
+                                                     cursor=message.cursor)
+        end = message.first + len(message.events)
+        where = (f"{message.first + 1:,}-{end:,} of {message.total:,}" if message.events
+                 else "none")
+        head = Text(f"changes of run {message.run_id}", style="bold")
+        head.append(f" · {where} · Enter opens a memory's story", style="dim")
+        self.query_one("#runs-changes-head", Static).update(head)
+
+    @on(RunChangesTable.EdgeReached)
+    def _edge(self, message: RunChangesTable.EdgeReached) -> None:
+        window = self.window
+        if window is None or not window.events:
+            return
+        end = window.first + len(window.events)
+        if message.direction == "next" and end < window.total:
+            self.load_changes(window.run_id, end, None, window.events[-1].id)
+        elif message.direction == "previous" and window.first > 0:
+            self.load_changes(window.run_id, max(0, window.first - WINDOW),
+                              window.events[0].id, 0)
+
+    @on(RunChangesTable.Opened)
+    def _opened(self, message: RunChangesTable.Opened) -> None:
+        from memory_console.tui.screens.story import StoryScreen
+
+        self.app.push_screen(StoryScreen(message.memory_id))
+
+    # -- undo -----------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "undo_run":
+            run = self.current
+            if self.context.read_only or run is None or run.undone or self.undoing:
+                return None
+        return True
+
+    def action_undo_run(self) -> None:
+        from memory_console.tui.screens.confirm import ConfirmScreen
+
+        run = self.current
+        if run is None or run.undone:
+            self.notify("this run is already undone" if run else "no run to undo",
+                        severity="warning")
+            return
+        created = run.counts.get("created", 0)
+        body = Text(f"Run {run.id} ({', '.join(run.passes)}, {when(run.started_at)}) changed "
+                    f"{plural(run.changed)}: {counts_text(run.counts)}.\n\n")
+        body.append("Undo puts every field it changed back to its value before the run"
+                    + (f" and deletes the {created:,} memories it created" if created else "")
+                    + ", in one transaction. A memory changed since the run (recalled, edited, "
+                    "another run) is left as it is and listed with the reason.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.undoing = run.id
+                self.refresh_bindings()
+                self.notify(f"undoing run {run.id}…", timeout=3)
+                self.undo_worker(run.id, self.context.action_moment())
+
+        self.app.push_screen(ConfirmScreen(f"Undo run {run.id}?", body, "Undo run",
+                                           variant="warning"), answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="undo", name="undo")
+    def undo_worker(self, run_id: int, moment: float) -> None:
+        self.post_message(UndoDone(undo(self.context.store, run_id, now=moment)))
+
+    @on(UndoDone)
+    def _undone(self, message: UndoDone) -> None:
+        report = message.report
+        self.undoing = None
+        self.context.revision += 1
+        text = f"run {report.run_id} undone: {plural(len(report.restored))} restored"
+        if report.deleted:
+            text += f", {plural(len(report.deleted))} it created deleted"
+        if report.not_restored:
+            text += (f"; {plural(len(report.not_restored))} not restored (changed since): "
+                     "see the run's details")
+        self.notify(text, title="undone", severity="warning" if report.not_restored
+                    else "information", timeout=10)
+        self.window = None
+        self.load_runs(report.run_id)
+
+    def worker_failed(self, worker: object) -> None:
+        self.undoing = None
+        self.refresh_bindings()
+
+    def action_reload(self) -> None:
+        current = self.current
+        self.window = None
+        self.load_runs(current.id if current is not None else None)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
