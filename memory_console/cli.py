@@ -7,6 +7,8 @@ Heavy modules (SQLModel, Textual, onnxruntime) are imported only by the commands
 from __future__ import annotations
 
 import argparse
+import io
+import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -40,7 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def tolerant_output() -> None:
+    """Paths and texts that are not valid UTF-8 print escaped instead of failing the command."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    tolerant_output()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -55,6 +65,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except sqlite3.DatabaseError as error:
+        # The database failed under a command (a damaged page, an I/O error): the command's
+        # transaction, if any, was rolled back.
+        print(f"memory-console: error: the database failed: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"memory-console: error: {where}{error.strerror or error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

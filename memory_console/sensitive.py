@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 MASK = "••••••"
+MAX_MASK_ROUNDS = 4
 
 # Each pattern's group "secret" (or the whole match) is what gets masked.
 CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -13,7 +16,7 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "private key",
         re.compile(
             r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
-            r"(?:[\s\S]*?-----END (?:[A-Z]+ )*PRIVATE KEY-----)?"
+            r"(?:[\s\S]*?-----END (?:[A-Z]+ )*PRIVATE KEY-----|(?:\s*[A-Za-z0-9+/=]+)*)"
         ),
     ),
     (
@@ -26,7 +29,7 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "password",
         re.compile(
-            r"(?i)\b(?:password|passwd|pwd|passphrase)\b\s*(?:is|=|:)\s*(?P<secret>[^\s,;]{3,})"
+            r"(?i)\b(?:password|passwd|pwd|passphrase)\b\s*(?:is|=|:)\s*(?P<secret>[^\s,;•]{3,})"
         ),
     ),
     (
@@ -43,10 +46,15 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(?P<secret>(?:sk|pk|rk)[-_](?:live_|test_)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,})"
         ),
     ),
-    ("card number", re.compile(r"(?<!\d)(?P<secret>\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4})(?!\d)")),
+    (
+        "card number",
+        re.compile(r"(?<![\w-])(?P<secret>\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4})(?![\w-])"),
+    ),
     (
         "US SSN",
-        re.compile(r"(?<!\d)(?P<secret>(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4})(?!\d)"),
+        re.compile(
+            r"(?<![\w-])(?P<secret>(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4})(?![\w-])"
+        ),
     ),
 )
 HEALTH_PATTERN = re.compile(
@@ -101,14 +109,24 @@ def find_sensitive(text: str, *, health: bool = True) -> list[Finding]:
 
 
 def mask(text: str, findings: list[Finding] | None = None) -> str:
-    """The text with every credential span replaced by a mask (health terms stay readable)."""
+    """The text with every credential span replaced by a mask (health terms stay readable).
+
+    Masked text holds no credential any more: a mask never matches a pattern, and a text
+    whose masking joins words into a new match is masked again."""
     spans = [
         f
         for f in (find_sensitive(text, health=False) if findings is None else findings)
         if not f.is_health
     ]
-    if not spans:
-        return text
+    for _ in range(MAX_MASK_ROUNDS):
+        if not spans:
+            return text
+        text = masked_spans(text, spans)
+        spans = find_sensitive(text, health=False)
+    return text
+
+
+def masked_spans(text: str, spans: list[Finding]) -> str:
     out: list[str] = []
     position = 0
     for finding in spans:
@@ -119,6 +137,42 @@ def mask(text: str, findings: list[Finding] | None = None) -> str:
         position = finding.end
     out.append(text[position:])
     return "".join(out)
+
+
+def mask_value(value: Any) -> Any:
+    """A JSON-like value with every string in it, dict keys too, masked."""
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {mask(str(key)): mask_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_value(item) for item in value]
+    return value
+
+
+def strings_of(value: Any) -> Iterator[str]:
+    """Every string in a JSON-like value (dict keys included: a key can hold a secret too)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from strings_of(key)
+            yield from strings_of(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from strings_of(item)
+
+
+def credential_kinds(value: Any) -> list[str]:
+    """The kinds of credential or identifier in any string of a JSON-like value, in order."""
+    kinds: dict[str, None] = {}
+    for text in strings_of(value):
+        kinds.update((f.kind, None) for f in find_sensitive(text, health=False))
+    return list(kinds)
+
+
+def has_health_data(*texts: str) -> bool:
+    return any(HEALTH_PATTERN.search(text) for text in texts)
 
 
 def describe(findings: list[Finding]) -> str:

@@ -58,7 +58,8 @@ def jsonl(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def filled(db_path: Path, jsonl: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    assert run(capsys, "import", str(jsonl), "--db", str(db_path), "--now", NOW)[0] == 0
+    argv = ("import", str(jsonl), "--db", str(db_path), "--now", NOW, "--allow-secrets")
+    assert run(capsys, *argv)[0] == 0
     return db_path
 
 
@@ -174,9 +175,10 @@ def test_export_import_round_trip(
     run(capsys, "protect", "1", "--db", db)
     run(capsys, "archive", "2", "--db", db)
     out = tmp_path / "export.jsonl"
-    assert run(capsys, "export", "--all", "--history", "--out", str(out), "--db", db)[0] == 0
+    argv = ("export", "--all", "--history", "--reveal", "--out", str(out), "--db", db)
+    assert run(capsys, *argv)[0] == 0
     copy = tmp_path / "copy.db"
-    assert run(capsys, "import", str(out), "--db", str(copy))[0] == 0
+    assert run(capsys, "import", str(out), "--db", str(copy), "--allow-secrets")[0] == 0
     with Store(filled) as a, Store(copy) as b:
         for ident in (1, 2, 3):
             left, right = a.require(ident).as_dict(), b.require(ident).as_dict()
@@ -186,9 +188,10 @@ def test_export_import_round_trip(
                     assert right.pop(name) == pytest.approx(left.pop(name), abs=1e-5)
             assert left == right
             assert [e.kind for e in a.history(ident)] == [e.kind for e in b.history(ident)]
-    code, _, err = run(capsys, "import", str(out), "--db", str(copy))
+    code, _, err = run(capsys, "import", str(out), "--db", str(copy), "--allow-secrets")
     assert code == 1 and "already exists" in err and "--new-ids" in err
-    assert run(capsys, "import", str(out), "--db", str(copy), "--new-ids")[0] == 0
+    argv = ("import", str(out), "--db", str(copy), "--new-ids", "--allow-secrets")
+    assert run(capsys, *argv)[0] == 0
 
 
 def test_purge_exports_first(

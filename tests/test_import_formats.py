@@ -17,6 +17,7 @@ from memory_console.ingest.formats import import_file
 from memory_console.ingest.formats.detect import detect_format
 from memory_console.ingest.formats.mem0 import export_mem0, memory_hash
 from memory_console.ingest.jsonl import ImportFileError, export_jsonl
+from memory_console.ingest.screen import SecretsPolicy
 from memory_console.store import MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import parse_iso
 from tests.conftest import NOW
@@ -24,6 +25,7 @@ from tests.conftest import NOW
 SAMPLES = Path(__file__).resolve().parent / "data" / "formats"
 OPENMEMORY = SAMPLES / "openmemory"
 DELETED_IN_MEM0 = "5d1e0f9a-7777-4a2b-9c3d-4e5f6a7b8c9d"  # only history rows in the sample
+KEEP_HEALTH = SecretsPolicy(allow_health=True)  # the mem0 sample holds an allergy
 
 
 def openmemory_zip(folder: Path, *, manifest: bool = True, edit: Any = None) -> Path:
@@ -68,7 +70,7 @@ def reimported(store: Store, folder: Path) -> list[dict[str, Any]]:
     path = folder / "ours.jsonl"
     path.write_text(first.getvalue())
     with Store(folder / "copy.db", actor="import") as copy:
-        assert import_file(copy, path, now=NOW).format == "jsonl"
+        assert import_file(copy, path, now=NOW, policy=KEEP_HEALTH).format == "jsonl"
         second = io.StringIO()
         export_jsonl(copy, second, include_all=True, history=True)
     assert second.getvalue() == first.getvalue()
@@ -128,7 +130,7 @@ def test_unclear_lines_are_left_to_the_reader(
 
 
 def test_mem0_records_and_history_round_trip(store: Store, tmp_path: Path) -> None:
-    report = import_file(store, SAMPLES / "mem0.jsonl", now=NOW)
+    report = import_file(store, SAMPLES / "mem0.jsonl", now=NOW, policy=KEEP_HEALTH)
     assert (report.format, report.imported) == ("mem0", 3)
     assert report.skipped == {"history rows of memories not in the file (deleted in mem0)": 1}
     found = records(store)
@@ -191,7 +193,7 @@ def test_our_fields_survive_a_trip_through_mem0(store: Store, tmp_path: Path) ->
     with path.open("w") as handle:
         export_mem0(store, handle, include_all=True)
     with Store(tmp_path / "copy.db") as copy:
-        import_file(copy, path, now=NOW)
+        import_file(copy, path, now=NOW, policy=KEEP_HEALTH)
         (back,) = copy.page(MemoryFilter()).rows
     before = store.require(ident)
     for name in ("content", "owner", "topic", "tier", "memory_type", "importance", "confidence"):
@@ -202,17 +204,18 @@ def test_our_fields_survive_a_trip_through_mem0(store: Store, tmp_path: Path) ->
 
 
 def test_mem0_json_document(store: Store) -> None:
-    report = import_file(store, SAMPLES / "mem0_results.json", now=NOW)
+    report = import_file(store, SAMPLES / "mem0_results.json", now=NOW, policy=KEEP_HEALTH)
     assert (report.format, report.imported) == ("mem0", 2)
     assert {r.owner for r in records(store).values()} == {"alice"}
 
 
 def test_a_second_import_of_the_same_memories_is_refused(store: Store) -> None:
-    import_file(store, SAMPLES / "mem0.jsonl", now=NOW)
+    import_file(store, SAMPLES / "mem0.jsonl", now=NOW, policy=KEEP_HEALTH)
     with pytest.raises(ImportFileError, match=r"mem0\.jsonl:1: id 3c90c3cc.* was imported before"):
-        import_file(store, SAMPLES / "mem0.jsonl", now=NOW)
+        import_file(store, SAMPLES / "mem0.jsonl", now=NOW, policy=KEEP_HEALTH)
     assert store.count() == 3
-    assert import_file(store, SAMPLES / "mem0.jsonl", now=NOW, keep_ids=False).imported == 3
+    again = import_file(store, SAMPLES / "mem0.jsonl", now=NOW, policy=KEEP_HEALTH, keep_ids=False)
+    assert again.imported == 3
 
 
 def test_openmemory_zip_maps_states_and_round_trips(store: Store, tmp_path: Path) -> None:
@@ -412,7 +415,8 @@ def test_cli_imports_every_sample_and_exports_mem0(
     ]
     counts = {}
     for path in files:
-        code, out, _ = run(capsys, "import", str(path), "--db", str(db_path), "--json")
+        argv = ("import", str(path), "--db", str(db_path), "--json", "--allow-health")
+        code, out, _ = run(capsys, *argv)
         assert code == 0
         report = json.loads(out)
         counts[report["format"]] = counts.get(report["format"], 0) + report["imported"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,8 +20,30 @@ if TYPE_CHECKING:
     from memory_console.store import Store
 
 
+MAX_ID = 2**62  # larger whole numbers cannot be memory or run ids (SQLite integers are 64-bit)
+
+
 class UserError(Exception):
     """A mistake the person can fix; printed as one line, exit code 1."""
+
+
+def text(value: str) -> str:
+    """An argparse type for words the store compares with its own (owner, topic, query,
+    reason, time): bytes that are not UTF-8 (surrogate escapes in argv) are a usage error."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise argparse.ArgumentTypeError(f"not valid UTF-8: {value!r}") from error
+    return value
+
+
+def check_range(option: str, value: int, low: int, high: int = MAX_ID) -> int:
+    """A whole-number option within [low, high], else a one-line user error."""
+    if value < low:
+        raise UserError(f"{option} must be at least {low}")
+    if value > high:
+        raise UserError(f"{option} must be at most {high:,}")
+    return value
 
 
 def add_common(parser: argparse.ArgumentParser, *, json_output: bool = True) -> None:
@@ -28,6 +51,7 @@ def add_common(parser: argparse.ArgumentParser, *, json_output: bool = True) -> 
     parser.add_argument("--db", default=argparse.SUPPRESS, help="the store file")
     parser.add_argument(
         "--now",
+        type=text,
         default=argparse.SUPPRESS,
         help="evaluate at this ISO 8601 time instead of the clock",
     )
@@ -63,13 +87,42 @@ def now_of(args: argparse.Namespace) -> float:
         raise UserError(f"--now: {error}") from error
 
 
-def open_store(args: argparse.Namespace, *, create: bool = False, actor: str = "cli") -> Store:
+def not_writable(path: Path) -> str | None:
+    """Why this process cannot write the store at `path` (a read-only file, or a directory
+    where SQLite cannot create the store's -wal and -shm files), or None."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{path}: read-only file (no write permission)"
+    wal = Path(f"{path}-wal")
+    directory = path.parent
+    if directory.is_dir() and not wal.exists() and not os.access(directory, os.W_OK | os.X_OK):
+        return f"{path}: its directory {directory} is read-only"
+    return None
+
+
+def open_store(
+    args: argparse.Namespace,
+    *,
+    create: bool = False,
+    actor: str = "cli",
+    write: str | None = None,
+) -> Store:
+    """Open the store of --db (or the settings). `write` names what the command will write:
+    in read-only mode, or when the file or its directory cannot be written, it is refused
+    before anything is opened. A read that cannot write opens the store read-only."""
     from memory_console.store import Store
 
     settings = settings_of(args)
     path = resolve_db(getattr(args, "db", None), settings)
+    read_only = settings.read_only
+    if write is not None and read_only:
+        raise UserError(f"read-only mode: {write} refused (the store is opened with --read-only)")
+    blocked = not_writable(path) if path.exists() and path.stat().st_size else None
+    if blocked is not None:
+        if write is not None:
+            raise UserError(f"{blocked}: {write} refused; nothing was written")
+        read_only = True
     try:
-        store = Store(path, read_only=settings.read_only, create=create, actor=actor)
+        store = Store(path, read_only=read_only, create=create, actor=actor)
     except StoreError as error:
         raise UserError(str(error)) from error
     if store.migration_backup is not None:
@@ -101,7 +154,7 @@ def parse_ids(values: list[str]) -> list[int]:
                 ident = int(part)
             except ValueError as error:
                 raise UserError(f"not a memory id: {part!r}") from error
-            if ident < 1:
+            if not 1 <= ident <= MAX_ID:
                 raise UserError(f"not a memory id: {part!r}")
             ids.append(ident)
     if not ids:

@@ -96,10 +96,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         params = registry.build_params(names, args.policy, overrides_of(args))
     except ValueError as error:
         raise UserError(str(error)) from error
-    if args.top < 0:
-        raise UserError("--top must be at least 0")
+    common.check_range("--top", args.top, 0)
     now = common.now_of(args)
-    store = common.open_store(args, actor="cli")
+    write = f"{args.command_name} --apply" if args.apply else None
+    store = common.open_store(args, actor="cli", write=write)
     try:
         if args.apply:
             store.require_writable(f"{args.command_name} --apply")
@@ -181,8 +181,7 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
 def cmd_runs(args: argparse.Namespace) -> int:
     from memory_console.maintenance import list_runs
 
-    if args.limit < 1:
-        raise UserError("--limit must be at least 1")
+    common.check_range("--limit", args.limit, 1)
     store = common.open_store(args)
     try:
         runs = list_runs(store, args.limit)
@@ -209,9 +208,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_undo(args: argparse.Namespace) -> int:
     from memory_console.maintenance import undo
 
-    store = common.open_store(args)
+    if not 1 <= args.run_id <= common.MAX_ID:
+        raise UserError(f"no maintenance run with id {args.run_id}")
+    now = common.now_of(args)
+    store = common.open_store(args, write="undo")
     try:
-        report = undo(store, args.run_id, now=common.now_of(args))
+        report = undo(store, args.run_id, now=now)
     finally:
         store.close()
     if args.json:

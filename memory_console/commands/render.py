@@ -9,23 +9,25 @@ from memory_console.describe import change_text, forecast_line
 from memory_console.ingest.jsonl import export_record
 from memory_console.maintenance.forecast import memory_forecast
 from memory_console.policies.confidence import confidence_label
-from memory_console.sensitive import mask
+from memory_console.sensitive import mask, mask_value
 from memory_console.store import EventRecord, MemoryRecord
 from memory_console.timeutil import to_date, to_iso
 
 
 def memory_json(record: MemoryRecord, *, reveal: bool = False) -> dict[str, Any]:
-    """A memory as `list`/`show --json` print it: the export fields plus the confidence label."""
+    """A memory as `list`/`show --json` print it: the export fields plus the confidence label;
+    credentials masked in every text (title, content, keywords, metadata) unless reveal."""
     data = export_record(record)
     if not reveal:
-        data["content"] = mask(record.content)
-        data["title"] = mask(record.title)
+        data = mask_value(data)
     data["confidence_label"] = confidence_label(record.confidence)
     return data
 
 
-def event_json(event: EventRecord) -> dict[str, Any]:
-    return {"id": event.id, **event.as_json()}
+def event_json(event: EventRecord, *, reveal: bool = False) -> dict[str, Any]:
+    """An event as `show --json` prints it; the texts it holds masked unless reveal."""
+    data = {"id": event.id, **event.as_json()}
+    return data if reveal else mask_value(data)
 
 
 def forecast_json(record: MemoryRecord, now: float) -> dict[str, Any]:
@@ -45,7 +47,9 @@ def confidence_cell(value: float) -> str:
     return f"{value:.2f} {confidence_label(value)}"
 
 
-def print_memory_table(rows: list[MemoryRecord], *, more: bool = False) -> None:
+def print_memory_table(
+    rows: list[MemoryRecord], *, more: bool = False, reveal: bool = False
+) -> None:
     """A table of memories; narrow terminals drop the less telling columns, never the title."""
     from rich.table import Table
 
@@ -63,7 +67,9 @@ def print_memory_table(rows: list[MemoryRecord], *, more: bool = False) -> None:
         table.add_column("last access", no_wrap=True)
         table.add_column("status", no_wrap=True)
     for record in rows:
-        title = ("🔒 " if record.is_protected else "") + mask(record.title)
+        title = ("🔒 " if record.is_protected else "") + (
+            record.title if reveal else mask(record.title)
+        )
         if record.status != "active" and not wide:
             title += f" [dim]({record.status})[/dim]"
         confidence = confidence_cell(record.confidence) if wide else f"{record.confidence:.2f}"
@@ -89,9 +95,12 @@ def print_memory(
 ) -> None:
     from rich.table import Table
 
+    def shown(text: str) -> str:
+        return text if reveal else mask(text)
+
     out = console()
-    out.print(f"[bold]#{record.id} {mask(record.title) if not reveal else record.title}[/bold]")
-    out.print(record.content if reveal else mask(record.content))
+    out.print(f"[bold]#{record.id} {shown(record.title)}[/bold]")
+    out.print(shown(record.content))
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="dim")
     fields.add_column()
@@ -110,7 +119,7 @@ def print_memory(
             + (f" into #{record.consolidated_into}" if record.consolidated_into else ""),
         ),
         ("source", record.source),
-        ("keywords", ", ".join(record.keywords)),
+        ("keywords", shown(", ".join(record.keywords))),
         ("forecast", forecast_line(record, now)),
     ):
         fields.add_row(name, value or "")
@@ -119,7 +128,7 @@ def print_memory(
     for name in ("at", "actor", "kind", "change"):
         events.add_column(name)
     for event in history:
-        events.add_row(to_iso(event.at), event.actor, event.kind, change_text(event))
+        events.add_row(to_iso(event.at), event.actor, event.kind, shown(change_text(event)))
     out.print(events)
     if accesses is not None:
         log = Table(title="accesses", show_edge=False, header_style="bold", title_justify="left")
@@ -127,7 +136,7 @@ def print_memory(
             log.add_column(name)
         for event in accesses:
             scores = ", ".join(f"{k} {v}" for k, v in (event.scores or {}).items())
-            log.add_row(to_iso(event.at), event.query or "", scores)
+            log.add_row(to_iso(event.at), shown(event.query or ""), scores)
         out.print(log)
 
 

@@ -13,6 +13,8 @@ from memory_console.commands.common import UserError
 from memory_console.embed.hits import SEARCH_MODES
 from memory_console.store.vocab import STATUSES
 
+MAX_HITS = 100_000
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search = subparsers.add_parser(
@@ -22,11 +24,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "rank fusion. An operator's search does not reinforce the memories it finds.",
     )
     common.add_common(search)
-    search.add_argument("query")
+    search.add_argument("query", type=common.text)
     search.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
     search.add_argument("--k", type=int, default=10, help="how many hits (default 10)")
-    search.add_argument("--owner")
-    search.add_argument("--topic")
+    search.add_argument("--owner", type=common.text)
+    search.add_argument("--topic", type=common.text)
     search.add_argument("--status", choices=STATUSES, default="active")
     search.add_argument("--reveal", action="store_true", help="show secrets unmasked")
     search.set_defaults(handler=cmd_search)
@@ -56,8 +58,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from memory_console.embed.search import SearchEngine
     from memory_console.store import MemoryFilter
 
-    if args.k < 1:
-        raise UserError("--k must be at least 1")
+    common.check_range("--k", args.k, 1, MAX_HITS)
     store = common.open_store(args)
     try:
         engine = SearchEngine(store)
@@ -111,7 +112,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    store = common.open_store(args)
+    store = common.open_store(args, write="reindex")
     started = time.perf_counter()
     try:
         semantic = load_semantic(

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
+import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from memory_console.commands import common, render
 from memory_console.commands.common import UserError
@@ -14,6 +18,8 @@ from memory_console.ingest.formats import EXPORT_FORMATS
 from memory_console.ingest.formats import FORMATS as IMPORT_FORMATS
 from memory_console.store.errors import StoreError
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, SORTABLE, STATUSES, TIERS
+
+MAX_DEMO_COUNT = 10_000_000
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,7 +59,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     imp.add_argument(
         "--owner",
+        type=common.text,
         help="owner of memories whose file names none (peer formats; default: default)",
+    )
+    imp.add_argument(
+        "--allow-secrets",
+        action="store_true",
+        help="keep memories holding credentials (passwords, keys, tokens, card numbers, SSNs); "
+        "without it such a memory fails the import",
+    )
+    imp.add_argument(
+        "--allow-health",
+        action="store_true",
+        help="keep health data whose metadata.user_requested is not true; "
+        "without it such a memory fails the import",
     )
     imp.set_defaults(handler=cmd_import)
 
@@ -61,7 +80,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "export",
         help="write memories as JSONL",
         description="Write memories in the import format (with ids), or as mem0 records "
-        "(our own fields in metadata.memory_console; --history adds mem0 history rows).",
+        "(our own fields in metadata.memory_console; --history adds mem0 history rows). "
+        "Credentials are masked unless --reveal; a file given with --out is readable by its "
+        "owner only.",
     )
     common.add_common(exp, json_output=False)
     exp.add_argument("--out", help="the file to write (default: standard output)")
@@ -73,6 +94,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=EXPORT_FORMATS,
         help="jsonl (ours, the default) or mem0",
     )
+    exp.add_argument("--reveal", action="store_true", help="write secrets unmasked")
     exp.set_defaults(handler=cmd_export)
 
     lst = subparsers.add_parser(
@@ -81,8 +103,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="List memories, filtered and sorted (keyset paging: any page is fast).",
     )
     common.add_common(lst)
-    lst.add_argument("--topic")
-    lst.add_argument("--owner")
+    lst.add_argument("--topic", type=common.text)
+    lst.add_argument("--owner", type=common.text)
     lst.add_argument("--status", choices=STATUSES)
     lst.add_argument("--type", dest="memory_type", choices=MEMORY_TYPES)
     lst.add_argument("--tier", choices=TIERS)
@@ -90,10 +112,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lst.add_argument("--protected", action=argparse.BooleanOptionalAction, default=None)
     lst.add_argument("--min-confidence", type=float)
     lst.add_argument("--max-confidence", type=float)
-    lst.add_argument("--text", help="only memories containing all these words")
+    lst.add_argument("--text", type=common.text, help="only memories containing all these words")
     lst.add_argument("--sort", default="id", choices=SORTABLE)
     lst.add_argument("--desc", action="store_true", help="descending order")
     lst.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    lst.add_argument("--reveal", action="store_true", help="show secrets unmasked")
     lst.set_defaults(handler=cmd_list)
 
     show = subparsers.add_parser(
@@ -120,7 +143,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         common.add_common(action)
         action.add_argument("ids", nargs="+", metavar="ID")
         if name == "forget":
-            action.add_argument("--reason", default="forgotten by an operator")
+            action.add_argument("--reason", type=common.text, default="forgotten by an operator")
         action.set_defaults(handler=cmd_action, action=name)
 
     purge = subparsers.add_parser(
@@ -146,8 +169,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def cmd_demo(args: argparse.Namespace) -> int:
     from memory_console.ingest.demo import build_demo
 
-    if args.count < 1:
-        raise UserError("--count must be at least 1")
+    common.check_range("--count", args.count, 1, MAX_DEMO_COUNT)
+    common.check_range("--seed", args.seed, 0)
+    if common.settings_of(args).read_only:
+        raise UserError("read-only mode: demo refused (the store is opened with --read-only)")
     path = common.db_path(args)
     if path.exists() and path.stat().st_size > 0:
         if not args.force:
@@ -178,17 +203,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from memory_console.ingest.formats import import_file
+    from memory_console.ingest.screen import SecretsPolicy
 
-    store = common.open_store(args, create=True, actor="import")
+    now = common.now_of(args)
+    store = common.open_store(args, create=True, actor="import", write="import")
     started = time.perf_counter()
     try:
         report = import_file(
             store,
             args.file,
             file_format=args.format,
-            now=common.now_of(args),
+            now=now,
             keep_ids=not args.new_ids,
             owner=args.owner,
+            policy=SecretsPolicy(args.allow_secrets, args.allow_health),
         )
     except StoreError as error:
         raise UserError(str(error)) from error
@@ -221,20 +249,39 @@ def cmd_export(args: argparse.Namespace) -> int:
     from memory_console.ingest.jsonl import export_jsonl
 
     write = export_mem0 if args.format == "mem0" else export_jsonl
+    options = {"include_all": args.all, "history": args.history, "reveal": args.reveal}
     store = common.open_store(args)
     try:
         if args.out:
             out_path = Path(args.out)
-            temp = out_path.with_name(out_path.name + ".partial")
-            with temp.open("w", encoding="utf-8") as handle:
-                count = write(store, handle, include_all=args.all, history=args.history)
-            temp.replace(out_path)
+            count = write_file(out_path, lambda handle: write(store, handle, **options))
             print(f"exported {count:,} memories to {out_path} ({args.format})", file=sys.stderr)
         else:
-            write(store, sys.stdout, include_all=args.all, history=args.history)
+            write(store, sys.stdout, **options)
     finally:
         store.close()
     return 0
+
+
+def write_file(path: Path, writer: Callable[[IO[str]], int]) -> int:
+    """Write through a private (0600) temporary file beside `path`, renamed over it when
+    complete: a full disk or an unwritable place leaves no half-written file, and an error
+    is a one-line UserError."""
+    if path.is_dir():
+        raise UserError(f"{path}: is a directory")
+    temp = path.with_name(path.name + ".partial")
+    try:
+        temp.unlink(missing_ok=True)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            count = writer(handle)
+        temp.replace(path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
+        reason = "the disk is full" if error.errno == errno.ENOSPC else error.strerror or error
+        raise UserError(f"{path}: cannot write: {reason}; nothing was written") from error
+    return count
 
 
 def filter_of(args: argparse.Namespace) -> Any:
@@ -259,24 +306,25 @@ def filter_of(args: argparse.Namespace) -> Any:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        raise UserError("--limit must be at least 1")
+    common.check_range("--limit", args.limit, 1)
     store = common.open_store(args)
     try:
         page = store.page(filter_of(args), sort=args.sort, descending=args.desc, limit=args.limit)
     finally:
         store.close()
     if args.json:
-        common.print_json([render.memory_json(record) for record in page.rows])
+        common.print_json([render.memory_json(r, reveal=args.reveal) for r in page.rows])
     else:
-        render.print_memory_table(page.rows, more=page.next_cursor is not None)
+        render.print_memory_table(
+            page.rows, more=page.next_cursor is not None, reveal=args.reveal
+        )
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     store = common.open_store(args)
     try:
-        record = store.get(args.id)
+        record = store.get(args.id) if 1 <= args.id <= common.MAX_ID else None
         if record is None:
             raise UserError(f"no memory with id {args.id}")
         history = store.history(args.id)
@@ -286,10 +334,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     now = common.now_of(args)
     if args.json:
         data = render.memory_json(record, reveal=args.reveal)
-        data["history"] = [render.event_json(event) for event in history]
+        data["history"] = [render.event_json(event, reveal=args.reveal) for event in history]
         data["forecast"] = render.forecast_json(record, now)
         if accesses is not None:
-            data["accesses"] = [render.event_json(event) for event in accesses]
+            data["accesses"] = [render.event_json(e, reveal=args.reveal) for e in accesses]
         common.print_json(data)
     else:
         render.print_memory(record, history, now, accesses=accesses, reveal=args.reveal)
@@ -298,8 +346,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_action(args: argparse.Namespace) -> int:
     ids = common.parse_ids(args.ids)
-    store = common.open_store(args)
     now = common.now_of(args)
+    store = common.open_store(args, write=args.action)
     try:
         if args.action == "forget":
             result = store.forget(ids, args.reason, now=now)
@@ -337,8 +385,8 @@ def cmd_action(args: argparse.Namespace) -> int:
 
 def cmd_purge(args: argparse.Namespace) -> int:
     ids = common.parse_ids(args.ids)
-    store = common.open_store(args)
     now = common.now_of(args)
+    store = common.open_store(args, write="purge")
     out = (
         Path(args.out)
         if args.out

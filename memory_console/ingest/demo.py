@@ -6,6 +6,7 @@ million events is assembled from precomputed texts instead of formatting floats.
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import threading
@@ -117,8 +118,13 @@ def build_demo(
         load(temporary, catalog, plan, log, events, report)
         sync_file(temporary)
         move_into_place(temporary, target)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
+    except BaseException as error:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{temporary}{suffix}").unlink(missing_ok=True)
+        if isinstance(error, sqlite3.OperationalError | OSError):
+            full = "full" in str(error) or getattr(error, "errno", None) == errno.ENOSPC
+            reason = "the disk is full" if full else str(error)
+            raise StoreError(f"{target}: cannot build the demo store: {reason}") from error
         raise
     report("done", STAGES["done"])
     return DemoReport(target, count, events.size, time.monotonic() - started)

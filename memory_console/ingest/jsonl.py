@@ -9,9 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from memory_console.ingest.screen import SecretsPolicy, import_refusal
+from memory_console.sensitive import mask_value
 from memory_console.store import EventRecord, MemoryFilter, MemoryRecord, Store
 from memory_console.store.errors import StoreError, ValidationError
-from memory_console.store.validate import check_count, check_time, complete_memory
+from memory_console.store.validate import (
+    MAX_TITLE,
+    check_count,
+    check_text,
+    check_time,
+    complete_memory,
+)
 from memory_console.store.vocab import EVENT_KINDS
 from memory_console.timeutil import now_ts, to_iso
 
@@ -49,9 +57,11 @@ def export_jsonl(
     *,
     include_all: bool = False,
     history: bool = False,
-    reveal: bool = True,
+    reveal: bool = False,
 ) -> int:
-    """Write memories (active only unless include_all) as JSONL; returns how many."""
+    """Write memories (active only unless include_all) as JSONL; returns how many.
+
+    Credentials are masked in every text of a memory and its history unless reveal."""
     memory_filter = MemoryFilter() if include_all else MemoryFilter(status="active")
     written = 0
     cursor = None
@@ -59,7 +69,8 @@ def export_jsonl(
         page = store.page(memory_filter, after=cursor, limit=1000)
         for record in page.rows:
             events = store.history(record.id) if history else None
-            out.write(json.dumps(export_record(record, events), ensure_ascii=False) + "\n")
+            data = export_record(record, events)
+            out.write(json.dumps(data if reveal else mask_value(data), ensure_ascii=False) + "\n")
             written += 1
         if page.next_cursor is None:
             return written
@@ -107,12 +118,15 @@ def parse_history(entries: Any) -> list[tuple[Any, ...]]:
             if entry.get(name) is not None and not isinstance(entry[name], dict):
                 raise ValidationError(f"history event {position}: {name} must be an object")
         query = entry.get("query")
-        if query is not None and not isinstance(query, str):
-            raise ValidationError(f"history event {position}: query must be a string")
+        if query is not None:
+            check_text(f"history event {position}: query", query, MAX_LINE_BYTES)
+        actor = entry.get("actor")
+        if actor is not None:
+            check_text(f"history event {position}: actor", actor, MAX_TITLE)
         events.append(
             (
                 at,
-                str(entry.get("actor") or "import"),
+                actor or "import",
                 kind,
                 json.dumps(entry["before"]) if entry.get("before") else None,
                 json.dumps(entry["after"]) if entry.get("after") else None,
@@ -125,9 +139,12 @@ def parse_history(entries: Any) -> list[tuple[Any, ...]]:
 
 
 def parse_jsonl(
-    path: Path, *, now: float, keep_ids: bool = True
+    path: Path, *, now: float, keep_ids: bool = True, policy: SecretsPolicy | None = None
 ) -> tuple[list[dict[str, Any]], list[list[tuple[Any, ...]] | None]]:
-    """Check every line; the first bad one raises ImportFileError `FILE:LINE: reason`."""
+    """Check every line; the first bad one raises ImportFileError `FILE:LINE: reason`.
+    A line holding a credential, or health data nobody asked to keep, is a bad line unless
+    the policy allows it."""
+    policy = SecretsPolicy() if policy is None else policy
     rows: list[dict[str, Any]] = []
     histories: list[list[tuple[Any, ...]] | None] = []
     seen_ids: dict[int, int] = {}
@@ -141,6 +158,8 @@ def parse_jsonl(
             ) from error
         except RecursionError as error:
             raise ImportFileError(f"{where}: invalid JSON: nested too deeply") from error
+        except ValueError as error:  # e.g. an integer of more than 4,300 digits
+            raise ImportFileError(f"{where}: invalid JSON: {error}") from error
         if not isinstance(data, dict):
             raise ImportFileError(
                 f"{where}: a line must be a JSON object, not {type(data).__name__}"
@@ -159,6 +178,9 @@ def parse_jsonl(
                 row["_line"] = number
         except ValidationError as error:
             raise ImportFileError(f"{where}: {error}") from error
+        refused = import_refusal(row, history, policy)
+        if refused is not None:
+            raise ImportFileError(f"{where}: {refused}")
         rows.append(row)
         histories.append(history)
     if not rows:
@@ -167,12 +189,17 @@ def parse_jsonl(
 
 
 def import_jsonl(
-    store: Store, path: str | os.PathLike[str], *, now: float | None = None, keep_ids: bool = True
+    store: Store,
+    path: str | os.PathLike[str],
+    *,
+    now: float | None = None,
+    keep_ids: bool = True,
+    policy: SecretsPolicy | None = None,
 ) -> ImportReport:
     """Validate the whole file, then insert every memory in one transaction, or nothing."""
     source = Path(path)
     moment = now_ts() if now is None else now
-    rows, histories = parse_jsonl(source, now=moment, keep_ids=keep_ids)
+    rows, histories = parse_jsonl(source, now=moment, keep_ids=keep_ids, policy=policy)
     lines = {row["id"]: row.pop("_line") for row in rows if "id" in row}
     for row in rows:
         row.pop("_line", None)

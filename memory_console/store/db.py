@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from memory_console.store.errors import StoreError
 from memory_console.store.migrations import MIGRATIONS
@@ -14,6 +16,7 @@ APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store
 SCHEMA_VERSION = 2
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5000
+LOW_DISK_BYTES = 64 * 1024  # less free space than this: an open that fails blames the disk
 
 # FTS5 is kept in step by our own triggers rather than sqlite-utils' enable_fts triggers: those
 # fire on every UPDATE, so a decay pass over a million rows would rewrite the whole text index.
@@ -96,9 +99,15 @@ def check_header(path: Path) -> None:
 
 
 def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit), WAL and a busy timeout."""
+    """A connection in autocommit mode (transactions are explicit), WAL and a busy timeout.
+
+    Read-only, in a directory where SQLite cannot create the -shm file and with no -wal file
+    (so nothing is pending), the file is read as immutable: WAL mode could not open it."""
     if read_only:
-        uri = f"file:{path}?mode=ro"
+        uri = f"file:{quote(str(path))}?mode=ro"
+        wal = Path(f"{path}-wal")
+        if not wal.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
+            uri += "&immutable=1"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     else:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -112,6 +121,7 @@ def open_store_connection(
     """Open (creating or migrating when allowed) a memory-console store, or raise StoreError;
     also returns the backup a migration made (None when none ran)."""
     path = Path(path)
+    created = False
     is_new = not path.exists() or path.stat().st_size == 0
     if path.is_dir():
         raise StoreError(f"{path}: is a directory, not a database file")
@@ -127,6 +137,7 @@ def open_store_connection(
                 create_new_file(path)
             except OSError as error:
                 raise StoreError(f"{path}: cannot create: {error.strerror}") from error
+            created = True
     else:
         check_header(path)
     try:
@@ -135,18 +146,34 @@ def open_store_connection(
         raise StoreError(f"{path}: cannot open: {error}") from error
     try:
         backup = prepare(conn, path, read_only=read_only)
-    except StoreError:
+    except BaseException as error:
         conn.close()
+        if created:  # a store that could not be set up is not left behind half made
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise StoreError(f"{path}: cannot back up before migrating: {error}") from error
+        if isinstance(error, sqlite3.DatabaseError):
+            raise StoreError(open_failure(path, error, read_only=read_only)) from error
         raise
-    except OSError as error:
-        conn.close()
-        raise StoreError(f"{path}: cannot back up before migrating: {error}") from error
-    except sqlite3.DatabaseError as error:
-        conn.close()
-        raise StoreError(
-            f"{path}: damaged or unreadable database ({error}); left untouched"
-        ) from error
     return conn, backup
+
+
+def open_failure(path: Path, error: sqlite3.DatabaseError, *, read_only: bool) -> str:
+    """What went wrong when a store file could not be read: a full disk and a read-only
+    directory are told apart from damage."""
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        free = None
+    if "full" in str(error) or (free is not None and free < LOW_DISK_BYTES):
+        return f"{path}: the disk is full ({error}); nothing was written"
+    if not read_only and not os.access(path.parent, os.W_OK | os.X_OK):
+        return (
+            f"{path}: its directory {path.parent} is read-only, and SQLite needs to create "
+            f"{path.name}-wal and -shm there; open it with --read-only"
+        )
+    return f"{path}: damaged or unreadable database ({error}); left untouched"
 
 
 def prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> Path | None:
@@ -213,7 +240,8 @@ def create_schema(conn: sqlite3.Connection, *, with_indexes: bool = True) -> Non
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite rolls back by itself on some errors (a full disk)
+            conn.execute("ROLLBACK")
         raise
 
 
@@ -251,6 +279,7 @@ def migrate(conn: sqlite3.Connection, path: Path, version: int) -> Path:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite rolls back by itself on some errors (a full disk)
+            conn.execute("ROLLBACK")
         raise
     return backup

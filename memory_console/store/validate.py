@@ -21,6 +21,12 @@ TIME_FIELDS = ("created_at", "updated_at", "last_accessed_at")
 FIELDS = set(INSERT_COLUMNS) | {"id"}
 
 
+def brief(value: Any, limit: int = 60) -> str:
+    """A value as an error message shows it: its repr, cut short when long."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**limit else "a huge number"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def default_title(content: str) -> str:
     """The first sentence, or the first 50 characters, of the content."""
     text = " ".join(content.split())
@@ -38,15 +44,25 @@ def check_text(name: str, value: Any, limit: int) -> str:
         raise ValidationError(f"{name} contains a NUL byte")
     if len(value) > limit:
         raise ValidationError(f"{name} is {len(value):,} characters; at most {limit:,} allowed")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(value[error.start])
+        raise ValidationError(
+            f"{name} holds an unpaired surrogate (\\u{code:04x}), which is not text"
+        ) from error
     return value
 
 
 def check_unit(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationError(f"{name} must be a number between 0 and 1, not {value!r}")
-    number = float(value)
+        raise ValidationError(f"{name} must be a number between 0 and 1, not {brief(value)}")
+    try:
+        number = float(value)
+    except OverflowError as error:
+        raise ValidationError(f"{name} must be between 0 and 1, not {brief(value)}") from error
     if math.isnan(number) or not 0.0 <= number <= 1.0:
-        raise ValidationError(f"{name} must be between 0 and 1, not {value!r}")
+        raise ValidationError(f"{name} must be between 0 and 1, not {brief(value)}")
     return number
 
 
@@ -54,10 +70,15 @@ def check_time(name: str, value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool):
-        raise ValidationError(f"{name} must be an ISO 8601 time, not {value!r}")
+        raise ValidationError(f"{name} must be an ISO 8601 time, not {brief(value)}")
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError as error:
+            raise ValidationError(f"{name} is out of range: {brief(value)}") from error
     elif isinstance(value, str):
+        if len(value) > 64:
+            raise ValidationError(f"{name} must be an ISO 8601 time, not {brief(value)}")
         try:
             number = parse_iso(value)
         except ValueError as error:
@@ -65,14 +86,14 @@ def check_time(name: str, value: Any) -> float | None:
     else:
         raise ValidationError(f"{name} must be an ISO 8601 time, not {type(value).__name__}")
     if not math.isfinite(number) or not 0 <= number < 253402300800:  # year 1970 .. 9999
-        raise ValidationError(f"{name} is out of range: {value!r}")
+        raise ValidationError(f"{name} is out of range: {brief(value)}")
     return number
 
 
 def check_choice(name: str, value: Any) -> str:
     allowed = CHOICES[name]
     if value not in allowed:
-        raise ValidationError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+        raise ValidationError(f"{name} must be one of {', '.join(allowed)}, not {brief(value)}")
     return str(value)
 
 
@@ -94,16 +115,21 @@ def check_metadata(value: Any) -> str:
             raise ValidationError(f"metadata is not valid JSON: {error.msg}") from error
     if not isinstance(value, dict):
         raise ValidationError("metadata must be a JSON object")
-    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError as error:
+        raise ValidationError("metadata holds NaN or Infinity, not allowed in JSON") from error
+    except (TypeError, RecursionError) as error:
+        raise ValidationError(f"metadata cannot be written as JSON: {error}") from error
     check_text("metadata", text, MAX_TEXT)
     return text
 
 
 def check_count(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError(f"{name} must be a whole number >= 0, not {value!r}")
+        raise ValidationError(f"{name} must be a whole number >= 0, not {brief(value)}")
     if value > 2**62:
-        raise ValidationError(f"{name} is too large: {value!r}")
+        raise ValidationError(f"{name} is too large: {brief(value)}")
     return value
 
 
@@ -139,7 +165,7 @@ def check_field(name: str, value: Any) -> Any:
         return check_metadata(value)
     if name == "is_protected":
         if not isinstance(value, bool | int) or value not in (0, 1):
-            raise ValidationError(f"is_protected must be true or false, not {value!r}")
+            raise ValidationError(f"is_protected must be true or false, not {brief(value)}")
         return int(bool(value))
     if name == "consolidated_into":
         if value is None:

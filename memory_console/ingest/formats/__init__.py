@@ -12,6 +12,7 @@ from memory_console.timeutil import now_ts
 
 if TYPE_CHECKING:
     from memory_console.ingest.formats.common import Parsed
+    from memory_console.ingest.screen import SecretsPolicy
     from memory_console.store import Store
 
 FORMATS = ("jsonl", "mem0", "openmemory", "letta", "mcp")
@@ -56,24 +57,32 @@ def import_file(
     now: float | None = None,
     keep_ids: bool = True,
     owner: str | None = None,
+    policy: SecretsPolicy | None = None,
 ) -> FormatReport:
     """Read and check the whole file, then insert every memory (and its history) in one
     transaction, or nothing. Errors name FILE:LINE or FILE:path and the reason.
 
     keep_ids: our JSONL keeps its ids; peer formats refuse memories whose (globally unique)
     id was imported before. Without it, both add the file's memories as new ones.
-    owner: for memories whose file names no owner (else "default")."""
-    from memory_console.ingest.formats.common import check_new_external_ids
+    owner: for memories whose file names no owner (else "default").
+    policy: a memory holding a credential, or health data whose metadata.user_requested is not
+    true, fails the whole import unless the policy allows it (default: it does not)."""
+    from memory_console.ingest.formats.common import check_new_external_ids, fail
     from memory_console.ingest.formats.detect import detect_format
     from memory_console.ingest.jsonl import import_jsonl
+    from memory_console.ingest.screen import SecretsPolicy, import_refusal
 
     source = Path(path)
     moment = now_ts() if now is None else now
     name = detect_format(source) if file_format == "auto" else file_format
     if name == "jsonl":
-        report = import_jsonl(store, source, now=moment, keep_ids=keep_ids)
+        report = import_jsonl(store, source, now=moment, keep_ids=keep_ids, policy=policy)
         return FormatReport(source, name, report.ids)
     parsed = reader(name)(source, now=moment, owner=owner)
+    for entry in parsed.entries:
+        refused = import_refusal(entry.row, entry.history, policy or SecretsPolicy())
+        if refused is not None:
+            raise fail(entry.where, refused)
     if keep_ids:
         check_new_external_ids(store, parsed.entries)
     histories = [entry.history for entry in parsed.entries]

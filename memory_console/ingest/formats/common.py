@@ -76,6 +76,8 @@ def decode_json(data: bytes | str, where: str) -> Any:
         ) from error
     except RecursionError as error:
         raise fail(where, "invalid JSON: nested too deeply") from error
+    except ValueError as error:  # e.g. an integer of more than 4,300 digits
+        raise fail(where, f"invalid JSON: {error}") from error
 
 
 def load_json(path: Path) -> Any:
@@ -111,9 +113,12 @@ def is_document(path: Path, keys: tuple[str, ...] = ()) -> bool:
     """Whether the file is one JSON document rather than JSONL: it opens a list, or an object
     that spans lines, or its only line is an object holding one of `keys`."""
     with open_binary(path) as handle:
-        lines = (raw for raw in handle if raw.strip())
-        first = next(lines, b"")
-        second = next(lines, None)
+        try:
+            lines = (raw for raw in handle if raw.strip())
+            first = next(lines, b"")
+            second = next(lines, None)
+        except (OSError, EOFError) as error:
+            raise ImportFileError(f"{path}: cannot read: {error}") from error
     opening = first.lstrip()[:1]
     if opening == b"[":
         return True

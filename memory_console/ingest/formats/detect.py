@@ -21,8 +21,10 @@ def detect_format(path: Path) -> str:
 
     JSONL lines are classified by their fields (the first SAMPLE_LINES must agree); a file
     none of whose lines looks like a peer format is taken as ours, the CLI's own format."""
-    if not path.is_file():
+    if not path.exists():
         raise ImportFileError(f"{path}: no such file")
+    if not path.is_file():
+        raise ImportFileError(f"{path}: not a regular file")
     if zipfile.is_zipfile(path):
         return "openmemory"
     if path.suffix == ".af":
@@ -42,13 +44,16 @@ def detect_format(path: Path) -> str:
     found: dict[str, int] = {}
     with open_binary(path) as handle:
         lines = (raw for raw in handle if raw.strip())
-        for number, raw in enumerate(islice(lines, SAMPLE_LINES), start=1):
-            try:
-                kind = line_format(json.loads(raw))
-            except (ValueError, RecursionError):
-                continue  # the reader names the bad line
-            if kind is not None:
-                found.setdefault(kind, number)
+        try:
+            for number, raw in enumerate(islice(lines, SAMPLE_LINES), start=1):
+                try:
+                    kind = line_format(json.loads(raw))
+                except (ValueError, RecursionError):
+                    continue  # the reader names the bad line
+                if kind is not None:
+                    found.setdefault(kind, number)
+        except (OSError, EOFError) as error:
+            raise ImportFileError(f"{path}: cannot read: {error}") from error
     if len(found) > 1:
         kinds = ", ".join(f"{kind} (line {number})" for kind, number in found.items())
         raise ImportFileError(f"{path}: lines look like different formats: {kinds}; {HINT}")
@@ -58,7 +63,10 @@ def detect_format(path: Path) -> str:
 
 def one_line(path: Path) -> bool:
     with open_binary(path) as handle:
-        return sum(1 for raw in islice((r for r in handle if r.strip()), 2)) == 1
+        try:
+            return sum(1 for raw in islice((r for r in handle if r.strip()), 2)) == 1
+        except (OSError, EOFError) as error:
+            raise ImportFileError(f"{path}: cannot read: {error}") from error
 
 
 def line_format(item: Any) -> str | None:
@@ -87,6 +95,8 @@ def document_format(document: Any) -> str | None:
         return None
     if not isinstance(document, dict):
         return None
+    if "content" in document:  # one line of ours (or of OpenMemory), whatever else it holds
+        return line_format(document)
     if any(key in document for key in ("agents", "blocks", "core_memory", "passages")):
         return "letta"
     if "results" in document or "history" in document:

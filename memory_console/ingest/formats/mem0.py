@@ -38,6 +38,7 @@ from memory_console.ingest.formats.common import (
     text_field,
     time_of,
 )
+from memory_console.sensitive import mask_value
 from memory_console.store import EventRecord, MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import to_iso
 
@@ -274,20 +275,31 @@ def history_rows(record: MemoryRecord, events: list[EventRecord]) -> list[dict[s
 
 
 def export_mem0(
-    store: Store, out: IO[str], *, include_all: bool = False, history: bool = False
+    store: Store,
+    out: IO[str],
+    *,
+    include_all: bool = False,
+    history: bool = False,
+    reveal: bool = False,
 ) -> int:
     """Write memories (active only unless include_all) as mem0 records, one per line, each
-    followed by its history rows if asked; returns how many memories."""
+    followed by its history rows if asked; returns how many memories. Credentials are masked
+    in every text unless reveal (and the hash is then the masked text's)."""
     memory_filter = MemoryFilter() if include_all else MemoryFilter(status="active")
     written = 0
     cursor = None
     while True:
         page = store.page(memory_filter, after=cursor, limit=1000)
         for record in page.rows:
-            out.write(json.dumps(export_record(record), ensure_ascii=False) + "\n")
+            data = export_record(record)
+            if not reveal:
+                data = mask_value(data)
+                data["hash"] = memory_hash(data["memory"])
+            out.write(json.dumps(data, ensure_ascii=False) + "\n")
             if history:
                 for row in history_rows(record, store.history(record.id)):
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    shown = row if reveal else mask_value(row)
+                    out.write(json.dumps(shown, ensure_ascii=False) + "\n")
             written += 1
         if page.next_cursor is None:
             return written
