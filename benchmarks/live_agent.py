@@ -267,8 +267,10 @@ class Console:
     """The console's side of a live run: rounds of decay, consolidation, bulk actions, undo
     and, now and then, the real CLI in a subprocess."""
 
-    def __init__(self, db: Path, report: ConsoleReport, rng: random.Random) -> None:
+    def __init__(self, db: Path, report: ConsoleReport, rng: random.Random,
+                 agent: subprocess.Popen[str]) -> None:
         self.db = db
+        self.agent = agent
         self.store = Store(db, actor="tui")
         self.report = report
         report.locks = instrument(self.store)
@@ -303,14 +305,15 @@ class Console:
     def decay(self, number: int, *, force_stale: bool) -> None:
         """Plan decay at a simulated `now` months ahead (so every decaying memory changes);
         in a forced round, wait until the agent reinforced a planned memory, then apply:
-        the plan must be refused as stale, with nothing written."""
+        the plan must be refused as stale, with nothing written. (Once the agent has ended,
+        a forced round is an ordinary one.)"""
         sim_now = time.time() + (400 + 30 * number) * DAY
         for attempt in range(PLAN_ATTEMPTS):
             proposal = plan(self.store, now=sim_now)
             if proposal.is_empty:
                 return
-            if force_stale and attempt == 0:
-                moved = self.wait_for_agent(proposal)
+            moved = self.wait_for_agent(proposal) if force_stale and attempt == 0 else []
+            if moved:
                 runs = run_count(self.store)
                 try:
                     apply(self.store, proposal)
@@ -334,10 +337,12 @@ class Console:
         self.report.gave_up += 1
 
     def wait_for_agent(self, proposal: Any) -> list[int]:
+        """The planned memories the agent changed, once it has changed any (none if it has
+        ended meanwhile)."""
         deadline = time.monotonic() + STALE_WAIT_S
         while time.monotonic() < deadline:
             moved = changed_revisions(self.store, proposal)
-            if moved:
+            if moved or self.agent.poll() is not None:
                 return moved
             time.sleep(0.01)
         raise LiveCheckError(f"the agent changed no planned memory in {STALE_WAIT_S:g} s")
@@ -426,16 +431,17 @@ class Console:
         self.cli = still
 
 
-def run_console(db: Path, seconds: float, *, cli_every: float | None, seed: int = 2
-                ) -> ConsoleReport:
-    """Console rounds for `seconds` (and the CLI every `cli_every` seconds, if given)."""
+def run_console(db: Path, seconds: float, agent: subprocess.Popen[str], *,
+                cli_every: float | None, seed: int = 2) -> ConsoleReport:
+    """Console rounds while the agent runs, for at most `seconds` (and the CLI every
+    `cli_every` seconds, if given)."""
     report = ConsoleReport()
-    console = Console(db, report, random.Random(seed))
+    console = Console(db, report, random.Random(seed), agent)
     started = time.monotonic()
     next_cli = started + (cli_every or 0.0) / 2
     number = 0
     try:
-        while time.monotonic() < started + seconds:
+        while time.monotonic() < started + seconds and agent.poll() is None:
             number += 1
             if cli_every is not None and time.monotonic() >= next_cli and not console.cli:
                 console.start_cli(number)
@@ -602,7 +608,7 @@ def run_live(db: Path, log_path: Path, seconds: float, *, adds: float, accesses:
     baseline = Baseline.take(db)
     agent = start_agent(db, log_path, seconds, adds, accesses)
     try:
-        console = run_console(db, seconds, cli_every=cli_every)
+        console = run_console(db, seconds, agent, cli_every=cli_every)
         _, err = agent.communicate(timeout=seconds + 120)
     finally:
         if agent.poll() is None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.crash_child import (
+    NOW,
     OPERATIONS,
     Action,
     Operation,
@@ -38,7 +39,7 @@ def test_a_kill_leaves_the_store_before_or_after(
     """Held at COMMIT: before. Killed at a random moment of its write transaction: before or
     after. Killed after it returned: after (the commit survives the kill)."""
     operation = operations[name]
-    calibration = calibrate(operation)
+    calibration = calibrate(operation, runs=2)
     assert calibration.problems == [] and operation.done_s > 0
     rng = random.Random(name)
     held = run_trial(operation, at="C")
@@ -62,9 +63,9 @@ def test_the_trial_sees_an_operation_that_is_not_atomic(
         store = Store(two_step.work, actor="crash")
 
         def archive_in_two() -> None:
-            store.archive(ids[:100])
+            store.archive(ids[:100], now=NOW)
             time.sleep(0.5)
-            store.archive(ids[100:])
+            store.archive(ids[100:], now=NOW)
 
         return archive_in_two
 
