@@ -16,7 +16,7 @@ from memory_console.store.store import Store
 from memory_console.timeutil import DAY
 
 PROGRESS_STEPS = 20_000  # SQLite virtual-machine steps between two looks at `cancelled`
-CONFIDENCE_BATCH = 200_000  # rows per read, so other readers get the store in between
+CONFIDENCE_BATCH = 50_000  # rows per read: short holds of the lock and of the GIL
 
 
 class ReadCancelled(Exception):
@@ -24,14 +24,17 @@ class ReadCancelled(Exception):
 
 
 @contextmanager
-def cancellable(store: Store, cancelled: Callable[[], bool]) -> Iterator[None]:
+def cancellable(store: Store, cancelled: Callable[[], bool], steps: int = PROGRESS_STEPS
+                ) -> Iterator[None]:
     """Hold the store for a long read (a plan, a scan) that stops within milliseconds once
     `cancelled()` is true: SQLite's progress handler aborts the running statement, and
     the read ends with ReadCancelled. The store's lock is held throughout, so no other
     thread's statement can be hit by the abort."""
     with store.lock:
+        if cancelled():
+            raise ReadCancelled()
         connection = store.connection
-        connection.set_progress_handler(lambda: 1 if cancelled() else 0, PROGRESS_STEPS)
+        connection.set_progress_handler(lambda: 1 if cancelled() else 0, steps)
         try:
             yield
         except sqlite3.OperationalError as error:
@@ -39,7 +42,7 @@ def cancellable(store: Store, cancelled: Callable[[], bool]) -> Iterator[None]:
                 raise ReadCancelled() from error
             raise
         finally:
-            connection.set_progress_handler(None, PROGRESS_STEPS)
+            connection.set_progress_handler(None, steps)
 
 
 def active_confidences(store: Store) -> tuple[np.ndarray, np.ndarray]:

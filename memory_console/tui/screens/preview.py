@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -473,6 +473,15 @@ class PreviewScreen(MemoryActionsScreen):
         if action in ("exclude", "include_all", "sort", "filter"):
             return True if ready else None
         return super().check_action(action, parameters)
+
+    def on_key(self, event: events.Key) -> None:
+        """A dimmed Apply still says why nothing happened."""
+        super().on_key(event)
+        if event.key == "A" and self.check_action("apply", ()) is None:
+            self.notify("read-only store: apply is disabled (opened with --read-only)"
+                        if self.context.read_only else "nothing to apply yet",
+                        severity="warning")
+            event.stop()
 
     def action_apply(self) -> None:
         from memory_console.tui.screens.confirm import ConfirmScreen

@@ -190,13 +190,14 @@ class ReviewScreen(ConsoleScreen):
 
     @on(GroupLoaded)
     def _group_loaded(self, message: GroupLoaded) -> None:
+        same = self.group is not None and self.group.key == message.group.key
         self.group = group = message.group
         head = Text(f"group {group.number:,} of {len(self.keys):,}: ", style="bold")
         head.append(group.reason)
         head.append(f" · {group.summary}", style="bold")
         self.query_one("#review-group-head", Static).update(head)
         members = self.query_one("#review-members", DataTable)
-        row = members.cursor_row
+        row = members.cursor_row if same else 0
         members.clear()
         for number, record in enumerate(group.members, start=1):
             state = group.state(record.id, self.edits)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -200,6 +200,16 @@ class RunsScreen(ConsoleScreen):
             if self.context.read_only or run is None or run.undone or self.undoing:
                 return None
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A dimmed Undo run still says why nothing happened."""
+        if event.key == "u" and self.check_action("undo_run", ()) is None:
+            run = self.current
+            self.notify("read-only store: undo is disabled (opened with --read-only)"
+                        if self.context.read_only else
+                        "this run is already undone" if run is not None and run.undone
+                        else "no run to undo here", severity="warning")
+            event.stop()
 
     def action_undo_run(self) -> None:
         from memory_console.tui.screens.confirm import ConfirmScreen

@@ -1,0 +1,300 @@
+"""The maintenance screens driven end to end: preview, exclude, protect, apply, runs, undo,
+merge review, stale plans and the health screen, checking the database at each step."""
+
+from __future__ import annotations
+
+import io
+from typing import Any, TypeVar
+
+from rich.console import Console
+from textual.widgets import Static
+from textual.worker import WorkerCancelled
+
+from memory_console.maintenance import list_runs
+from memory_console.store import MemoryFilter, Store
+from memory_console.timeutil import DAY
+from memory_console.tui.app import MemoryConsoleApp
+from memory_console.tui.plan_request import PlanRequest
+from memory_console.tui.screens.confirm import ConfirmScreen
+from memory_console.tui.screens.health import HealthScreen
+from memory_console.tui.screens.main import MainScreen
+from memory_console.tui.screens.maintenance import MaintenanceScreen
+from memory_console.tui.screens.preview import PreviewScreen
+from memory_console.tui.screens.review import ReviewScreen
+from memory_console.tui.screens.runs import RunsScreen
+from memory_console.tui.widgets.figure_table import FigureTable
+from tests import test_tui_support as support
+from tests.test_tui_actions import notes
+from tests.test_tui_support import NOW, console
+
+demo_file = support.demo_file
+demo_store = support.demo_store
+
+SIZE = (120, 36)
+
+
+async def settle(pilot: Any) -> None:
+    """support.settle, also past workers that a newer one of their group cancelled."""
+    for _ in range(20):
+        try:
+            await support.settle(pilot)
+        except WorkerCancelled:
+            continue
+        return
+
+
+S = TypeVar("S")
+
+
+def screen_of(app: MemoryConsoleApp, kind: type[S]) -> S:
+    screen = app.screen
+    assert isinstance(screen, kind), f"on {type(screen).__name__}, not {kind.__name__}"
+    return screen
+
+
+def shown_text(widget: Static) -> str:
+    """What a Static shows, as plain text."""
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(widget.content)
+    return console.export_text()
+
+
+def decayed_events(store: Store, ident: int) -> list[Any]:
+    return [e for e in store.history(ident) if e.kind == "decayed"]
+
+
+async def open_preview(app: MemoryConsoleApp, pilot: Any, request: PlanRequest | None = None
+                       ) -> PreviewScreen:
+    if request is None:
+        await pilot.press("m")
+        await settle(pilot)
+        screen_of(app, MaintenanceScreen)
+        await pilot.press("ctrl+r")
+    else:
+        app.push_screen(PreviewScreen(request))
+    await settle(pilot)
+    preview = screen_of(app, PreviewScreen)
+    assert preview.base is not None and preview.edited is not None
+    return preview
+
+
+async def test_preview_exclude_apply_runs_undo(demo_store: Store) -> None:
+    app = console(demo_store)
+    seen = notes(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        preview = await open_preview(app, pilot)
+        assert preview.base is not None
+        proposed = preview.base.counts()["decayed"]
+        assert proposed > 10 and not list_runs(demo_store)
+        left_out = preview.table.current
+        assert left_out is not None and left_out.pass_name == "decay"
+        before = demo_store.require(left_out.id).confidence
+        assert before == left_out.fields["confidence"][0]  # planning wrote nothing
+
+        await pilot.press("x")
+        await settle(pilot)
+        assert preview.edits.excluded == {left_out.id}
+        assert preview.edited is not None
+        assert preview.edited.plan.counts()["decayed"] == proposed - 1
+        await pilot.press("down")
+        applied = preview.table.current
+        await pilot.press("down")
+        touched_since = preview.table.current
+        assert applied is not None and touched_since is not None
+        assert len({left_out.id, applied.id, touched_since.id}) == 3
+
+        await pilot.press("A")
+        await settle(pilot)
+        confirm = screen_of(app, ConfirmScreen)
+        assert f"{proposed - 1:,}" in str(confirm.body)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen_of(app, MaintenanceScreen)
+        runs = list_runs(demo_store)
+        assert len(runs) == 1 and runs[0].counts == {"decayed": proposed - 1}
+        assert any(f"run {runs[0].id}" in note for note in seen)
+        assert demo_store.require(left_out.id).confidence == before
+        assert not decayed_events(demo_store, left_out.id)
+        after = applied.fields["confidence"][1]
+        assert demo_store.require(applied.id).confidence == after
+        assert decayed_events(demo_store, applied.id)[-1].run_id == runs[0].id
+
+        demo_store.protect([touched_since.id], now=NOW + 60)  # changed again after the run
+        await pilot.press("R")
+        await settle(pilot)
+        screen = screen_of(app, RunsScreen)
+        assert [r.id for r in screen.runs] == [runs[0].id]
+        assert screen.window is not None and screen.window.total == proposed - 1
+        await pilot.press("u")
+        await settle(pilot)
+        screen_of(app, ConfirmScreen)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert list_runs(demo_store)[0].undone
+        assert demo_store.require(applied.id).confidence == applied.fields["confidence"][0]
+        assert any("undone" in note for note in seen)
+        assert screen.current is not None and screen.current.undone
+        report = list_runs(demo_store)[0].undo_report
+        assert report is not None
+        assert [item["id"] for item in report["not_restored"]] == [touched_since.id]
+        kept = touched_since.fields["confidence"][1]
+        assert demo_store.require(touched_since.id).confidence == kept
+        facts = shown_text(screen.query_one("#runs-facts", Static))
+        assert f"#{touched_since.id}" in facts and "not restored 1" in facts
+
+
+async def test_protect_or_a_stale_plan_plans_again(demo_store: Store) -> None:
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        preview = await open_preview(app, pilot)
+        protected = preview.table.current
+        assert protected is not None and preview.base is not None
+        first = preview.base
+        await pilot.press("p")
+        await settle(pilot)
+        assert demo_store.require(protected.id).is_protected
+        assert preview.base is not first
+        assert protected.id not in preview.base.touched_ids.tolist()
+        assert preview.base.changed == first.changed - 1
+
+        change = preview.table.current
+        assert change is not None
+        demo_store.record_access([change.id], now=NOW + 1)  # an agent recalls it meanwhile
+        await pilot.press("A")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        dialog = screen_of(app, ConfirmScreen)
+        assert "out of date" in dialog.title_text and not list_runs(demo_store)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen_of(app, PreviewScreen) is preview and preview.base is not None
+        assert change.id not in preview.base.touched_ids.tolist()
+        await pilot.press("A")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(list_runs(demo_store)) == 1
+
+
+async def test_merge_review_rejects_and_splits_groups(demo_store: Store) -> None:
+    app = console(demo_store)
+    request = PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        preview = await open_preview(app, pilot, request)
+        assert preview.base is not None
+        groups = len(preview.base.new_memories)
+        await pilot.press("c")
+        await settle(pilot)
+        review = screen_of(app, ReviewScreen)
+        assert review.group is not None
+        rejected = [r.id for r in review.group.members]
+        await pilot.press("n")
+        await settle(pilot)
+        assert review.group.summary == "rejected"
+        await pilot.press("down")
+        await settle(pilot)
+        options: Any = review.query_one("#review-groups")
+        options.highlighted = next(i for i, k in enumerate(review.keys)
+                                   if len(review.proposed[k]) >= 4)
+        await settle(pilot)
+        split = [r.id for r in review.group.members][:2]
+        await pilot.press("space", "space", "s")
+        await settle(pilot)
+        assert review.group.summary == "split in 2"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen_of(app, PreviewScreen) is preview and preview.edited is not None
+        assert len(preview.edited.plan.new_memories) == groups
+        await pilot.press("A")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert all(demo_store.require(i).status == "active" for i in rejected)
+        into = {demo_store.require(i).consolidated_into for i in split}
+        assert len(into) == 1 and None not in into
+        merged = demo_store.require(into.pop() or 0)
+        assert sorted(merged.metadata["consolidated_from"]) == sorted(split)
+
+
+async def test_the_form_checks_parameters_and_simulates_a_date(demo_store: Store) -> None:
+    app = console(demo_store)
+    seen = notes(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        form = screen_of(app, MaintenanceScreen)
+        form.query_one("#param-floor").value = "2"  # type: ignore[attr-defined]
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert screen_of(app, MaintenanceScreen) is form
+        assert any("floor" in note for note in seen)
+        form.query_one("#param-floor").value = ""  # type: ignore[attr-defined]
+        form.query_one("#maintenance-preset").value = "+90"  # type: ignore[attr-defined]
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        preview = screen_of(app, PreviewScreen)
+        assert preview.request.now == NOW + 90 * DAY and preview.base is not None
+        assert preview.base.now == NOW + 90 * DAY
+        now_plan = (await open_preview_at(app, pilot, NOW)).base
+        assert now_plan is not None and preview.base.changed > now_plan.changed
+
+
+async def open_preview_at(app: MemoryConsoleApp, pilot: Any, now: float) -> PreviewScreen:
+    return await open_preview(app, pilot, PlanRequest(("decay", "cleanup"), "relevance", {},
+                                                      now, NOW))
+
+
+async def test_read_only_preview_says_why_apply_is_off(demo_file: Any, tmp_path: Any) -> None:
+    import shutil
+
+    path = tmp_path / "ro.db"
+    shutil.copy(demo_file, path)
+    with Store(path, read_only=True, actor="tui") as store:
+        app = console(store)
+        seen = notes(app)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await open_preview(app, pilot)
+            await pilot.press("A")
+            await settle(pilot)
+            screen_of(app, PreviewScreen)
+            assert any("read-only" in note for note in seen)
+
+
+async def test_health_numbers_open_their_memories(demo_store: Store) -> None:
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("H")
+        await settle(pilot)
+        health = screen_of(app, HealthScreen)
+        assert health.stats is not None and health.projection is not None
+        assert health.candidates is not None
+        owners = health.query_one("#health-owners", FigureTable)
+        owners.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        main = screen_of(app, MainScreen)
+        owner = health.stats.owners[0][0]
+        assert main.view.memory_filter == MemoryFilter(owner=owner, status="active")
+        assert main.count == health.stats.owners[0][1]
+        assert f"owner {owner}" in main.status.position
+
+        await pilot.press("H")
+        await settle(pilot)
+        health = screen_of(app, HealthScreen)
+        attention = health.query_one("#health-attention", FigureTable)
+        attention.focus()
+        await pilot.press("enter")  # the first row: stale memories
+        await settle(pilot)
+        main = screen_of(app, MainScreen)
+        ids = main.view.memory_filter.ids
+        assert ids is not None and len(ids) == health.stats.stats["stale"]["count"]
+        stale = demo_store.get_many(list(ids))
+        assert all(r.status == "active" and r.decay_policy == "standard" for r in stale.values())

@@ -1,0 +1,160 @@
+"""The maintenance screens' helpers without the interface: edits, rows, parameters, figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory_console.maintenance import apply, plan, store_forecast
+from memory_console.store import MemoryFilter, Store
+from memory_console.store.health import (
+    ReadCancelled,
+    active_confidences,
+    cancellable,
+    run_change_count,
+    run_changes,
+    run_changes_before,
+)
+from memory_console.timeutil import DAY
+from memory_console.tui.health_figures import project_tiers, tier_filter
+from memory_console.tui.merge_review import load_group, merge_members
+from memory_console.tui.plan_chart import after_plan, distribution
+from memory_console.tui.plan_edit import PlanEdits, edit_plan, merge_groups
+from memory_console.tui.plan_request import evaluation_time, param_fields
+from memory_console.tui.plan_rows import ChangeRows
+from tests import test_tui_support as support
+from tests.test_tui_support import NOW
+
+demo_file = support.demo_file
+demo_store = support.demo_store
+
+
+def decay_plan(store: Store):  # type: ignore[no-untyped-def]
+    return plan(store, ("decay", "cleanup"), now=NOW)
+
+
+def test_excluded_memories_leave_the_plan_and_its_revisions(demo_store: Store) -> None:
+    proposed = decay_plan(demo_store)
+    left_out = proposed.change_sets[0].ids[:3].tolist()
+    edited = edit_plan(proposed, PlanEdits().toggle_excluded(left_out))
+    assert edited.plan.changed == proposed.changed - 3
+    assert not set(left_out) & set(edited.plan.touched_ids.tolist())
+    assert edited.kept[0][:3].tolist() == [False, False, False]
+    apply(demo_store, edited.plan, actor="tui")
+    for ident in left_out:
+        assert not [e for e in demo_store.history(ident) if e.kind == "decayed"]
+    changed = proposed.change_sets[0].ids[3]
+    after = proposed.change_sets[0].values["confidence"][1][3]
+    assert demo_store.require(int(changed)).confidence == pytest.approx(after)
+
+
+def test_toggling_twice_takes_a_memory_back(demo_store: Store) -> None:
+    edits = PlanEdits().toggle_excluded([5, 6]).toggle_excluded([5, 6])
+    assert edits.is_empty
+
+
+def test_rejected_and_split_merges_reach_the_store(demo_store: Store) -> None:
+    proposed = plan(demo_store, ("consolidate",), now=NOW)
+    groups = merge_groups(proposed)
+    keys = sorted(groups, reverse=True)
+    biggest = max(keys, key=lambda k: len(groups[k]))
+    rejected = next(k for k in keys if k != biggest)
+    part = groups[biggest][:2]
+    edits = PlanEdits().reject(groups[rejected]).split(part)
+    edited = edit_plan(proposed, edits, lambda ids: merge_members(demo_store, ids))
+    assert len(edited.plan.new_memories) == len(proposed.new_memories) - 1 + (
+        1 if len(groups[biggest]) >= 4 else 0)
+    apply(demo_store, edited.plan, actor="tui")
+    for ident in groups[rejected]:
+        assert demo_store.require(ident).status == "active"
+    into = {demo_store.require(i).consolidated_into for i in part}
+    assert len(into) == 1
+    merged = demo_store.require(into.pop() or 0)
+    assert sorted(merged.metadata["consolidated_from"]) == sorted(part)
+
+
+def test_a_group_left_with_one_member_is_dropped(demo_store: Store) -> None:
+    proposed = plan(demo_store, ("consolidate",), now=NOW)
+    groups = merge_groups(proposed)
+    key = next(k for k, members in groups.items() if len(members) == 3)
+    edited = edit_plan(proposed, PlanEdits().reject(groups[key][:2]))
+    assert key not in edited.groups
+    assert all(m.key != key for m in edited.plan.new_memories)
+    group = load_group(demo_store, proposed, edited, key)
+    assert group.summary == "rejected"
+    assert group.similarity.shape == (3, 3)
+    assert np.allclose(np.diag(group.similarity), 1.0)
+
+
+def test_rows_sort_largest_drop_first_and_filter(demo_store: Store) -> None:
+    proposed = decay_plan(demo_store)
+    rows = ChangeRows(proposed)
+    kept = np.ones(len(rows), dtype=bool)
+    order = rows.order("drop", rows.matching(None, None, kept))
+    drops = rows.drop[order]
+    assert len(order) == len(rows) and np.all(np.diff(drops) <= 1e-12)
+    ident = int(rows.ids[order[5]])
+    assert rows.ids[rows.order("id", rows.matching(None, str(ident), kept))].tolist() == [ident]
+    found = rows.matching(None, "last access", kept)
+    reasons = [rows.change(int(i)).reason for i in np.flatnonzero(found)]
+    assert reasons and all("last access" in r for r in reasons)
+    assert found.sum() < len(rows)
+    kept[order[:4]] = False
+    assert rows.matching(None, None, kept, left_out=True).sum() == 4
+
+
+def test_evaluation_time_reads_days_and_dates() -> None:
+    assert evaluation_time("now", NOW) == NOW
+    assert evaluation_time("+90", NOW) == NOW + 90 * DAY
+    assert evaluation_time("+2w", NOW) == NOW + 14 * DAY
+    assert evaluation_time("2027-01-01", NOW) == pytest.approx(1798761600.0)
+    with pytest.raises(ValueError):
+        evaluation_time("next tuesday", NOW)
+
+
+def test_parameters_follow_the_policy() -> None:
+    relevance = {f.name: f for f in param_fields(("decay", "cleanup"), "relevance")}
+    assert relevance["period_days"].default == 30.0
+    assert relevance["period_days"].sets == ("relevance",)
+    periodic = {f.name: f for f in param_fields(("decay",), "periodic")}
+    assert periodic["period_days"].default == 7.0
+    assert "max_memories" in {f.name for f in param_fields(("quota",), "relevance")}
+
+
+def test_cancelled_reads_stop_and_leave_the_store_usable(demo_store: Store) -> None:
+    asked = iter([False, False, True])  # not yet when the read starts, then cancelled
+
+    with pytest.raises(ReadCancelled), cancellable(demo_store, lambda: next(asked, True), 50):
+        plan(demo_store, ("decay",), now=NOW)
+    assert demo_store.count() > 0
+    with cancellable(demo_store, lambda: False):
+        assert decay_plan(demo_store).changed > 0
+
+
+def test_distribution_after_a_plan(demo_store: Store) -> None:
+    proposed = plan(demo_store, ("sensitive", "decay"), now=NOW)
+    ids, confidence = active_confidences(demo_store)
+    assert len(ids) == demo_store.count(MemoryFilter(status="active"))
+    after = after_plan(ids, confidence, proposed)
+    archived = sum(len(s) for s in proposed.change_sets if s.kind == "archived")
+    assert len(after) == len(ids) - archived
+    spread = distribution(ids, confidence, proposed)
+    assert sum(spread.before) == len(ids) and sum(spread.after) == len(after)
+
+
+def test_tier_projection_matches_the_store_forecast(demo_store: Store) -> None:
+    projection = project_tiers(demo_store, NOW)
+    forecast = store_forecast(demo_store, NOW)
+    assert [projection.count(0, t) for t in range(5)] == list(forecast["current"].values())
+    assert [projection.count(6, t) for t in range(5)] == list(forecast["months"]["6"].values())
+    assert [demo_store.count(tier_filter(t)) for t in range(5)] == \
+        list(forecast["current"].values())
+
+
+def test_run_changes_page_through_a_run(demo_store: Store) -> None:
+    run = apply(demo_store, decay_plan(demo_store), actor="tui")
+    total = run_change_count(demo_store, run.id)
+    first = run_changes(demo_store, run.id, 0, 10)
+    second = run_changes(demo_store, run.id, first[-1].id, 10)
+    assert total == run.changed and len(first) == 10
+    assert run_changes_before(demo_store, run.id, second[0].id, 10) == first
