@@ -581,6 +581,8 @@ class LiveResult:
             "console_bulk_actions": console.bulk_actions,
             "console_undos": console.undos,
             "console_undo_not_restored": console.not_restored,
+            "console_applies_tried": console.decay_runs + console.consolidations
+            + console.raced_stale,
             "stale_refused_forced": console.forced_stale,
             "stale_refused_raced": console.raced_stale,
             "plans_given_up": console.gave_up,

@@ -3,6 +3,7 @@ both sides is kept, stale plans are refused, and no "database is locked" reaches
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -10,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from benchmarks.live_agent import Baseline, LiveResult, broken_chains, run_live
+from benchmarks.live_agent import Baseline, LiveResult, broken_chains, instrument, run_live
 from memory_console.ingest.demo import build_demo
 from memory_console.maintenance import StalePlanError, apply, plan
-from memory_console.store import Store, bulk
+from memory_console.store import Store, StoreError, bulk
+from memory_console.store.store import LOCK_RETRIES
 from tests.conftest import NOW
 
 DAY = 86400.0
@@ -86,3 +88,24 @@ def test_the_chain_check_sees_a_plan_applied_over_an_access(
         apply(console, proposal)
     problems = broken_chains(db, baseline)
     assert problems and all(f"memory {ids[2]}" in text for text in problems)
+
+
+def test_a_held_write_lock_is_retried_then_refused_in_words(tmp_path: Path) -> None:
+    """The retry count above comes from this instrument: with the lock held elsewhere, the
+    Store tries BEGIN IMMEDIATE a bounded number of times, then says busy, never 'locked'."""
+    db = tmp_path / "busy.db"
+    with Store(db, actor="test") as store:
+        ident = store.add({"content": "held"}, now=NOW)
+        locks = instrument(store)
+        store.connection.execute("PRAGMA busy_timeout = 20")
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(StoreError) as refused:
+                store.protect([ident])
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert locks.retries == LOCK_RETRIES and locks.begins == 0
+        assert "busy" in str(refused.value) and "locked" not in str(refused.value)
+        assert store.protect([ident]).changed == [ident] and locks.begins == 1
