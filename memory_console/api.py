@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_console.ingest import remember as rules
 from memory_console.ingest.remember import ActionsError, Candidate, MemoryAction, find_directive
+from memory_console.sensitive import credential_kinds
 from memory_console.store import MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import now_ts
 
@@ -213,16 +214,18 @@ class MemoryAPI:
 
         A user directive ("remember that ...", "don't forget ...", "note that ...", "keep in
         mind ...") is stored with importance 1.0 and source user_directive, and counts as the
-        user asking (health data allowed). Anything else is an inferred memory (importance
-        0.5, source session_review). Credentials are refused, health data too unless the
-        user asked; a near-duplicate of the owner's active memories is reinforced instead.
+        user asking (health data allowed), as do user_requested=True and a metadata whose
+        user_requested is true. Anything else is an inferred memory (importance 0.5, source
+        session_review). Credentials, in the text or in the metadata, are refused, health data
+        too unless the user asked; a near-duplicate of the owner's active memories is
+        reinforced instead.
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a string, not {type(text).__name__}")
         moment = now_ts() if now is None else now
         directive = rules.find_directive(text)
-        asked = user_requested or directive is not None
         extra = dict(metadata or {})
+        asked = user_requested or directive is not None or extra.get("user_requested") is True
         extra["original_message"] = text[:200]
         if directive is not None:
             extra["directive"] = directive.phrase
@@ -267,6 +270,10 @@ class MemoryAPI:
         refused = rules.refusal(screened, user_requested=user_requested)
         if refused is not None:
             return _Plan("refuse", refused)
+        hidden = credential_kinds(metadata)
+        if hidden:
+            named = " and ".join(rules.with_article(kind) for kind in hidden)
+            return _Plan("refuse", f"its metadata holds {named}")
         title = rules.make_title(content)
         keywords = rules.extract_keywords(content)
         duplicate = self._near_duplicate(owner, content, title, keywords)
@@ -566,6 +573,10 @@ class MemoryAPI:
         return matches[0]
 
     def _plan_change(self, action: MemoryAction, ident: int) -> _Plan:
+        hidden = credential_kinds(action.reasoning)
+        if hidden:
+            named = " and ".join(rules.with_article(kind) for kind in hidden)
+            raise ActionsError(f"{action.where}: its reasoning holds {named}")
         if action.action_type == "DELETE":
             return _Plan("delete", action.reasoning or "deleted by the agent", id=ident)
         assert action.content is not None

@@ -10,6 +10,7 @@ import argparse
 import io
 import sqlite3
 import sys
+import unicodedata
 from collections.abc import Sequence
 
 from memory_console import __version__
@@ -49,6 +50,20 @@ def tolerant_output() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+def one_line(text: object) -> str:
+    """An error message as one line: control characters and line separators (from a file
+    name, say) escaped."""
+    return "".join(
+        repr(char)[1:-1] if unicodedata.category(char) in ("Cc", "Zl", "Zp") else char
+        for char in str(text)
+    )
+
+
+def fail(message: object) -> int:
+    print(f"memory-console: error: {one_line(message)}", file=sys.stderr)
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     tolerant_output()
     parser = build_parser()
@@ -58,8 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return common.run_console(args)
         return int(args.handler(args) or 0)
     except (common.UserError, StoreError) as error:
-        print(f"memory-console: error: {error}", file=sys.stderr)
-        return 1
+        return fail(error)
     except KeyboardInterrupt:
         print("memory-console: interrupted", file=sys.stderr)
         return 130
@@ -68,12 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except sqlite3.DatabaseError as error:
         # The database failed under a command (a damaged page, an I/O error): the command's
         # transaction, if any, was rolled back.
-        print(f"memory-console: error: the database failed: {error}", file=sys.stderr)
-        return 1
+        where = f"{args.db}: " if getattr(args, "db", None) else ""
+        return fail(f"{where}the database failed: {error}")
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
-        print(f"memory-console: error: {where}{error.strerror or error}", file=sys.stderr)
-        return 1
+        return fail(f"{where}{error.strerror or error}")
 
 
 if __name__ == "__main__":

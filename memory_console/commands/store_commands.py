@@ -16,6 +16,7 @@ from memory_console.commands import common, render
 from memory_console.commands.common import UserError
 from memory_console.ingest.formats import EXPORT_FORMATS
 from memory_console.ingest.formats import FORMATS as IMPORT_FORMATS
+from memory_console.store.db import SQLITE_MAGIC
 from memory_console.store.errors import StoreError
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, SORTABLE, STATUSES, TIERS
 
@@ -269,6 +270,8 @@ def write_file(path: Path, writer: Callable[[IO[str]], int]) -> int:
     is a one-line UserError."""
     if path.is_dir():
         raise UserError(f"{path}: is a directory")
+    if path.exists() and is_store_file(path):
+        raise UserError(f"{path}: is a store file; choose another file to write")
     temp = path.with_name(path.name + ".partial")
     try:
         temp.unlink(missing_ok=True)
@@ -282,6 +285,17 @@ def write_file(path: Path, writer: Callable[[IO[str]], int]) -> int:
         reason = "the disk is full" if error.errno == errno.ENOSPC else error.strerror or error
         raise UserError(f"{path}: cannot write: {reason}; nothing was written") from error
     return count
+
+
+def is_store_file(path: Path) -> bool:
+    """Whether the file is an SQLite database (or its write-ahead log or shared memory)."""
+    if path.name.endswith(("-wal", "-shm")):
+        return True
+    try:
+        with path.open("rb") as handle:
+            return handle.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
 
 
 def filter_of(args: argparse.Namespace) -> Any:
@@ -378,14 +392,24 @@ def cmd_action(args: argparse.Namespace) -> int:
             f"{past} {len(result.changed)} memories"
             + (f"; {len(result.unchanged)} already so" if result.unchanged else "")
         )
-        if result.missing:
-            print(f"no such memories: {', '.join(map(str, result.missing))}", file=sys.stderr)
-    return 1 if result.missing and not result.changed and not result.unchanged else 0
+    return report_missing(result.missing, failed=not result.changed and not result.unchanged)
+
+
+def report_missing(missing: list[int], *, failed: bool) -> int:
+    """Name the ids the store does not hold on stderr (an error when nothing else was done);
+    returns the exit code."""
+    if not missing:
+        return 0
+    head = "memory-console: error: " if failed else "memory-console: "
+    print(f"{head}no such memories: {', '.join(map(str, missing))}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def cmd_purge(args: argparse.Namespace) -> int:
     ids = common.parse_ids(args.ids)
     now = common.now_of(args)
+    if args.out and Path(args.out).exists() and is_store_file(Path(args.out)):
+        raise UserError(f"{args.out}: is a store file; choose another file to write")
     store = common.open_store(args, write="purge")
     out = (
         Path(args.out)
@@ -404,9 +428,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
         common.print_json({"purged": result.changed, "missing": result.missing, "out": str(out)})
     else:
         print(f"purged {len(result.changed)} memories; they were written to {out} first")
-        if result.missing:
-            print(f"no such memories: {', '.join(map(str, result.missing))}", file=sys.stderr)
-    return 1 if result.missing and not result.changed else 0
+    return report_missing(result.missing, failed=not result.changed)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

@@ -446,7 +446,7 @@ def parse_actions(json_text: str | bytes | dict[str, Any]) -> ActionDocument:
             raise ActionsError(
                 f"invalid JSON: {error.msg} (line {error.lineno} column {error.colno})"
             ) from error
-        except (TypeError, RecursionError) as error:
+        except (TypeError, ValueError, RecursionError) as error:
             raise ActionsError(f"invalid JSON: {error}") from error
     if not isinstance(document, dict):
         raise ActionsError(f"the document must be a JSON object, not {type(document).__name__}")

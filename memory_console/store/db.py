@@ -96,6 +96,24 @@ def check_header(path: Path) -> None:
         raise StoreError(f"{path}: not an SQLite database; memory-console will not touch it")
     if head and len(head) < 100:
         raise StoreError(f"{path}: truncated SQLite file; memory-console will not touch it")
+    wal = Path(f"{path}-wal")
+    settled = not wal.exists() or wal.stat().st_size == 0  # no checkpoint can be under way
+    if head and settled and path.stat().st_size < header_size(head):
+        raise StoreError(
+            f"{path}: truncated SQLite file (shorter than its header says); "
+            "memory-console will not touch it"
+        )
+
+
+def header_size(head: bytes) -> int:
+    """The file size an SQLite header promises: page size x page count, or 0 when the page
+    count in the header is not valid (written by an old SQLite)."""
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(head[28:32], "big")
+    if head[24:28] != head[92:96]:  # change counter != version-valid-for: count not valid
+        return 0
+    return page_size * pages
 
 
 def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
@@ -125,6 +143,8 @@ def open_store_connection(
     is_new = not path.exists() or path.stat().st_size == 0
     if path.is_dir():
         raise StoreError(f"{path}: is a directory, not a database file")
+    if path.exists() and not path.is_file():
+        raise StoreError(f"{path}: not a regular file, not a database file")
     if is_new:
         if read_only:
             raise StoreError(f"{path}: no such store (read-only mode does not create one)")

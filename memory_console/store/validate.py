@@ -13,6 +13,7 @@ from memory_console.timeutil import parse_iso
 
 MAX_TEXT = 1_000_000  # characters of content; longer texts are refused, not truncated
 MAX_TITLE = 500
+MAX_KEYWORDS = 1000
 TITLE_LENGTH = 50
 
 # Every column a caller may give when adding a memory (the Store assigns id and revision).
@@ -102,6 +103,8 @@ def check_keywords(value: Any) -> str:
         value = [part.strip() for part in value.split(",") if part.strip()]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValidationError("keywords must be a list of strings")
+    if len(value) > MAX_KEYWORDS:
+        raise ValidationError(f"keywords: {len(value):,} of them; at most {MAX_KEYWORDS:,} allowed")
     for item in value:
         check_text("keyword", item, MAX_TITLE)
     return json.dumps(value, ensure_ascii=False)
@@ -182,7 +185,7 @@ def complete_memory(data: dict[str, Any], now: float) -> dict[str, Any]:
     """
     if not isinstance(data, dict):
         raise ValidationError("a memory must be a JSON object")
-    if "content" not in data:
+    if data.get("content") is None:
         raise ValidationError("content is required")
     extra = {k: v for k, v in data.items() if k not in FIELDS}
     row: dict[str, Any] = {}
