@@ -10,6 +10,7 @@ console or the demo data does.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import shutil
 import sys
 import tempfile
@@ -108,6 +109,51 @@ async def topic(pilot: Pilot[Any], store: Store) -> None:
     await settle(pilot)
 
 
+async def maintenance(pilot: Pilot[Any], store: Store) -> None:
+    await settle(pilot)
+    await pilot.press("m")
+    await settle(pilot)
+
+
+async def preview(pilot: Pilot[Any], store: Store) -> None:
+    await maintenance(pilot, store)
+    await pilot.press("ctrl+r")
+    await settle(pilot)
+    await pilot.press("down", "x", "down")
+    await settle(pilot)
+
+
+async def merge_review(pilot: Pilot[Any], store: Store) -> None:
+    from memory_console.tui.plan_request import PlanRequest
+    from memory_console.tui.screens.preview import PreviewScreen
+
+    await settle(pilot)
+    pilot.app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {}, NOW,
+                                                    NOW)))
+    await settle(pilot)
+    await pilot.press("c")
+    await settle(pilot)
+
+
+async def runs(pilot: Pilot[Any], store: Store) -> None:
+    from memory_console.maintenance import apply, plan, undo
+
+    apply(store, plan(store, ("decay", "cleanup"), now=NOW - 30 * 86400), actor="tui")
+    apply(store, plan(store, ("expire", "consolidate", "decay", "cleanup"), now=NOW),
+          actor="tui")
+    undone = apply(store, plan(store, ("sensitive",), now=NOW), actor="cli")
+    undo(store, undone.id, now=NOW + 300)
+    await settle(pilot)
+    await pilot.press("R")
+    await settle(pilot)
+
+
+async def health(pilot: Pilot[Any], store: Store) -> None:
+    await settle(pilot)
+    await pilot.press("H")
+    await settle(pilot)
+
+
 SCREENS: list[tuple[str, tuple[int, int], Steps]] = [
     ("main", WIDE, nothing),
     ("main-80x24", SMALL, nothing),
@@ -119,6 +165,11 @@ SCREENS: list[tuple[str, tuple[int, int], Steps]] = [
     ("sort", WIDE, sort),
     ("palette", WIDE, palette),
     ("help", WIDE, help_screen),
+    ("maintenance", WIDE, maintenance),
+    ("preview", WIDE, preview),
+    ("merge-review", WIDE, merge_review),
+    ("runs", WIDE, runs),
+    ("health", WIDE, health),
 ]
 
 
@@ -137,9 +188,27 @@ async def shoot(source: Path, work: Path, name: str, size: tuple[int, int], step
     return target
 
 
+class FrozenClock:
+    """Plans and runs record when and how long: fixed, so the pictures do not drift."""
+
+    @staticmethod
+    def time() -> float:
+        return NOW + 120
+
+    @staticmethod
+    def perf_counter() -> float:
+        return 0.0
+
+
+def freeze_maintenance_clocks() -> None:
+    for name in ("memory_console.maintenance.planner", "memory_console.maintenance.apply"):
+        importlib.import_module(name).time = FrozenClock  # type: ignore[attr-defined]
+
+
 def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else Path(__file__).resolve().parent
     out.mkdir(parents=True, exist_ok=True)
+    freeze_maintenance_clocks()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         source = work / "demo.db"

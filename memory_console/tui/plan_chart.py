@@ -79,6 +79,6 @@ def distribution_legend(spread: Distribution) -> Text:
     text = Text()
     text.append("█ before", style=BEFORE_COLOR)
     text.append(f" {sum(spread.before):,}   ")
-    text.append("█ after", style=AFTER_COLOR)
+    text.append("█ after", style=f"bright_{AFTER_COLOR}")
     text.append(f" {sum(spread.after):,} active memories by confidence")
     return text

@@ -109,7 +109,8 @@ class ChangeRows:
         rows = np.flatnonzero(mask)
         if sort == "drop":
             drop = np.nan_to_num(self.drop[rows], nan=-np.inf)
-            keys: tuple[np.ndarray, ...] = (self.ids[rows], -drop)
+            ids = self.ids[rows]
+            keys: tuple[np.ndarray, ...] = (np.abs(ids), ids < 0, -drop)
         elif sort == "pass":
             keys = (self.ids[rows], self.set_index[rows] % (len(self.plan.change_sets) + 1))
         elif sort == "reason":

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from memory_console.maintenance import Run
 from memory_console.maintenance.params import POLICY
-from memory_console.maintenance.registry import parameter_classes, used_sets
+from memory_console.maintenance.registry import parameter_classes, registered_passes, used_sets
 from memory_console.tui.formatting import when
 
 SHOWN_NOT_RESTORED = 30
@@ -23,13 +23,18 @@ def counts_text(counts: dict[str, int]) -> str:
 def parameters_table(run: Run) -> Table:
     """The parameter sets the run's passes read; values other than the default in bold."""
     classes = parameter_classes()
+    known = registered_passes()
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column()
+    if all(p in known and not known[p].param_sets and not known[p].params_class
+           for p in run.passes):
+        grid.add_row("none", "these passes take no parameters")
+        return grid
     try:
         names = [run.policy if s == POLICY else s for s in used_sets(run.passes)]
     except ValueError:  # a pass no longer registered: show every set recorded
         names = [s for s in run.params if s != POLICY]
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(style="dim", no_wrap=True)
-    grid.add_column()
     for name in dict.fromkeys(names):
         values: dict[str, Any] = run.params.get(name) or {}
         defaults = classes[name]().to_dict() if name in classes else {}
@@ -52,8 +57,11 @@ def undo_text(run: Run) -> Text:
     text = Text(f"undone {when(run.undone_at)}: ", style="bold")
     deleted = report.get("deleted") or []
     missed = report.get("not_restored") or []
-    text.append(f"restored {int(report.get('restored', 0)):,}, deleted {len(deleted):,} "
-                f"it created, not restored {len(missed):,}")
+    text.append(f"restored {int(report.get('restored', 0)):,}")
+    if deleted:
+        text.append(f", deleted {len(deleted):,} it created")
+    text.append(f", not restored {len(missed):,} (changed since the run):" if missed
+                else ", nothing left out")
     for item in missed[:SHOWN_NOT_RESTORED]:
         text.append(f"\n  #{item.get('id')}: ", style="bold")
         text.append(str(item.get("reason", "")))

@@ -25,7 +25,8 @@ from memory_console.tui.plan_edit import EditedPlan, PlanEdits, edit_plan, merge
 from memory_console.tui.screens.base import ConsoleScreen
 
 MATRIX_LIMIT = 12  # members shown in the similarity matrix
-STATE_MARKS = {"merge": ("✓", "green"), "rejected": ("✗", "red"), "split": ("✂", "yellow"),
+LABEL_WIDTH = 26  # cells of a group's line in the list
+STATE_MARKS = {"merge": ("✓", "green"), "rejected": ("×", "red"), "split": ("÷", "yellow"),
                "": ("±", "yellow")}  # "": some members taken out
 
 
@@ -61,15 +62,15 @@ def merged_view(part: Part, label: str) -> RenderableType:
 
 def similarity_table(group: MergeGroup) -> Table:
     shown = min(len(group.members), MATRIX_LIMIT)
-    title = f"pairwise {group.measure}"
+    title = group.measure
     if shown < len(group.members):
         title += f" (first {shown} of {len(group.members)})"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False, header_style="bold", title_style="bold", expand=False,
-                  collapse_padding=True)
-    table.add_column("")
+                  padding=(0, 0))
+    table.add_column("", min_width=2)
     for column in range(shown):
-        table.add_column(str(column + 1), justify="right")
+        table.add_column(str(column + 1), justify="right", min_width=4)
     for row in range(shown):
         cells = []
         for column in range(shown):
@@ -150,10 +151,11 @@ class ReviewScreen(ConsoleScreen):
         where = f"{memory.fields.get('owner')}/{memory.fields.get('topic')}"
         state = outcome(parts, len(self.proposed[key]))
         mark, style = STATE_MARKS.get(state, STATE_MARKS["split" if "split" in state else ""])
-        text = Text(f"{self.keys.index(key) + 1:>3} ", style="dim")
+        digits = len(str(len(self.keys)))
+        text = Text(f"{self.keys.index(key) + 1:>{digits}} ", style="dim")
         text.append(f"{mark} ", style=style)
         text.append(f"{len(self.proposed[key]):>2} ", style="bold")
-        text.append(one_line(where, 19))
+        text.append(one_line(where, LABEL_WIDTH - digits - 6))
         return text
 
     def show_head(self) -> None:

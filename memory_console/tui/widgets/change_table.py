@@ -15,7 +15,7 @@ from textual.widgets import DataTable
 from memory_console.tui.formatting import SELECTED_MARK, one_line
 from memory_console.tui.plan_rows import RowChange
 
-LEFT_OUT_MARK = "✗"
+LEFT_OUT_MARK = "×"
 FIXED = (("mark", " ", 1), ("id", "id", 7), ("pass", "pass", 11), ("field", "field", 11),
          ("change", "before → after", 18))
 SCROLLBAR = 2

@@ -14,16 +14,20 @@ from memory_console.describe import change_text
 from memory_console.store import EventRecord
 from memory_console.tui.formatting import one_line
 
-FIXED = (("id", "memory", 6), ("kind", "kind", 9), ("change", "change", 20))
+FIXED = (("id", "memory", 6), ("kind", "kind", 9), ("change", "change", 18))
 SCROLLBAR = 2
 
 
 def compact_change(event: EventRecord) -> str:
-    """`0.725 → 0.695` for a confidence change, else the fields as the story writes them."""
-    if set(event.before) | set(event.after) == {"confidence"}:
-        before, after = event.before.get("confidence"), event.after.get("confidence")
+    """`0.725 → 0.695`, `active → archived`: one field without its name (the kind says
+    which), several as the story writes them."""
+    names = set(event.before) | set(event.after)
+    if len(names) == 1:
+        name = names.pop()
+        before, after = event.before.get(name), event.after.get(name)
         if isinstance(before, float) and isinstance(after, float):
             return f"{before:.3f} → {after:.3f}"
+        return f"{before if before is not None else '-'} → {after}"
     return change_text(event).replace(" -> ", " → ")
 
 

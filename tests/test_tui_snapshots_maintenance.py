@@ -1,0 +1,80 @@
+"""Snapshots of the maintenance screens on the fixed demo store at a fixed `now`."""
+
+from __future__ import annotations
+
+import importlib
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from memory_console.maintenance import apply, plan, undo
+from memory_console.store import Store
+from memory_console.tui.plan_request import PlanRequest
+from tests import test_tui_support as support
+from tests.test_tui_maintenance import settle
+from tests.test_tui_support import NOW, console
+
+demo_file = support.demo_file
+demo_store = support.demo_store
+
+WIDE = (120, 36)
+
+
+@pytest.fixture(autouse=True)
+def frozen_clocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plans and runs record how long they took and when: the same figures every time."""
+    clock = SimpleNamespace(time=lambda: NOW + 120, perf_counter=lambda: 0.0)
+    for module in ("memory_console.maintenance.planner", "memory_console.maintenance.apply"):
+        monkeypatch.setattr(importlib.import_module(module), "time", clock)
+
+
+def press(*keys: str) -> Any:
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return run_before
+
+
+def test_maintenance_screen(snap_compare: Any, demo_store: Store) -> None:
+    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=press("m"))
+
+
+def test_preview_screen(snap_compare: Any, demo_store: Store) -> None:
+    assert snap_compare(console(demo_store), terminal_size=WIDE,
+                        run_before=press("m", "ctrl+r", "down", "x", "down"))
+
+
+def test_merge_review_screen(snap_compare: Any, demo_store: Store) -> None:
+    async def review(pilot: Any) -> None:
+        from memory_console.tui.screens.preview import PreviewScreen
+
+        await settle(pilot)
+        pilot.app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {},
+                                                        NOW, NOW)))
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        groups: Any = pilot.app.screen.query_one("#review-groups")
+        groups.highlighted = 0  # the largest group: four memories
+        await settle(pilot)
+        for key in ("space", "space", "s"):
+            await pilot.press(key)
+            await settle(pilot)
+
+    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=review)
+
+
+def test_runs_screen(snap_compare: Any, demo_store: Store) -> None:
+    apply(demo_store, plan(demo_store, ("decay", "cleanup"), now=NOW - 86400 * 30), actor="tui")
+    undone = apply(demo_store, plan(demo_store, ("sensitive", "decay", "cleanup"), now=NOW),
+                   actor="cli")
+    undo(demo_store, undone.id, now=NOW + 300)
+    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=press("R"))
+
+
+def test_health_screen(snap_compare: Any, demo_store: Store) -> None:
+    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=press("H"))
