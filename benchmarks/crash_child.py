@@ -1,8 +1,9 @@
-"""Crash trials: a forked child runs one store operation on a copy of a prepared store and is
-SIGKILLed at a chosen moment; the parent then checks the file is sound and all or nothing.
+"""Crash trials: a forked child runs a store operation and is SIGKILLed at a chosen moment.
 
-Operations: apply (consolidate + decay + cleanup, with new memories), undo of such a run,
-import of a JSONL file, purge of 500 memories, and the schema 1 -> 2 migration. The child
+The child works on a copy of a prepared store; the parent then checks the file is sound and
+the operation all or nothing. Operations: apply (consolidate + decay + cleanup, with new
+memories), undo of such a run, import of a JSONL file, purge of every 4th of the first 2,000
+memories, and the schema 1 -> 2 migration. The child
 reports its progress through a pipe, each mark with its time since the operation began:
 R (ready: the operation starts now), B (BEGIN IMMEDIATE starts), C (COMMIT starts), D (the
 operation returned), X (it raised). A kill before C must leave the store as it was, a kill

@@ -1,9 +1,10 @@
-"""A live agent beside the console: one process adds and reinforces memories at a steady rate
-while this one plans and applies maintenance and bulk actions; both sides counted and checked.
+"""A live agent beside the console: both write to one store, then both sides are checked.
 
-The agent runs as `python benchmarks/live_agent.py --db PATH --log PATH --seconds S` and
-writes one line per write it made to a line-buffered log: `add ID`, `access ID ID ...` (the
-memories whose access it recorded), `error TEXT` for anything that reached it, `done {json}`.
+One process adds and reinforces memories at a steady rate while this one plans and applies
+maintenance and bulk actions. The agent runs as
+`python benchmarks/live_agent.py --db PATH --log PATH --seconds S` and writes one line per
+write it made to a line-buffered log: `add ID`, `access ID ID ...` (the memories whose access
+it recorded), `error TEXT` for anything that reached it, `done {json}`.
 Only the standard library and memory_console are imported here, so the file runs as a script.
 """
 

@@ -1,5 +1,7 @@
-"""SIGKILL during apply, undo, import, purge and migration: the store passes integrity_check and
-each operation is all or nothing (the benchmark runs 50 random kills per operation)."""
+"""SIGKILL during apply, undo, import, purge or migration leaves the store before or after.
+
+The store passes integrity_check every time; the benchmark runs 50 random kills per
+operation, these tests three chosen ones."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def operations(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Operation]:
-    return prepare_operations(tmp_path_factory.mktemp("crash"), 1500)
+    return prepare_operations(tmp_path_factory.mktemp("crash"), 1000)
 
 
 @pytest.mark.parametrize("name", OPERATIONS)
@@ -39,7 +41,7 @@ def test_a_kill_leaves_the_store_before_or_after(
     """Held at COMMIT: before. Killed at a random moment of its write transaction: before or
     after. Killed after it returned: after (the commit survives the kill)."""
     operation = operations[name]
-    calibration = calibrate(operation, runs=2)
+    calibration = calibrate(operation, runs=1)
     assert calibration.problems == [] and operation.done_s > 0
     rng = random.Random(name)
     held = run_trial(operation, at="C")
@@ -70,6 +72,6 @@ def test_the_trial_sees_an_operation_that_is_not_atomic(
         return archive_in_two
 
     two_step = Operation("archive", purge.template, tmp_path / "two-step.db", prepare)
-    assert calibrate(two_step).problems == []
+    assert calibrate(two_step, runs=1).problems == []
     torn = run_trial(two_step, delay=0.25)
     assert torn.outcome == "torn" and any("neither" in text for text in torn.problems)

@@ -1,5 +1,7 @@
-"""A live agent writes while the console plans, applies, undoes and acts in bulk: every write of
-both sides is kept, stale plans are refused, and no "database is locked" reaches anyone."""
+"""A live agent writes while the console maintains the store: nothing lost, nothing locked.
+
+Every write of both sides is kept, plans the agent touched are refused as stale, and no
+"database is locked" reaches anyone."""
 
 from __future__ import annotations
 
