@@ -60,6 +60,10 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--dry-run", action="store_true", help="list what would change")
     mode.add_argument("--apply", action="store_true", help="write it, in one transaction")
+    parser.add_argument("--skip-stale", action="store_true",
+                        help="with --apply: leave out the memories that changed while planning "
+                        "(an agent wrote them) and apply the rest, instead of refusing the "
+                        "whole plan; the next run takes them")
     parser.add_argument("--policy", choices=list(POLICIES), default="relevance",
                         help="decay policy (default relevance)")
     parser.add_argument("--top", type=int, default=20,
@@ -89,8 +93,10 @@ def overrides_of(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from memory_console.maintenance import apply, plan
+    from memory_console.maintenance import StalePlanError, apply, plan
 
+    if args.skip_stale and not args.apply:
+        raise UserError("--skip-stale goes with --apply")
     names = args.passes or registry.maintain_passes()
     try:
         params = registry.build_params(names, args.policy, overrides_of(args))
@@ -104,7 +110,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if args.apply:
             store.require_writable(f"{args.command_name} --apply")
         proposed = plan(store, names, params, now)
-        run = apply(store, proposed) if args.apply else None
+        try:
+            run = apply(store, proposed, skip_stale=args.skip_stale) if args.apply else None
+        except StalePlanError as error:
+            raise UserError(f"{error} or use --skip-stale") from error
         titles = titles_of(store, proposed, args.top) if not args.json else {}
     finally:
         store.close()
@@ -112,6 +121,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         extra: dict[str, Any] = {"dry_run": run is None}
         if run is not None:
             extra.update(run_id=run.id, duration_ms=run.duration_ms)
+            if args.skip_stale:
+                extra.update(applied=run.changed, skipped_stale=skipped_stale(run),
+                             skipped=run.skipped)
         write_plan_json(proposed, extra)
     else:
         print_plan(proposed, run, titles, args)
@@ -174,8 +186,25 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
     if run is None:
         out.print("[dim]apply with the same options and --apply instead of --dry-run[/dim]")
     else:
+        if args.skip_stale:
+            out.print(skipped_line(run))
         out.print(f"run {run.id} wrote {run.changed:,} memories in {run.duration_ms:,} ms; "
                   f"undo with: memory-console undo {run.id}")
+
+
+def skipped_stale(run: Any) -> int:
+    return int(run.counts.get("skipped_stale", 0))
+
+
+def skipped_line(run: Any) -> str:
+    """What a --skip-stale apply did and left for the next run."""
+    line = (f"applied {run.changed:,} changes; skipped {skipped_stale(run):,} memories that "
+            "changed while planning (the next run takes them)")
+    grouped = int(run.counts.get("skipped_with_group", 0))
+    if grouped:
+        line += (f"; {grouped:,} unchanged members of their consolidation groups were left "
+                 "out with them")
+    return line
 
 
 def cmd_runs(args: argparse.Namespace) -> int:

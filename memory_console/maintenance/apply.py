@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from memory_console.maintenance.errors import MaintenanceError, StalePlanError
 from memory_console.maintenance.plan import ChangeSet, Plan
-from memory_console.maintenance.runs import Run
+from memory_console.maintenance.runs import Run, skipped_record
 from memory_console.store import Store, bulk
 from memory_console.store.store import dumps
 from memory_console.store.validate import complete_memory
@@ -20,27 +21,41 @@ from memory_console.store.validate import complete_memory
 PLACEHOLDER_FIELDS = ("consolidated_into",)  # fields whose after may name a NewMemory key
 
 
-def apply(store: Store, plan: Plan, *, actor: str | None = None) -> Run:
+def apply(
+    store: Store, plan: Plan, *, actor: str | None = None, skip_stale: bool = False
+) -> Run:
     """Write every change of `plan`, one event per memory and pass, and the run row, in one
     write transaction; a crash or an error leaves the store as it was.
 
     The plan's revisions are checked inside the transaction, row by row as each memory is
     updated; if any memory changed since planning, everything is rolled back and
-    StalePlanError asks for a new plan.
+    StalePlanError asks for a new plan. With `skip_stale`, the memories that changed are
+    left out instead (no update, no event; a consolidation group with one of them is left
+    out whole, its merged memory not created) and the rest is written: decay is computed
+    from base_confidence, so the next run decays a skipped memory as if nothing was missed.
+    The run row counts what was skipped and keeps the ids.
     """
     if Path(plan.store_path) != store.path.resolve():
         raise MaintenanceError(f"this plan was made for {plan.store_path}, not {store.path}")
     who = actor or store.actor
     started_at = time.time()
     clock = time.perf_counter()
-    counts = plan.counts()
-    changed = plan.changed + len(plan.new_memories)
+    skipped = Skipped()
     with store.transaction("applying maintenance") as conn, bulk.large_cache(conn):
-        run_id = bulk.insert_run(conn, {
+        if skip_stale:
+            # Inside the write transaction nothing can change between this read and the
+            # updates, whose own revision check stays as a guard.
+            plan, skipped = without_stale(plan, bulk.current_revisions(conn, plan.touched_ids))
+        counts = {**plan.counts(), **skipped.counts()}
+        changed = plan.changed + len(plan.new_memories)
+        row: dict[str, Any] = {
             "started_at": started_at, "now": plan.now, "passes": dumps(list(plan.passes)),
             "policy": plan.policy, "params": dumps(plan.params.to_dict()),
             "counts": dumps(counts), "changed": changed, "duration_ms": 0, "actor": who,
-        })
+        }
+        if skipped.ids:
+            row["undo_report"] = dumps(skipped_record(skipped.ids))
+        run_id = bulk.insert_run(conn, row)
         keys = insert_new_memories(store, plan, run_id)
         write_changes(conn, plan, keys)
         store.write_events(event_rows(plan, run_id, keys))
@@ -52,8 +67,80 @@ def apply(store: Store, plan: Plan, *, actor: str | None = None) -> Run:
     return Run(
         id=run_id, started_at=started_at, now=plan.now, passes=list(plan.passes),
         policy=plan.policy, params=plan.params.to_dict(), counts=counts, changed=changed,
-        duration_ms=duration_ms, actor=who,
+        duration_ms=duration_ms, actor=who, skipped=skipped.ids,
     )
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Memories a skip-stale apply left out, by reason: `skipped_stale` changed after the
+    plan was made; `skipped_with_group` did not, but share a consolidation group with one
+    that did. `new_memories` is how many merged memories were not created."""
+
+    ids: dict[str, list[int]] = field(default_factory=dict)
+    new_memories: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {reason: len(ids) for reason, ids in self.ids.items()}
+
+
+def placeholder_groups(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """(member id, NewMemory key) of every change that points a memory at a new one."""
+    members: list[int] = []
+    groups: list[int] = []
+    for change_set in plan.change_sets:
+        for name in PLACEHOLDER_FIELDS:
+            if name not in change_set.values:
+                continue
+            for ident, value in zip(change_set.ids.tolist(),
+                                    change_set.values[name][1].tolist(), strict=True):
+                if isinstance(value, int) and value < 0:
+                    members.append(ident)
+                    groups.append(value)
+    return np.array(members, dtype=np.int64), np.array(groups, dtype=np.int64)
+
+
+def without_stale(plan: Plan, current: np.ndarray) -> tuple[Plan, Skipped]:
+    """`plan` without the memories whose revision is no longer the planned one (`current`
+    aligned with plan.touched_ids, -1 for a deleted memory) and without every consolidation
+    group that has one of them, so no merge is ever half applied."""
+    stale = current != plan.touched_revisions
+    if not stale.any():
+        return plan, Skipped()
+    stale_ids = plan.touched_ids[stale]
+    dropped = stale_ids
+    members, groups = placeholder_groups(plan)
+    dropped_keys = np.zeros(0, dtype=np.int64)
+    while members.shape[0]:
+        keys = np.unique(groups[np.isin(members, dropped)])
+        if keys.shape[0] == dropped_keys.shape[0]:
+            break
+        dropped_keys = keys
+        dropped = np.union1d(stale_ids, members[np.isin(groups, keys)])
+    change_sets = []
+    for change_set in plan.change_sets:
+        keep = ~np.isin(change_set.ids, dropped)
+        if keep.all():
+            change_sets.append(change_set)
+        elif keep.any():
+            change_sets.append(ChangeSet(
+                change_set.pass_name, change_set.kind, change_set.ids[keep],
+                {name: (before[keep], after[keep])
+                 for name, (before, after) in change_set.values.items()},
+                change_set.reasons.take(keep),
+            ))
+    gone = set(dropped_keys.tolist())
+    kept = ~np.isin(plan.touched_ids, dropped)
+    narrowed = replace(
+        plan, change_sets=change_sets,
+        new_memories=[m for m in plan.new_memories if m.key not in gone],
+        touched_ids=plan.touched_ids[kept], touched_revisions=plan.touched_revisions[kept],
+    )
+    ids = {"skipped_stale": stale_ids.tolist()}
+    grouped = np.setdiff1d(dropped, stale_ids)
+    if grouped.shape[0]:
+        ids["skipped_with_group"] = grouped.tolist()
+    return narrowed, Skipped(ids, len(gone))
 
 
 def insert_new_memories(store: Store, plan: Plan, run_id: int) -> dict[int, int]:

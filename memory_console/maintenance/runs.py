@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memory_console.store import NotFoundError, Store, bulk
 from memory_console.timeutil import to_iso
+
+SKIPPED_KEY = "skipped"  # in the undo_report column of a run that is not undone
+
+
+def skipped_record(ids: dict[str, list[int]]) -> dict[str, Any]:
+    """What a skip-stale apply keeps in the run row about the memories it left out. It goes
+    in the undo_report column, free until the run is undone, so the schema stays as it is;
+    undo replaces it with its own report (the counts stay)."""
+    return {SKIPPED_KEY: ids}
 
 
 @dataclass(frozen=True)
@@ -26,16 +35,21 @@ class Run:
     actor: str
     undone_at: float | None = None
     undo_report: dict[str, Any] | None = None
+    skipped: dict[str, list[int]] = field(default_factory=dict)
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Run:
         ident, started, now, passes, policy, params, counts, changed, duration, actor = row[:10]
-        undone_at, report = row[10], row[11]
+        undone_at = row[10]
+        report = json.loads(row[11]) if row[11] else None
+        skipped: dict[str, list[int]] = {}
+        if undone_at is None and isinstance(report, dict) and SKIPPED_KEY in report:
+            skipped, report = report[SKIPPED_KEY], None
         return cls(
             id=ident, started_at=started, now=now, passes=json.loads(passes), policy=policy,
             params=json.loads(params), counts=json.loads(counts), changed=changed,
-            duration_ms=duration, actor=actor, undone_at=undone_at,
-            undo_report=json.loads(report) if report else None,
+            duration_ms=duration, actor=actor, undone_at=undone_at, undo_report=report,
+            skipped=skipped,
         )
 
     @property
@@ -51,6 +65,8 @@ class Run:
             "policy": self.policy,
             "counts": self.counts,
             "changed": self.changed,
+            "skipped_stale": self.counts.get("skipped_stale", 0),
+            "skipped": self.skipped,
             "duration_ms": self.duration_ms,
             "actor": self.actor,
             "undone": self.undone,

@@ -7,6 +7,7 @@ second backend replaces this module and nothing in maintenance/.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -236,6 +237,27 @@ def update_memories(
         f"UPDATE memory SET {assignments}, revision = revision + 1 WHERE {where}", rows
     )
     return int(cursor.rowcount)
+
+
+def current_revisions(conn: sqlite3.Connection, ids: np.ndarray) -> np.ndarray:
+    """The present revision of each memory of `ids`, aligned with it; -1 where the memory no
+    longer exists. One pass: the ids travel as a single JSON array and each is one primary-key
+    lookup (CROSS JOIN keeps that order), so it costs about one read of the touched rows."""
+    wanted = np.asarray(ids, dtype=np.int64)
+    found = np.full(wanted.shape[0], -1, dtype=np.int64)
+    if not wanted.shape[0]:
+        return found
+    rows = conn.execute(
+        "SELECT m.id, m.revision FROM json_each(?) AS j CROSS JOIN memory AS m "
+        "ON m.id = j.value",
+        (json.dumps(wanted.tolist()),),
+    ).fetchall()
+    if rows:
+        table = np.array(rows, dtype=np.int64)
+        order = np.argsort(wanted, kind="stable")
+        at = order[np.searchsorted(wanted, table[:, 0], sorter=order)]
+        found[at] = table[:, 1]
+    return found
 
 
 def insert_memory(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
