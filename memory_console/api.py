@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_console.ingest import remember as rules
 from memory_console.ingest.remember import ActionsError, Candidate, MemoryAction, find_directive
-from memory_console.sensitive import credential_kinds
+from memory_console.sensitive import credential_kinds, with_article
 from memory_console.store import MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import now_ts
 
@@ -272,7 +272,7 @@ class MemoryAPI:
             return _Plan("refuse", refused)
         hidden = credential_kinds(metadata)
         if hidden:
-            named = " and ".join(rules.with_article(kind) for kind in hidden)
+            named = " and ".join(with_article(kind) for kind in hidden)
             return _Plan("refuse", f"its metadata holds {named}")
         title = rules.make_title(content)
         keywords = rules.extract_keywords(content)
@@ -575,7 +575,7 @@ class MemoryAPI:
     def _plan_change(self, action: MemoryAction, ident: int) -> _Plan:
         hidden = credential_kinds(action.reasoning)
         if hidden:
-            named = " and ".join(rules.with_article(kind) for kind in hidden)
+            named = " and ".join(with_article(kind) for kind in hidden)
             raise ActionsError(f"{action.where}: its reasoning holds {named}")
         if action.action_type == "DELETE":
             return _Plan("delete", action.reasoning or "deleted by the agent", id=ident)

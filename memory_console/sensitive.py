@@ -9,6 +9,15 @@ from typing import Any
 
 MASK = "••••••"
 MAX_MASK_ROUNDS = 4
+WORD = re.compile(r"\w{3,}")
+
+# Words that follow "password is" in a sentence about a password, not in one giving it
+# ("password = same" gives one: the exception is for "is" only).
+NOT_A_VALUE = (
+    r"(?:not|the|a|an|to|too|in|on|for|my|your|his|her|our|their|its|set|reset|required|"
+    r"wrong|correct|missing|expired|changed|same|still|also|now|being|was|has|had|stored|"
+    r"saved|kept|known|unknown|different|weak|strong|long|short|case|written|needed)"
+)
 
 # Each pattern's group "secret" (or the whole match) is what gets masked.
 CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -16,7 +25,7 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "private key",
         re.compile(
             r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
-            r"(?:[\s\S]*?-----END (?:[A-Z]+ )*PRIVATE KEY-----|(?:\s*[A-Za-z0-9+/=]+)*)"
+            r"(?:[\s\S]*?-----END (?:[A-Z]+ )*PRIVATE KEY-----|(?:\s*[A-Za-z0-9+/=]{8,})*)"
         ),
     ),
     (
@@ -29,7 +38,9 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "password",
         re.compile(
-            r"(?i)\b(?:password|passwd|pwd|passphrase)\b\s*(?:is|=|:)\s*(?P<secret>[^\s,;•]{3,})"
+            r"(?i)\b(?:password|passwd|pwd|passphrase)\b"
+            rf"(?:\s+is\s+(?!{NOT_A_VALUE}(?:[\s.,;:!?]|$))|\s*[=:]\s*)"
+            r"(?P<secret>[^\s,;•]{3,})"
         ),
     ),
     (
@@ -150,6 +161,35 @@ def mask_value(value: Any) -> Any:
     return value
 
 
+def secret_words(*texts: str) -> set[str]:
+    """The words (lower case) inside the credential spans of the texts."""
+    words: set[str] = set()
+    for text in texts:
+        for finding in find_sensitive(text, health=False):
+            words.update(WORD.findall(text[finding.start : finding.end].lower()))
+    return words
+
+
+def mask_record(data: dict[str, Any]) -> dict[str, Any]:
+    """A memory as exports and the CLI show it (title, content, keywords, metadata, history):
+    every string masked, and a keyword that is a word of a masked secret masked too."""
+    hidden = secret_words(str(data.get("title") or ""), str(data.get("content") or ""))
+    masked = mask_value(data)
+    if isinstance(masked.get("keywords"), list):
+        masked["keywords"] = mask_keywords(masked["keywords"], hidden)
+    return masked
+
+
+def mask_keywords(keywords: list[Any], hidden: set[str]) -> list[Any]:
+    """The keywords, each one holding a word of a secret (see secret_words) masked."""
+    if not hidden:
+        return keywords
+    return [
+        MASK if isinstance(k, str) and hidden & set(WORD.findall(k.lower())) else k
+        for k in keywords
+    ]
+
+
 def strings_of(value: Any) -> Iterator[str]:
     """Every string in a JSON-like value (dict keys included: a key can hold a secret too)."""
     if isinstance(value, str):
@@ -173,6 +213,14 @@ def credential_kinds(value: Any) -> list[str]:
 
 def has_health_data(*texts: str) -> bool:
     return any(HEALTH_PATTERN.search(text) for text in texts)
+
+
+ARTICLES = {"ssh key": "an ssh key", "US SSN": "a US SSN", "health data": "health data"}
+
+
+def with_article(kind: str) -> str:
+    """A kind of finding as a sentence names it: "a password", "an api key", "a US SSN"."""
+    return ARTICLES.get(kind) or ("an " if kind[:1].lower() in "aeiou" else "a ") + kind
 
 
 def describe(findings: list[Finding]) -> str:

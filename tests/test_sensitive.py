@@ -47,6 +47,10 @@ POSITIVE = [
     "SSN: 219-09-9999 (from the insurance form)",
     "apikey: 9b2c4d6e8f0a1b3c5d7e",
     "Bearer: 7f8e9d0c1b2a3f4e5d6c7b8a",
+    "The staging pwd = correct horse battery staple",
+    "Server root password is toor1234",
+    "-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo (cut short)",
+    "Mastercard 5555 5555 5555 4444, expiry 03/29",
 ]
 NEGATIVE = [
     "Prefers dark mode in the editor (Solarized Dark).",
@@ -89,6 +93,10 @@ NEGATIVE = [
     "Token ring networks were before their time.",
     "Access to the lab requires a badge.",
     "The API returns a 401 without a header.",
+    "Request 0a1b2c3d-0000-4000-8000-000000000003 failed twice.",
+    "Imported from mem0 memory 11111111-1111-4111-8111-111111111111.",
+    "Category c0000000-0000-4000-8000-000000000003 holds the work notes.",
+    "Her password is not to be kept here.",
 ]
 
 
@@ -113,6 +121,12 @@ def test_labelled_set_precision_and_recall() -> None:
         ("SSN 123-45-6789", f"SSN {MASK}"),
         ("Card 4111 1111 1111 1111.", f"Card {MASK}."),
         ("Prefers dark mode.", "Prefers dark mode."),
+        (
+            "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+            "AAAAAAAAAAEAAAAzAAAAC3NzaC1lZDI1NTE5 (cut short)",
+            f"{MASK} (cut short)",
+        ),
+        (f"password = {MASK}", f"password = {MASK}"),
     ],
 )
 def test_mask_hides_only_the_secret(text: str, masked: str) -> None:

@@ -9,7 +9,13 @@ from memory_console.describe import change_text, forecast_line
 from memory_console.ingest.jsonl import export_record
 from memory_console.maintenance.forecast import memory_forecast
 from memory_console.policies.confidence import confidence_label
-from memory_console.sensitive import mask, mask_value
+from memory_console.sensitive import (
+    mask,
+    mask_keywords,
+    mask_record,
+    mask_value,
+    secret_words,
+)
 from memory_console.store import EventRecord, MemoryRecord
 from memory_console.timeutil import to_date, to_iso
 
@@ -19,9 +25,15 @@ def memory_json(record: MemoryRecord, *, reveal: bool = False) -> dict[str, Any]
     credentials masked in every text (title, content, keywords, metadata) unless reveal."""
     data = export_record(record)
     if not reveal:
-        data = mask_value(data)
+        data = mask_record(data)
     data["confidence_label"] = confidence_label(record.confidence)
     return data
+
+
+def shown_keywords(record: MemoryRecord) -> list[str]:
+    """The keywords as the CLI shows them: a word of a secret masked."""
+    words = secret_words(record.title, record.content)
+    return [mask(k) for k in mask_keywords(record.keywords, words)]
 
 
 def event_json(event: EventRecord, *, reveal: bool = False) -> dict[str, Any]:
@@ -119,7 +131,7 @@ def print_memory(
             + (f" into #{record.consolidated_into}" if record.consolidated_into else ""),
         ),
         ("source", record.source),
-        ("keywords", shown(", ".join(record.keywords))),
+        ("keywords", ", ".join(record.keywords if reveal else shown_keywords(record))),
         ("forecast", forecast_line(record, now)),
     ):
         fields.add_row(name, value or "")

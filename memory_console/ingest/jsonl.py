@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from memory_console.ingest.screen import SecretsPolicy, import_refusal
-from memory_console.sensitive import mask_value
+from memory_console.sensitive import mask_record
 from memory_console.store import EventRecord, MemoryFilter, MemoryRecord, Store
 from memory_console.store.errors import StoreError, ValidationError
 from memory_console.store.validate import (
@@ -70,7 +70,7 @@ def export_jsonl(
         for record in page.rows:
             events = store.history(record.id) if history else None
             data = export_record(record, events)
-            out.write(json.dumps(data if reveal else mask_value(data), ensure_ascii=False) + "\n")
+            out.write(json.dumps(data if reveal else mask_record(data), ensure_ascii=False) + "\n")
             written += 1
         if page.next_cursor is None:
             return written

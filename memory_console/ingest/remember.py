@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_console.sensitive import Finding, find_sensitive
+from memory_console.sensitive import Finding, find_sensitive, with_article
 from memory_console.store.validate import default_title
 
 DIRECTIVE_IMPORTANCE = 1.0  # DESIGN section 2: explicit directive 1.0, inferred 0.5
@@ -285,10 +285,6 @@ def make_title(content: str) -> str:
 
 
 # -- sensitive data ------------------------------------------------------------------------
-
-
-def with_article(kind: str) -> str:
-    return ("an " if kind[:1].lower() in "aeio" else "a ") + kind
 
 
 def refusal(text: str, *, user_requested: bool) -> str | None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_console.sensitive import credential_kinds, has_health_data
+from memory_console.sensitive import credential_kinds, has_health_data, with_article
 
 # Where an import event tuple keeps text: actor, before JSON, after JSON, query, scores JSON.
 EVENT_TEXTS = (1, 3, 4, 6, 7)
@@ -21,10 +21,6 @@ class SecretsPolicy:
 
     allow_secrets: bool = False
     allow_health: bool = False
-
-
-def with_article(kind: str) -> str:
-    return ("an " if kind[:1].lower() in "aeiou" else "a ") + kind
 
 
 def event_values(history: Sequence[Sequence[Any]] | None) -> list[Any]:

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from rich.text import Text
 
 from memory_console.policies.confidence import confidence_label
-from memory_console.sensitive import mask
+from memory_console.sensitive import mask, mask_keywords, secret_words
+from memory_console.store import MemoryRecord
 from memory_console.timeutil import to_date
 
 # One word per confidence label, for narrow tables.
@@ -51,6 +52,14 @@ def date_or_never(ts: float | None) -> str:
 def shown(text: str, *, reveal: bool) -> str:
     """The text as the console shows it: secrets masked until the person reveals them."""
     return text if reveal else mask(text)
+
+
+def shown_keywords(record: MemoryRecord, *, reveal: bool) -> str:
+    """A memory's keywords as the console shows them: a word of a masked secret masked."""
+    if reveal:
+        return ", ".join(record.keywords) or "none"
+    hidden = secret_words(record.title, record.content)
+    return ", ".join(mask(k) for k in mask_keywords(record.keywords, hidden)) or "none"
 
 
 def one_line(text: str, limit: int = 200) -> str:

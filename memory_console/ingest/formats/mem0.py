@@ -38,7 +38,7 @@ from memory_console.ingest.formats.common import (
     text_field,
     time_of,
 )
-from memory_console.sensitive import mask_value
+from memory_console.sensitive import mask_keywords, mask_value, secret_words
 from memory_console.store import EventRecord, MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import to_iso
 
@@ -295,6 +295,9 @@ def export_mem0(
             if not reveal:
                 data = mask_value(data)
                 data["hash"] = memory_hash(data["memory"])
+                ours = data["metadata"]["memory_console"]
+                hidden = secret_words(record.title, record.content)
+                ours["keywords"] = mask_keywords(ours.get("keywords") or [], hidden)
             out.write(json.dumps(data, ensure_ascii=False) + "\n")
             if history:
                 for row in history_rows(record, store.history(record.id)):

@@ -17,7 +17,7 @@ from memory_console.describe import change_text
 from memory_console.store import MemoryRecord
 from memory_console.tui.actions import DoneAction
 from memory_console.tui.chart import build_chart, chart_legend
-from memory_console.tui.formatting import shown, when
+from memory_console.tui.formatting import shown, shown_keywords, when
 from memory_console.tui.messages import ChartBuilt, StoryLoaded
 from memory_console.tui.screens.base import MEMORY_ACTION_BINDINGS, MemoryActionsScreen
 from memory_console.tui.story import Story, floor_line, load_story
@@ -116,7 +116,7 @@ class StoryScreen(MemoryActionsScreen):
         title = Text(f"#{record.id} ", style="dim")
         title.append(shown(record.title, reveal=self.reveal), style="bold")
         rows = memory_fields(record)
-        rows.append(("keywords", ", ".join(record.keywords) or "none"))
+        rows.append(("keywords", shown_keywords(record, reveal=self.reveal)))
         rows.append(("forecast", story.forecast_text))
         self.query_one("#story-head", Static).update(Group(title, fields_table(rows)))
         content = Text(shown(record.content, reveal=self.reveal))
@@ -145,7 +145,7 @@ class StoryScreen(MemoryActionsScreen):
         for event in story.accesses:
             scores = ", ".join(f"{k} {v}" for k, v in (event.scores or {}).items()
                                if v is not None)
-            accesses.add_row(when(event.at), event.query or "", scores)
+            accesses.add_row(when(event.at), shown(event.query or "", reveal=self.reveal), scores)
         if not story.accesses:
             accesses.add_row("never retrieved", "", "")
 

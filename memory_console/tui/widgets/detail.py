@@ -9,7 +9,13 @@ from textual.widgets import Static
 
 from memory_console.embed.hits import SearchHit
 from memory_console.store import MemoryRecord
-from memory_console.tui.formatting import PROTECTED_MARK, confidence_text, shown, when
+from memory_console.tui.formatting import (
+    PROTECTED_MARK,
+    confidence_text,
+    shown,
+    shown_keywords,
+    when,
+)
 from memory_console.tui.story import Story
 
 
@@ -119,7 +125,7 @@ class DetailPane(Static):
             rows += hit_fields(self.hit)
         content = Text(shown(record.content, reveal=self.reveal))
         keywords = Text("keywords: ", style="dim")
-        keywords.append(", ".join(record.keywords) or "none")
+        keywords.append(shown_keywords(record, reveal=self.reveal))
         fields = fields_text(rows)
         fields.rstrip()
         parts = [title, fields, content, keywords]
