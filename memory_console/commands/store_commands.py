@@ -267,9 +267,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 def write_file(path: Path, writer: Callable[[IO[str]], int]) -> int:
     """Write through a private (0600) temporary file beside `path`, renamed over it when
     complete: a full disk or an unwritable place leaves no half-written file, and an error
-    is a one-line UserError."""
+    is a one-line UserError. A device or pipe (/dev/stdout, a FIFO) is written directly."""
     if path.is_dir():
         raise UserError(f"{path}: is a directory")
+    if path.exists() and not path.is_file():
+        return write_directly(path, writer)
     if path.exists() and is_store_file(path):
         raise UserError(f"{path}: is a store file; choose another file to write")
     temp = path.with_name(path.name + ".partial")
@@ -282,9 +284,21 @@ def write_file(path: Path, writer: Callable[[IO[str]], int]) -> int:
     except OSError as error:
         with contextlib.suppress(OSError):
             temp.unlink(missing_ok=True)
-        reason = "the disk is full" if error.errno == errno.ENOSPC else error.strerror or error
-        raise UserError(f"{path}: cannot write: {reason}; nothing was written") from error
+        raise UserError(f"{path}: cannot write: {write_failure(error)}") from error
     return count
+
+
+def write_directly(path: Path, writer: Callable[[IO[str]], int]) -> int:
+    try:
+        with path.open("w", encoding="utf-8") as handle:
+            return writer(handle)
+    except OSError as error:
+        raise UserError(f"{path}: cannot write: {write_failure(error)}") from error
+
+
+def write_failure(error: OSError) -> str:
+    reason = "the disk is full" if error.errno == errno.ENOSPC else error.strerror or error
+    return f"{reason}; nothing was written"
 
 
 def is_store_file(path: Path) -> bool:
