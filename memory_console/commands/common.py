@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from memory_console.store import Store
 
 
+READ_ONLY_SOURCES = "--read-only, or read_only in the settings"
 MAX_ID = 2**62  # larger whole numbers cannot be memory or run ids (SQLite integers are 64-bit)
 
 
@@ -88,13 +89,17 @@ def now_of(args: argparse.Namespace) -> float:
 
 
 def not_writable(path: Path) -> str | None:
-    """Why this process cannot write the store at `path` (a read-only file, or a directory
-    where SQLite cannot create the store's -wal and -shm files), or None."""
+    """Why this process cannot write the store at `path` (a read-only file or -wal/-shm file,
+    or a directory where SQLite cannot create the store's -wal and -shm files), or None."""
     if path.exists() and not os.access(path, os.W_OK):
         return f"{path}: read-only file (no write permission)"
-    wal = Path(f"{path}-wal")
+    sides = [Path(f"{path}{suffix}") for suffix in ("-wal", "-shm")]
+    for side in sides:
+        if side.exists() and not os.access(side, os.W_OK):
+            return f"{path}: its {side.name} file is read-only"
     directory = path.parent
-    if directory.is_dir() and not wal.exists() and not os.access(directory, os.W_OK | os.X_OK):
+    missing = not all(side.exists() for side in sides)
+    if missing and directory.is_dir() and not os.access(directory, os.W_OK | os.X_OK):
         return f"{path}: its directory {directory} is read-only"
     return None
 
@@ -115,7 +120,7 @@ def open_store(
     path = resolve_db(getattr(args, "db", None), settings)
     read_only = settings.read_only
     if write is not None and read_only:
-        raise UserError(f"read-only mode: {write} refused (the store is opened with --read-only)")
+        raise UserError(f"read-only mode: {write} refused ({READ_ONLY_SOURCES})")
     blocked = not_writable(path) if path.exists() and path.stat().st_size else None
     if blocked is not None:
         if write is not None:

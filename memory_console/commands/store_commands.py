@@ -173,11 +173,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     common.check_range("--count", args.count, 1, MAX_DEMO_COUNT)
     common.check_range("--seed", args.seed, 0)
     if common.settings_of(args).read_only:
-        raise UserError("read-only mode: demo refused (the store is opened with --read-only)")
+        raise UserError(f"read-only mode: demo refused ({common.READ_ONLY_SOURCES})")
     path = common.db_path(args)
     if path.exists() and path.stat().st_size > 0:
         if not args.force:
             raise UserError(f"{path}: exists; use --force to replace it")
+        blocked = common.not_writable(path)
+        if blocked is not None:
+            raise UserError(f"{blocked}: demo refused; nothing was written")
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
     now = common.now_of(args) if getattr(args, "now", None) else None

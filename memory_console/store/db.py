@@ -80,7 +80,9 @@ def index_statements() -> list[str]:
 
 def create_new_file(path: Path) -> None:
     """Create an empty file readable by its owner only, before SQLite writes to it."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # new folders: owner only
+    for folder in reversed([path.parent, *path.parent.parents]):
+        if not folder.exists():
+            folder.mkdir(mode=0o700, exist_ok=True)  # new folders: owner only
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     os.close(fd)
 
