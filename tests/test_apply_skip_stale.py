@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from test_maintenance_support import DAY, ISO_NOW, NOW, memory, snapshot
 
@@ -22,7 +23,7 @@ from memory_console.maintenance import (
     plan,
     undo,
 )
-from memory_console.store import Store
+from memory_console.store import Store, bulk
 from memory_console.timeutil import to_iso
 
 DECAYED = 0.8 * 0.95**3  # base 0.8, never accessed, 100 days old: three periods at rate 0.95
@@ -117,6 +118,19 @@ def test_a_deleted_memory_counts_as_stale(store: Store, db_path: Path, tmp_path:
     assert run.skipped == {"skipped_stale": [ids[1]]}
     assert sorted(run_events(store, run.id)) == [ids[0], ids[2]]
     assert store.get(ids[1]) is None
+
+
+@pytest.mark.parametrize("revision", [0, 1 << 40], ids=["packed", "wide revisions"])
+def test_changed_since_finds_changed_and_gone_memories(store: Store, revision: int) -> None:
+    ids = store.add_many([memory(f"m{i}", days_old=1) for i in range(5)], now=NOW)
+    store.connection.execute("UPDATE memory SET revision = ?", (revision,))
+    planned = np.array(ids, dtype=np.int64)
+    revisions = np.full(5, revision, dtype=np.int64)
+    assert bulk.changed_since(store.connection, planned, revisions).tolist() == []
+    store.connection.execute("UPDATE memory SET revision = revision + 1 WHERE id = ?", (ids[3],))
+    store.connection.execute("DELETE FROM memory WHERE id = ?", (ids[1],))
+    found = bulk.changed_since(store.connection, planned, revisions)
+    assert found.tolist() == [ids[1], ids[3]]
 
 
 def family(topic: str, words: list[str]) -> list[dict[str, Any]]:

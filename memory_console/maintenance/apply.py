@@ -45,7 +45,8 @@ def apply(
         if skip_stale:
             # Inside the write transaction nothing can change between this read and the
             # updates, whose own revision check stays as a guard.
-            plan, skipped = without_stale(plan, bulk.current_revisions(conn, plan.touched_ids))
+            changed_ids = bulk.changed_since(conn, plan.touched_ids, plan.touched_revisions)
+            plan, skipped = without_stale(plan, changed_ids)
         counts = {**plan.counts(), **skipped.counts()}
         changed = plan.changed + len(plan.new_memories)
         row: dict[str, Any] = {
@@ -100,14 +101,12 @@ def placeholder_groups(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return np.array(members, dtype=np.int64), np.array(groups, dtype=np.int64)
 
 
-def without_stale(plan: Plan, current: np.ndarray) -> tuple[Plan, Skipped]:
-    """`plan` without the memories whose revision is no longer the planned one (`current`
-    aligned with plan.touched_ids, -1 for a deleted memory) and without every consolidation
-    group that has one of them, so no merge is ever half applied."""
-    stale = current != plan.touched_revisions
-    if not stale.any():
+def without_stale(plan: Plan, stale_ids: np.ndarray) -> tuple[Plan, Skipped]:
+    """`plan` without the memories `stale_ids` (changed or gone since planning) and without
+    every consolidation group that has one of them, so no merge is ever half applied."""
+    if not stale_ids.shape[0]:
         return plan, Skipped()
-    stale_ids = plan.touched_ids[stale]
+    stale_ids = np.unique(stale_ids)
     dropped = stale_ids
     members, groups = placeholder_groups(plan)
     dropped_keys = np.zeros(0, dtype=np.int64)
