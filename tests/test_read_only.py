@@ -249,6 +249,20 @@ async def test_the_console_on_an_unwritable_store_is_read_only(settled: Path) ->
     assert store_state(settled) == before
 
 
+def test_the_agent_api_on_a_read_only_store_is_refused(settled: Path) -> None:
+    from memory_console.api import MemoryAPI
+    from memory_console.store import ReadOnlyError
+
+    before = store_state(settled)
+    with Store(settled, read_only=True, actor="api") as store:
+        memory = MemoryAPI(store, semantic=False)
+        with pytest.raises(ReadOnlyError, match="read-only store: adding memories refused"):
+            memory.remember("Remember that I like jazz")
+        with pytest.raises(ReadOnlyError, match="recording an access refused"):
+            memory.recall("dark mode", k=1)  # recall reinforces what it returns: a write
+    assert store_state(settled)[1] == before[1]
+
+
 # -- new files are the owner's only ------------------------------------------------------------
 
 
