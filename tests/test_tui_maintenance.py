@@ -190,16 +190,16 @@ async def test_merge_review_rejects_and_splits_groups(demo_store: Store) -> None
         await pilot.press("c")
         await settle(pilot)
         review = screen_of(app, ReviewScreen)
+        options: Any = review.query_one("#review-groups")
+        sizes = [len(review.proposed[k]) for k in review.keys]
+        options.highlighted = sizes.index(3)
+        await settle(pilot)
         assert review.group is not None
         rejected = [r.id for r in review.group.members]
         await pilot.press("n")
         await settle(pilot)
         assert review.group.summary == "rejected"
-        await pilot.press("down")
-        await settle(pilot)
-        options: Any = review.query_one("#review-groups")
-        options.highlighted = next(i for i, k in enumerate(review.keys)
-                                   if len(review.proposed[k]) >= 4)
+        options.highlighted = sizes.index(4)
         await settle(pilot)
         split = [r.id for r in review.group.members][:2]
         await pilot.press("space", "space", "s")

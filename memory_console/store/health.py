@@ -19,6 +19,17 @@ PROGRESS_STEPS = 20_000  # SQLite virtual-machine steps between two looks at `ca
 CONFIDENCE_BATCH = 50_000  # rows per read: short holds of the lock and of the GIL
 
 
+@contextmanager
+def private_reader(store: Store) -> Iterator[Store]:
+    """A read-only Store of its own over the same file, for long reads (plans, scans): they
+    hold this connection, not the one the rest of the console reads through."""
+    reader = Store(store.path, read_only=True, create=False, actor=store.actor)
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
 class ReadCancelled(Exception):
     """A read under `cancellable` was stopped because its caller cancelled it."""
 
@@ -91,35 +102,33 @@ def run_change_count(store: Store, run_id: int) -> int:
     return int(rows[0][0])
 
 
-def ids_and_count(store: Store, condition: str, params: Sequence[object], limit: int, *,
-                  active: bool = True) -> tuple[list[int], int]:
-    """The first `limit` ids (newest first) of the (active) memories meeting `condition`,
-    and how many meet it."""
+def newest_ids(store: Store, condition: str, params: Sequence[object], limit: int, *,
+               active: bool = True) -> list[int]:
+    """The newest `limit` ids of the (active) memories meeting `condition`."""
     where = f"status = 'active' AND {condition}" if active else condition
-    count = int(store.query(f"SELECT count(*) FROM memory WHERE {where}", params)[0][0])
     rows = store.query(f"SELECT id FROM memory WHERE {where} ORDER BY id DESC LIMIT ?",
                        [*params, limit])
-    return [int(row[0]) for row in rows], count
+    return [int(row[0]) for row in rows]
 
 
-def stale_ids(store: Store, now: float, limit: int) -> tuple[list[int], int]:
+def stale_ids(store: Store, now: float, limit: int) -> list[int]:
     """Active standard memories not accessed (or created) in STALE_DAYS, as `stats` counts."""
-    return ids_and_count(
+    return newest_ids(
         store, "decay_policy = 'standard' AND coalesce(last_accessed_at, created_at) < ?",
         (now - STALE_DAYS * DAY,), limit)
 
 
-def recently_accessed_ids(store: Store, now: float, limit: int) -> tuple[list[int], int]:
+def recently_accessed_ids(store: Store, now: float, limit: int) -> list[int]:
     """Memories accessed in the last RECENT_DAYS, whatever their status (as `stats` counts)."""
-    return ids_and_count(store, "last_accessed_at >= ?", (now - RECENT_DAYS * DAY,), limit,
-                         active=False)
+    return newest_ids(store, "last_accessed_at >= ?", (now - RECENT_DAYS * DAY,), limit,
+                      active=False)
 
 
 def created_between_ids(store: Store, now: float, low_days: float, high_days: float,
-                        limit: int) -> tuple[list[int], int]:
-    """Active memories whose age in days lies in [low_days, high_days)."""
-    return ids_and_count(store, "created_at > ? AND created_at <= ?",
-                         (now - high_days * DAY, now - low_days * DAY), limit)
+                        limit: int) -> list[int]:
+    """Active memories whose age in days lies in [low_days, high_days), as `stats` buckets."""
+    return newest_ids(store, "created_at > ? AND created_at <= ?",
+                      (now - high_days * DAY, now - low_days * DAY), limit)
 
 
 def daily_accesses(store: Store, now: float, days: int) -> list[int]:

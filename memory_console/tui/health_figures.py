@@ -26,7 +26,8 @@ from memory_console.store import MemoryFilter, Store, bulk
 from memory_console.tui.plan_edit import merge_groups
 
 MAX_IDS = 2000  # memories a figure that is no plain filter opens at most
-Finder = Callable[[Store], tuple[list[int], int]]
+AUTO_SCAN = 50_000  # active memories up to which the candidates are found on opening
+Finder = Callable[[Store], list[int]]
 
 
 @dataclass(frozen=True)
@@ -36,13 +37,14 @@ class Target:
     label: str
     memory_filter: MemoryFilter | None = None
     finder: Finder | None = None
+    total: int = 0  # how many memories the figure counts (a finder returns the newest)
+    scan: bool = False  # the figure is not computed yet: choosing it computes it
 
 
 def ids_target(label: str, ids: np.ndarray | list[int]) -> Target:
     """A figure whose memories are already known (the first MAX_IDS of them)."""
     chosen = [int(i) for i in np.asarray(ids, dtype=np.int64)[:MAX_IDS].tolist()]
-    total = len(ids)
-    return Target(label, finder=lambda store: (chosen, total))
+    return Target(label, finder=lambda store: chosen, total=len(ids))
 
 
 def tier_filter(tier: int) -> MemoryFilter:

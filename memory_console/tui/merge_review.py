@@ -121,10 +121,10 @@ def load_group(store: Store, plan: Plan, edited: EditedPlan, key: int) -> MergeG
     """One group `plan` proposes, its members read from the store, and what the edited
     plan merges of it."""
     proposed = merge_groups(plan)
-    keys = sorted(proposed, reverse=True)
+    number = sum(1 for other in proposed if other > key) + 1
     reason = next((m.reason for m in plan.new_memories if m.key == key), "")
     records = store.get_many(proposed[key])
     members = [records[i] for i in proposed[key] if i in records]
     matrix, measure = similarities(store, members, reason)
-    return MergeGroup(key, keys.index(key) + 1, members, matrix, measure, reason,
+    return MergeGroup(key, number, members, matrix, measure, reason,
                       parts_by_group(plan, edited)[key])

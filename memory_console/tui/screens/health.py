@@ -22,12 +22,14 @@ from memory_console.store.health import (
     cancellable,
     created_between_ids,
     daily_accesses,
+    private_reader,
     recently_accessed_ids,
     stale_ids,
 )
 from memory_console.store.stats import AGE_BUCKETS, store_stats
 from memory_console.tui.formatting import when
 from memory_console.tui.health_figures import (
+    AUTO_SCAN,
     MAX_IDS,
     Candidates,
     Finder,
@@ -95,6 +97,7 @@ class HealthScreen(ConsoleScreen):
 
     def __init__(self) -> None:
         super().__init__()
+        self.scanning = False
         self.stats: StatsLoaded | None = None
         self.projection: TierProjection | None = None
         self.candidates: Candidates | None = None
@@ -116,7 +119,7 @@ class HealthScreen(ConsoleScreen):
         with Horizontal(id="health-bottom"):
             with Vertical(id="health-attention-box"):
                 yield Label("needs attention", classes="section first")
-                yield FigureTable([("", 32), ("memories", 8)], id="health-attention")
+                yield FigureTable([("", 30), ("memories", 11)], id="health-attention")
                 yield Static(id="health-activity-text")
                 yield Sparkline([], summary_function=max, id="health-activity")
             with Vertical(id="health-owners-box"):
@@ -138,22 +141,29 @@ class HealthScreen(ConsoleScreen):
     def reload(self) -> None:
         now = self.context.now()
         self.stats = self.projection = self.candidates = None
+        self.scanning = False
         self.show_all()
         self.load_stats(now)
         self.load_tiers(now)
-        self.load_candidates(now)
+
+    def scan(self) -> None:
+        """Find merge candidates and sensitive memories (a plan of both passes)."""
+        if not self.scanning:
+            self.scanning = True
+            self.show_attention()
+            self.load_candidates(self.context.now())
 
     # -- loading --------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats")
     def load_stats(self, now: float) -> None:
-        store = self.context.store
         active = MemoryFilter(status="active")
-        stats = store_stats(store, now)
-        owners = [(str(o), int(n)) for o, n in store.counts_by("owner", memory_filter=active)]
-        topics = [(str(t), int(n)) for t, n in store.counts_by("topic", memory_filter=active)]
-        flagged = store.count(MemoryFilter(status="active", decay_policy="pending_deletion"))
-        daily = daily_accesses(store, now, ACTIVITY_DAYS)
+        with private_reader(self.context.store) as store:
+            stats = store_stats(store, now)
+            owners = [(str(o), int(n)) for o, n in store.counts_by("owner", memory_filter=active)]
+            topics = [(str(t), int(n)) for t, n in store.counts_by("topic", memory_filter=active)]
+            flagged = store.count(MemoryFilter(status="active", decay_policy="pending_deletion"))
+            daily = daily_accesses(store, now, ACTIVITY_DAYS)
         if not get_current_worker().is_cancelled:
             self.post_message(StatsLoaded(stats, owners, topics, flagged, daily))
 
@@ -161,8 +171,9 @@ class HealthScreen(ConsoleScreen):
     def load_tiers(self, now: float) -> None:
         worker = get_current_worker()
         try:
-            with cancellable(self.context.store, lambda: worker.is_cancelled):
-                projection = project_tiers(self.context.store, now)
+            with private_reader(self.context.store) as store, \
+                    cancellable(store, lambda: worker.is_cancelled):
+                projection = project_tiers(store, now)
         except ReadCancelled:
             return
         if not worker.is_cancelled:
@@ -172,8 +183,9 @@ class HealthScreen(ConsoleScreen):
     def load_candidates(self, now: float) -> None:
         worker = get_current_worker()
         try:
-            with cancellable(self.context.store, lambda: worker.is_cancelled):
-                candidates = find_candidates(self.context.store, now)
+            with private_reader(self.context.store) as store, \
+                    cancellable(store, lambda: worker.is_cancelled):
+                candidates = find_candidates(store, now)
         except ReadCancelled:
             return
         if not worker.is_cancelled:
@@ -182,6 +194,8 @@ class HealthScreen(ConsoleScreen):
     @on(StatsLoaded)
     def _stats(self, message: StatsLoaded) -> None:
         self.stats = message
+        if message.stats["counts"]["status"].get("active", 0) <= AUTO_SCAN:
+            self.scan()
         self.show_all()
 
     @on(TiersLoaded)
@@ -192,6 +206,7 @@ class HealthScreen(ConsoleScreen):
     @on(CandidatesLoaded)
     def _candidates(self, message: CandidatesLoaded) -> None:
         self.candidates = message.candidates
+        self.scanning = False
         self.show_all()
 
     # -- showing --------------------------------------------------------------------------
@@ -239,7 +254,7 @@ class HealthScreen(ConsoleScreen):
             count = histogram.get(name)
             finder = age_finder(now, low, high)
             rows.append(([name, number(count), bar(count or 0, largest)],
-                         Target(f"created {name} ago", finder=finder)))
+                         Target(f"created {name} ago", finder=finder, total=count or 0)))
         self.query_one("#health-ages", FigureTable).show_rows(rows)
 
     def show_attention(self) -> None:
@@ -251,11 +266,13 @@ class HealthScreen(ConsoleScreen):
             rows.append(([f"stale: not recalled in {stale['days']} days",
                           number(stale["count"])],
                          Target(f"stale ({stale['days']}+ days)",
-                                finder=lambda store: stale_ids(store, now, MAX_IDS))))
+                                finder=lambda store: stale_ids(store, now, MAX_IDS),
+                                total=stale["count"])))
             rows.append(([f"recalled in the last {recent['days']} days",
                           number(recent["count"])],
                          Target(f"recalled in {recent['days']} days",
-                                finder=lambda store: recently_accessed_ids(store, now, MAX_IDS))))
+                                finder=lambda store: recently_accessed_ids(store, now, MAX_IDS),
+                                total=recent["count"])))
             assert self.stats is not None
             rows.append((["flagged for deletion", number(self.stats.flagged)],
                          Target("flagged for deletion", MemoryFilter(
@@ -271,11 +288,14 @@ class HealthScreen(ConsoleScreen):
             groups = f"merge candidates ({candidates.groups:,} groups)"
             rows.append(([groups, number(len(candidates.merge_members))],
                           ids_target("merge candidates", candidates.merge_members)))
-            rows.append((["sensitive: secrets, identifiers", number(len(candidates.sensitive))],
+            rows.append((["holding secrets or identifiers", number(len(candidates.sensitive))],
                          ids_target("sensitive memories", candidates.sensitive)))
         else:
-            rows += [(["merge candidates", number(None)], None),
-                     (["sensitive: secrets, identifiers", number(None)], None)]
+            waiting = number(None) if self.scanning or self.stats is None else \
+                Text("Enter: scan", style="bold", justify="right")
+            scan = None if self.scanning else Target("scan", scan=True)
+            rows += [(["merge candidates", waiting], scan),
+                     (["holding secrets or identifiers", waiting], scan)]
         self.query_one("#health-attention", FigureTable).show_rows(rows)
         self.show_activity()
 
@@ -296,8 +316,9 @@ class HealthScreen(ConsoleScreen):
         quota = owner_quota()
         rows: list[tuple[list[Text | str], Target | None]] = []
         for owner, count in owners:
-            use = Text(f"{100 * count / quota:>3.0f}%", style="bold red" if count > quota
-                       else "")
+            share = (f"{100 * count / quota:>3.0f}%" if count < 10 * quota
+                     else f"{count / quota:>3.0f}×")
+            use = Text(share, style="bold red" if count > quota else "")
             use.append(" ")
             use.append_text(bar(min(count, quota), quota, 5))
             rows.append(([owner, number(count), use],
@@ -314,7 +335,11 @@ class HealthScreen(ConsoleScreen):
     @on(FigureTable.Chosen)
     def _chosen(self, message: FigureTable.Chosen) -> None:
         target = message.target
-        if target.memory_filter is not None:
+        if target.scan:
+            self.notify("scanning for merges and secrets: a few minutes on a million memories;"
+                        " the rest of the console keeps working", timeout=6)
+            self.scan()
+        elif target.memory_filter is not None:
             self.console_app.show_memories(target.memory_filter, target.label)
         elif target.finder is not None:
             self.find(target)
@@ -322,9 +347,9 @@ class HealthScreen(ConsoleScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="find")
     def find(self, target: Target) -> None:
         assert target.finder is not None
-        ids, total = target.finder(self.context.store)
+        ids = target.finder(self.context.store)
         if not get_current_worker().is_cancelled:
-            self.post_message(MemoriesFound(target.label, ids, total))
+            self.post_message(MemoriesFound(target.label, ids, max(target.total, len(ids))))
 
     @on(MemoriesFound)
     def _found(self, message: MemoriesFound) -> None:
@@ -344,7 +369,7 @@ class HealthScreen(ConsoleScreen):
 
 
 def age_finder(now: float, low: float, high: float) -> Finder:
-    def find(store: Store) -> tuple[list[int], int]:
+    def find(store: Store) -> list[int]:
         return created_between_ids(store, now, low, high, MAX_IDS)
 
     return find

@@ -18,7 +18,12 @@ from textual.worker import Worker, get_current_worker
 
 from memory_console.maintenance import Plan, Run, StalePlanError, apply, plan
 from memory_console.store import MemoryRecord
-from memory_console.store.health import ReadCancelled, active_confidences, cancellable
+from memory_console.store.health import (
+    ReadCancelled,
+    active_confidences,
+    cancellable,
+    private_reader,
+)
 from memory_console.tui.actions import DoneAction, plural
 from memory_console.tui.formatting import shown
 from memory_console.tui.merge_review import merge_members
@@ -186,17 +191,17 @@ class PreviewScreen(MemoryActionsScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
     def build_plan(self, request: PlanRequest, edits: PlanEdits) -> None:
         worker = get_current_worker()
-        store = self.context.store
         try:
-            with cancellable(store, lambda: worker.is_cancelled):
-                made = plan(store, request.passes, request.params(), request.now)
+            with private_reader(self.context.store) as reader:
+                with cancellable(reader, lambda: worker.is_cancelled):
+                    made = plan(reader, request.passes, request.params(), request.now)
+                if worker.is_cancelled:
+                    return  # a plan writes nothing: a cancelled one is simply dropped
                 edited = edit_plan(made, edits, self.merge)
+                self.post_message(self.PlanBuilt(made, edited, ChangeRows(made), edits))
+                ids, confidence = active_confidences(reader)
         except ReadCancelled:
             return
-        if worker.is_cancelled:
-            return  # a plan writes nothing: a cancelled one is simply dropped
-        self.post_message(self.PlanBuilt(made, edited, ChangeRows(made), edits))
-        ids, confidence = active_confidences(store)
         if not worker.is_cancelled:
             self.post_message(self.ConfidencesRead(made, ids, confidence))
 

@@ -109,6 +109,8 @@ class ReviewScreen(ConsoleScreen):
         self.edits = edits
         self.proposed = merge_groups(plan)
         self.keys = sorted(self.proposed, reverse=True)
+        self.position = {key: number for number, key in enumerate(self.keys)}
+        self.memories = {memory.key: memory for memory in plan.new_memories}
         self.focus_id = focus
         self.group: MergeGroup | None = None
         self.marked: set[int] = set()
@@ -147,12 +149,12 @@ class ReviewScreen(ConsoleScreen):
         self.show_head()
 
     def group_label(self, key: int, parts: list[Part]) -> Text:
-        memory = next(m for m in self.plan.new_memories if m.key == key)
+        memory = self.memories[key]
         where = f"{memory.fields.get('owner')}/{memory.fields.get('topic')}"
         state = outcome(parts, len(self.proposed[key]))
         mark, style = STATE_MARKS.get(state, STATE_MARKS["split" if "split" in state else ""])
         digits = len(str(len(self.keys)))
-        text = Text(f"{self.keys.index(key) + 1:>{digits}} ", style="dim")
+        text = Text(f"{self.position[key] + 1:>{digits}} ", style="dim")
         text.append(f"{mark} ", style=style)
         text.append(f"{len(self.proposed[key]):>2} ", style="bold")
         text.append(one_line(where, LABEL_WIDTH - digits - 6))
@@ -221,8 +223,8 @@ class ReviewScreen(ConsoleScreen):
                                style="bold"))
         self.query_one("#review-merged", Static).update(Group(*merged))
         groups = self.query_one("#review-groups", OptionList)
-        index = self.keys.index(group.key)
-        groups.replace_option_prompt_at_index(index, self.group_label(group.key, group.parts))
+        groups.replace_option_prompt_at_index(self.position[group.key],
+                                              self.group_label(group.key, group.parts))
 
     # -- decisions ------------------------------------------------------------------------
 
