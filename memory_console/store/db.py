@@ -73,8 +73,8 @@ def index_statements() -> list[str]:
         for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
             statements.append(str(CreateIndex(index).compile(dialect=dialect)).strip())
     for name, columns in tables.INDEXED_COMPOSITES:
-        table = "memory_event" if name.startswith("ix_memory_event") else "memory"
-        statements.append(f"CREATE INDEX {name} ON {table} ({', '.join(columns)})")
+        owner = "memory_event" if name.startswith("ix_memory_event") else "memory"
+        statements.append(f"CREATE INDEX {name} ON {owner} ({', '.join(columns)})")
     return statements
 
 
