@@ -275,15 +275,16 @@ async def test_health_numbers_open_their_memories(demo_store: Store) -> None:
         await settle(pilot)
         health = screen_of(app, HealthScreen)
         assert health.stats is not None and health.projection is not None
+        assert health.counts is not None
         assert health.candidates is not None
         owners = health.query_one("#health-owners", FigureTable)
         owners.focus()
         await pilot.press("enter")
         await settle(pilot)
         main = screen_of(app, MainScreen)
-        owner = health.stats.owners[0][0]
+        owner = health.counts.owners[0][0]
         assert main.view.memory_filter == MemoryFilter(owner=owner, status="active")
-        assert main.count == health.stats.owners[0][1]
+        assert main.count == health.counts.owners[0][1]
         assert f"owner {owner}" in main.status.position
 
         await pilot.press("H")

@@ -158,3 +158,23 @@ def test_run_changes_page_through_a_run(demo_store: Store) -> None:
     second = run_changes(demo_store, run.id, first[-1].id, 10)
     assert total == run.changed and len(first) == 10
     assert run_changes_before(demo_store, run.id, second[0].id, 10) == first
+
+
+def test_every_maintenance_key_has_an_id_and_a_tooltip() -> None:
+    from textual.binding import Binding
+
+    from memory_console.tui.screens.confirm import ConfirmScreen
+    from memory_console.tui.screens.health import HealthScreen
+    from memory_console.tui.screens.maintenance import MaintenanceScreen
+    from memory_console.tui.screens.preview import PreviewScreen
+    from memory_console.tui.screens.review import ReviewScreen
+    from memory_console.tui.screens.runs import RunsScreen
+    from memory_console.tui.widgets.change_table import ChangeTable
+    from memory_console.tui.widgets.figure_table import FigureTable
+    from memory_console.tui.widgets.run_changes import RunChangesTable
+
+    owners = (MaintenanceScreen, PreviewScreen, ReviewScreen, RunsScreen, HealthScreen,
+              ConfirmScreen, ChangeTable, FigureTable, RunChangesTable)
+    for owner in owners:
+        for binding in owner.BINDINGS:
+            assert isinstance(binding, Binding) and binding.id and binding.tooltip, owner

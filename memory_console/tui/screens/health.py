@@ -49,7 +49,15 @@ BAR = 16  # cells of the widest bar
 
 @dataclass
 class StatsLoaded(Message):
+    """store_stats: tiers, staleness, activity, ages (the slow one on a large store)."""
+
     stats: dict[str, Any]
+
+
+@dataclass
+class CountsLoaded(Message):
+    """Active memories per owner and topic, flagged ones, recalls per day."""
+
     owners: list[tuple[str, int]]
     topics: list[tuple[str, int]]
     flagged: int
@@ -99,6 +107,7 @@ class HealthScreen(ConsoleScreen):
         super().__init__()
         self.scanning = False
         self.stats: StatsLoaded | None = None
+        self.counts: CountsLoaded | None = None
         self.projection: TierProjection | None = None
         self.candidates: Candidates | None = None
 
@@ -140,9 +149,10 @@ class HealthScreen(ConsoleScreen):
 
     def reload(self) -> None:
         now = self.context.now()
-        self.stats = self.projection = self.candidates = None
+        self.stats = self.counts = self.projection = self.candidates = None
         self.scanning = False
         self.show_all()
+        self.load_counts(now)
         self.load_stats(now)
         self.load_tiers(now)
 
@@ -157,15 +167,21 @@ class HealthScreen(ConsoleScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats")
     def load_stats(self, now: float) -> None:
-        active = MemoryFilter(status="active")
         with private_reader(self.context.store) as store:
             stats = store_stats(store, now)
+        if not get_current_worker().is_cancelled:
+            self.post_message(StatsLoaded(stats))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="counts")
+    def load_counts(self, now: float) -> None:
+        active = MemoryFilter(status="active")
+        with private_reader(self.context.store) as store:
             owners = [(str(o), int(n)) for o, n in store.counts_by("owner", memory_filter=active)]
             topics = [(str(t), int(n)) for t, n in store.counts_by("topic", memory_filter=active)]
             flagged = store.count(MemoryFilter(status="active", decay_policy="pending_deletion"))
             daily = daily_accesses(store, now, ACTIVITY_DAYS)
         if not get_current_worker().is_cancelled:
-            self.post_message(StatsLoaded(stats, owners, topics, flagged, daily))
+            self.post_message(CountsLoaded(owners, topics, flagged, daily))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tiers")
     def load_tiers(self, now: float) -> None:
@@ -194,7 +210,12 @@ class HealthScreen(ConsoleScreen):
     @on(StatsLoaded)
     def _stats(self, message: StatsLoaded) -> None:
         self.stats = message
-        if message.stats["counts"]["status"].get("active", 0) <= AUTO_SCAN:
+        self.show_all()
+
+    @on(CountsLoaded)
+    def _counts(self, message: CountsLoaded) -> None:
+        self.counts = message
+        if sum(count for _, count in message.owners) <= AUTO_SCAN:
             self.scan()
         self.show_all()
 
@@ -273,12 +294,12 @@ class HealthScreen(ConsoleScreen):
                          Target(f"recalled in {recent['days']} days",
                                 finder=lambda store: recently_accessed_ids(store, now, MAX_IDS),
                                 total=recent["count"])))
-            assert self.stats is not None
-            rows.append((["flagged for deletion", number(self.stats.flagged)],
-                         Target("flagged for deletion", MemoryFilter(
-                             status="active", decay_policy="pending_deletion"))))
         else:
             rows += [(["stale", number(None)], None), (["recalled lately", number(None)], None)]
+        rows.append((["flagged for deletion",
+                      number(self.counts.flagged if self.counts else None)],
+                     Target("flagged for deletion", MemoryFilter(
+                         status="active", decay_policy="pending_deletion"))))
         projection, candidates = self.projection, self.candidates
         rows.append((["promotion candidates",
                       number(None if projection is None else len(projection.candidates))],
@@ -291,7 +312,7 @@ class HealthScreen(ConsoleScreen):
             rows.append((["holding secrets or identifiers", number(len(candidates.sensitive))],
                          ids_target("sensitive memories", candidates.sensitive)))
         else:
-            waiting = number(None) if self.scanning or self.stats is None else \
+            waiting = number(None) if self.scanning or self.counts is None else \
                 Text("Enter: scan", style="bold", justify="right")
             scan = None if self.scanning else Target("scan", scan=True)
             rows += [(["merge candidates", waiting], scan),
@@ -300,10 +321,11 @@ class HealthScreen(ConsoleScreen):
         self.show_activity()
 
     def show_activity(self) -> None:
-        daily = self.stats.daily if self.stats else []
+        daily = self.counts.daily if self.counts else []
         text = Text(f"recalls per day, last {ACTIVITY_DAYS} days", style="bold")
-        if self.stats is not None:
+        if self.counts is not None:
             text.append(f": {sum(daily):,} (at most {max(daily, default=0):,} a day)")
+        if self.stats is not None:
             mean = self.stats.stats["recently_accessed"]["mean_retrievals"]
             if mean is not None:
                 text.append(f"\nmemories recalled lately: {mean:.1f} retrievals each",
@@ -312,7 +334,7 @@ class HealthScreen(ConsoleScreen):
         self.query_one(Sparkline).data = daily
 
     def show_counts(self) -> None:
-        owners = self.stats.owners if self.stats else []
+        owners = self.counts.owners if self.counts else []
         quota = owner_quota()
         rows: list[tuple[list[Text | str], Target | None]] = []
         for owner, count in owners:
@@ -324,7 +346,7 @@ class HealthScreen(ConsoleScreen):
             rows.append(([owner, number(count), use],
                          Target(f"owner {owner}", MemoryFilter(owner=owner, status="active"))))
         self.query_one("#health-owners", FigureTable).show_rows(rows)
-        topics = self.stats.topics if self.stats else []
+        topics = self.counts.topics if self.counts else []
         self.query_one("#health-topics", FigureTable).show_rows(
             [([topic, number(count)], Target(f"topic {topic}",
                                               MemoryFilter(topic=topic, status="active")))

@@ -483,9 +483,13 @@ class PreviewScreen(MemoryActionsScreen):
         """A dimmed Apply still says why nothing happened."""
         super().on_key(event)
         if event.key == "A" and self.check_action("apply", ()) is None:
-            self.notify("read-only store: apply is disabled (opened with --read-only)"
-                        if self.context.read_only else "nothing to apply yet",
-                        severity="warning")
+            if self.context.read_only:
+                why = "read-only store: apply is disabled (opened with --read-only)"
+            elif self.edited is not None and not self.progress.busy:
+                why = "this plan changes nothing"
+            else:
+                why = "the plan is not ready yet"
+            self.notify(why, severity="warning")
             event.stop()
 
     def action_apply(self) -> None:
