@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Footer, Header, Label, Sparkline, Static
 from textual.worker import get_current_worker
@@ -95,6 +95,7 @@ def number(value: int | None) -> Text:
 class HealthScreen(ConsoleScreen):
     """Every number leads to its memories: Enter shows them in the memory list."""
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
         Binding("tab", "app.focus_next", "Next table", id="health.next",
                 tooltip="Move to the next table of figures"),
@@ -114,30 +115,32 @@ class HealthScreen(ConsoleScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="health-head")
-        with Horizontal(id="health-top"):
-            with Vertical(id="health-tiers-box"):
-                yield Label("confidence tiers, now and ahead if nothing is recalled",
-                            classes="section first")
-                yield FigureTable([("tier", 8), ("now", 8)]
-                                  + [(f"+{m} mo", 8) for m in MONTHS],
-                                  id="health-tiers", cursor_type="cell")
-            with Vertical(id="health-ages-box"):
-                yield Label("age of active memories", classes="section first")
-                yield FigureTable([("created", 13), ("memories", 8), ("", BAR)],
-                                  id="health-ages")
-        with Horizontal(id="health-bottom"):
-            with Vertical(id="health-attention-box"):
-                yield Label("needs attention", classes="section first")
-                yield FigureTable([("", 30), ("memories", 11)], id="health-attention")
-                yield Static(id="health-activity-text")
-                yield Sparkline([], summary_function=max, id="health-activity")
-            with Vertical(id="health-owners-box"):
-                yield Label(f"owners against the quota ({owner_quota():,})",
-                            classes="section first")
-                yield FigureTable([("owner", 16), ("active", 7), ("", 10)], id="health-owners")
-            with Vertical(id="health-topics-box"):
-                yield Label("topics", classes="section first")
-                yield FigureTable([("topic", 14), ("active", 7)], id="health-topics")
+        with VerticalScroll(id="health-body"):
+            with Horizontal(id="health-top"):
+                with Vertical(id="health-tiers-box"):
+                    yield Label("confidence tiers, now and ahead if nothing is recalled",
+                                classes="section first")
+                    yield FigureTable([("tier", 8), ("now", 8)]
+                                      + [(f"+{m} mo", 8) for m in MONTHS],
+                                      id="health-tiers", cursor_type="cell")
+                with Vertical(id="health-ages-box"):
+                    yield Label("age of active memories", classes="section first")
+                    yield FigureTable([("created", 13), ("memories", 8), ("", BAR)],
+                                      id="health-ages")
+            with Horizontal(id="health-bottom"):
+                with Vertical(id="health-attention-box"):
+                    yield Label("needs attention", classes="section first")
+                    yield FigureTable([("", 30), ("memories", 11)], id="health-attention")
+                    yield Static(id="health-activity-text")
+                    yield Sparkline([], summary_function=max, id="health-activity")
+                with Vertical(id="health-owners-box"):
+                    yield Label(f"owners against the quota ({owner_quota():,})",
+                                classes="section first")
+                    yield FigureTable([("owner", 16), ("active", 7), ("", 10)],
+                                      id="health-owners")
+                with Vertical(id="health-topics-box"):
+                    yield Label("topics", classes="section first")
+                    yield FigureTable([("topic", 14), ("active", 7)], id="health-topics")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:

@@ -40,6 +40,7 @@ PASS_NAMES = {"sensitive": "sensitive scan"}
 class MaintenanceScreen(ConsoleScreen):
     """Choose what to preview; the preview itself (and apply) is the next screen."""
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
         Binding("ctrl+r", "preview", "Preview", id="maintenance.preview",
                 tooltip="Plan the chosen passes (nothing is written) and show what would change"),

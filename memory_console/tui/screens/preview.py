@@ -53,6 +53,7 @@ class PreviewScreen(MemoryActionsScreen):
     """Builds the plan in a worker (Escape cancels), then shows it; nothing is written until
     Apply, and then in one transaction."""
 
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
         Binding("x", "exclude", "Exclude", id="preview.exclude",
                 tooltip="Leave the marked memories (or this one) out of this run; again: "

@@ -114,8 +114,8 @@ class ChangeTable(DataTable[Text | str]):
         """Title and reason widths sharing what the fixed columns leave."""
         width = max(60, (self.size.width or 118) - SCROLLBAR)
         spare = width - sum(w + 2 for _, _, w in FIXED) - 4
-        title = max(12, spare * 9 // 20)
-        return title, max(12, spare - title)
+        title = max(6, spare * 9 // 20)
+        return title, max(6, spare - title)
 
     def rebuild(self, cursor_row: int | None = None) -> None:
         row = self.cursor_row if cursor_row is None else cursor_row
