@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from rich.text import Text
@@ -57,22 +58,40 @@ def distribution(ids: np.ndarray, confidence: np.ndarray, plan: Plan) -> Distrib
 
 def build_distribution_chart(spread: Distribution, width: int, height: int) -> Text:
     """Grouped bars, before and after, for each confidence tenth."""
+    top = max([*spread.before, *spread.after, 1])
+    ticks = sorted({0, top // 2, top})
+    size = (max(30, width), max(8, height))
     with PLOTEXT_LOCK:
         import plotext
 
-        figure = plotext.figure
-        figure.clear()
-        figure.plot_size(max(30, width), max(8, height))
-        figure.theme("colorless")
-        figure.canvas("default")
-        markers = [plotext.marker(MARKER, pixel=plotext.pixel(color, "default"))
-                   for color in (BEFORE_COLOR, AFTER_COLOR)]
-        figure.draw(figure.bar(LABELS, [spread.before, spread.after], marker=markers))
-        top = max([*spread.before, *spread.after, 1])
-        ticks = sorted({0, top // 2, top})
-        figure.ruler("y").ticks(ticks, [f"{tick:,}" for tick in ticks])
-        ansi = str(figure.build().string())
+        draw = draw_v5 if hasattr(plotext, "clear_figure") else draw_v6
+        ansi = draw(plotext, spread, size, ticks)
     return Text.from_ansi(BACKGROUND.sub("", ansi), no_wrap=True)
+
+
+def draw_v6(plotext: Any, spread: Distribution, size: tuple[int, int], ticks: list[int]) -> str:
+    """plotext 6: the explicit figure API."""
+    figure = plotext.figure
+    figure.clear()
+    figure.plot_size(*size)
+    figure.theme("colorless")
+    figure.canvas("default")
+    markers = [plotext.marker(MARKER, pixel=plotext.pixel(color, "default"))
+               for color in (BEFORE_COLOR, AFTER_COLOR)]
+    figure.draw(figure.bar(LABELS, [spread.before, spread.after], marker=markers))
+    figure.ruler("y").ticks(ticks, [f"{tick:,}" for tick in ticks])
+    return str(figure.build().string())
+
+
+def draw_v5(plotext: Any, spread: Distribution, size: tuple[int, int], ticks: list[int]) -> str:
+    """plotext 5: the pyplot-like module functions."""
+    plotext.clear_figure()
+    plotext.plotsize(*size)
+    plotext.theme("clear")
+    plotext.multiple_bar(LABELS, [spread.before, spread.after],
+                         color=[BEFORE_COLOR, AFTER_COLOR], marker=MARKER)
+    plotext.yticks(ticks, [f"{tick:,}" for tick in ticks])
+    return str(plotext.build())
 
 
 def distribution_legend(spread: Distribution) -> Text:
