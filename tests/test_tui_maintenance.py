@@ -15,7 +15,7 @@ from memory_console.store import MemoryFilter, Store
 from memory_console.timeutil import DAY
 from memory_console.tui.app import MemoryConsoleApp
 from memory_console.tui.plan_request import PlanRequest
-from memory_console.tui.screens.confirm import ConfirmScreen
+from memory_console.tui.screens.confirm import ChoiceScreen, ConfirmScreen
 from memory_console.tui.screens.health import HealthScreen
 from memory_console.tui.screens.main import MainScreen
 from memory_console.tui.screens.maintenance import MaintenanceScreen
@@ -166,17 +166,28 @@ async def test_protect_or_a_stale_plan_plans_again(demo_store: Store) -> None:
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        dialog = screen_of(app, ConfirmScreen)
+        dialog = screen_of(app, ChoiceScreen)
         assert "out of date" in dialog.title_text and not list_runs(demo_store)
-        await pilot.press("enter")
+        await pilot.press("enter")  # plan again
         await settle(pilot)
         assert screen_of(app, PreviewScreen) is preview and preview.base is not None
         assert change.id not in preview.base.touched_ids.tolist()
+        planned = preview.base.changed
+
+        recalled = preview.table.current
+        assert recalled is not None
+        demo_store.record_access([recalled.id], now=NOW + 2)
         await pilot.press("A")
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        assert len(list_runs(demo_store)) == 1
+        screen_of(app, ChoiceScreen)
+        await pilot.press("tab", "enter")  # apply the rest
+        await settle(pilot)
+        runs = list_runs(demo_store)
+        assert len(runs) == 1 and runs[0].skipped == {"skipped_stale": [recalled.id]}
+        assert runs[0].changed == planned - 1
+        assert not decayed_events(demo_store, recalled.id)
 
 
 async def test_merge_review_rejects_and_splits_groups(demo_store: Store) -> None:

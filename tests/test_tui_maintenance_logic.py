@@ -163,7 +163,7 @@ def test_run_changes_page_through_a_run(demo_store: Store) -> None:
 def test_every_maintenance_key_has_an_id_and_a_tooltip() -> None:
     from textual.binding import Binding
 
-    from memory_console.tui.screens.confirm import ConfirmScreen
+    from memory_console.tui.screens.confirm import ChoiceScreen, ConfirmScreen
     from memory_console.tui.screens.health import HealthScreen
     from memory_console.tui.screens.maintenance import MaintenanceScreen
     from memory_console.tui.screens.preview import PreviewScreen
@@ -174,7 +174,7 @@ def test_every_maintenance_key_has_an_id_and_a_tooltip() -> None:
     from memory_console.tui.widgets.run_changes import RunChangesTable
 
     owners = (MaintenanceScreen, PreviewScreen, ReviewScreen, RunsScreen, HealthScreen,
-              ConfirmScreen, ChangeTable, FigureTable, RunChangesTable)
+              ConfirmScreen, ChoiceScreen, ChangeTable, FigureTable, RunChangesTable)
     for owner in owners:
         for binding in owner.BINDINGS:
             assert isinstance(binding, Binding) and binding.id and binding.tooltip, owner

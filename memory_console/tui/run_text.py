@@ -14,6 +14,8 @@ from memory_console.maintenance.registry import parameter_classes, registered_pa
 from memory_console.tui.formatting import when
 
 SHOWN_NOT_RESTORED = 30
+SKIP_REASONS = {"skipped_stale": "changed after the plan was made",
+                "skipped_with_group": "in a merge group with one of those"}
 
 
 def counts_text(counts: dict[str, int]) -> str:
@@ -77,5 +79,18 @@ def run_facts(run: Run) -> Group:
                 f"{when(run.now)} · {run.duration_ms:,} ms")
     counts = Text(f"{', '.join(run.passes)} ({run.policy}): {counts_text(run.counts)}; "
                   f"{run.changed:,} memories")
-    return Group(head, counts, Text(), undo_text(run), Text(), Text("parameters", style="bold"),
-                 parameters_table(run))
+    parts = [head, counts, Text(), undo_text(run)]
+    if run.skipped:
+        parts.append(skipped_text(run.skipped))
+    return Group(*parts, Text(), Text("parameters", style="bold"), parameters_table(run))
+
+
+def skipped_text(skipped: dict[str, list[int]]) -> Text:
+    """The memories an apply skipped because they changed after the plan was made."""
+    text = Text("skipped when applied:", style="bold")
+    for reason, ids in skipped.items():
+        shown = ", ".join(f"#{i}" for i in ids[:SHOWN_NOT_RESTORED])
+        more = f" … and {len(ids) - SHOWN_NOT_RESTORED:,} more" if len(ids) > SHOWN_NOT_RESTORED \
+            else ""
+        text.append(f"\n  {SKIP_REASONS.get(reason, reason)} ({len(ids):,}): {shown}{more}")
+    return text

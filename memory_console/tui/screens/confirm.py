@@ -1,4 +1,4 @@
-"""A typed yes/no dialog: what will happen, a button to do it, Escape to leave things be."""
+"""Typed dialogs: what will happen, a button for each answer, Escape to leave things be."""
 
 from __future__ import annotations
 
@@ -47,3 +47,39 @@ class ConfirmScreen(ModalScreen[bool]):
     @on(Button.Pressed, "#confirm-no")
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+class ChoiceScreen(ModalScreen[str | None]):
+    """Answers the id of the button pressed, or None (Cancel or Escape)."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="choice.cancel",
+                tooltip="Close without doing anything"),
+    ]
+
+    def __init__(self, title: str, body: RenderableType,
+                 choices: list[tuple[str, str, ButtonVariant]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.body = body
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog confirm") as dialog:
+            dialog.border_title = self.title_text
+            yield Static(self.body, classes="explain")
+            with Horizontal(classes="buttons"):
+                for ident, label, variant in self.choices:
+                    yield Button(label, variant=variant, id=f"choice-{ident}")
+                yield Button("Cancel", id="choice-cancel")
+
+    def on_mount(self) -> None:
+        self.query(Button).first().focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        ident = (event.button.id or "").removeprefix("choice-")
+        self.dismiss(None if ident == "cancel" else ident)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -515,9 +515,9 @@ class PreviewScreen(MemoryActionsScreen):
                           "Apply", variant="warning"), answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="apply", name="apply")
-    def apply_worker(self, edited: Plan) -> None:
+    def apply_worker(self, edited: Plan, skip_stale: bool = False) -> None:
         try:
-            run = apply(self.context.store, edited, actor="tui")
+            run = apply(self.context.store, edited, actor="tui", skip_stale=skip_stale)
         except StalePlanError as error:
             self.post_message(self.Stale(error))
             return
@@ -537,7 +537,7 @@ class PreviewScreen(MemoryActionsScreen):
 
     @on(Stale)
     def _stale(self, message: Stale) -> None:
-        from memory_console.tui.screens.confirm import ConfirmScreen
+        from memory_console.tui.screens.confirm import ChoiceScreen
 
         self.progress.stop()
         self.applying = False
@@ -546,14 +546,23 @@ class PreviewScreen(MemoryActionsScreen):
         body = (f"{error.stale:,} of the {error.total:,} memories this plan changes were "
                 "changed since it was made (recalled by an agent, edited or protected). "
                 "Applying it would overwrite those changes, so nothing was written.\n\n"
-                "Plan again from the store as it is now? What you left out stays out.")
+                "Plan again from the store as it is now (what you left out stays out), or "
+                "apply the rest: the changed memories are skipped (and a merge group with one "
+                "of them), the run lists them, and the next run takes them up.")
 
-        def answered(yes: bool | None) -> None:
-            if yes:
+        def answered(choice: str | None) -> None:
+            if choice == "replan":
                 self.replan("")
+            elif choice == "rest" and self.edited is not None:
+                self.applying = True
+                self.progress.start("applying the rest in one transaction…",
+                                    hint="memories changed since the plan are skipped")
+                self.refresh_bindings()
+                self.apply_worker(self.edited.plan, True)
 
-        self.app.push_screen(ConfirmScreen("The plan is out of date", body, "Plan again"),
-                             answered)
+        self.app.push_screen(ChoiceScreen("The plan is out of date", body, [
+            ("replan", "Plan again", "primary"), ("rest", "Apply the rest", "warning")]),
+            answered)
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         super().worker_failed(worker)
