@@ -64,17 +64,12 @@ def export_jsonl(
     Credentials are masked in every text of a memory and its history unless reveal."""
     memory_filter = MemoryFilter() if include_all else MemoryFilter(status="active")
     written = 0
-    cursor = None
-    while True:
-        page = store.page(memory_filter, after=cursor, limit=1000)
-        for record in page.rows:
-            events = store.history(record.id) if history else None
-            data = export_record(record, events)
-            out.write(json.dumps(data if reveal else mask_record(data), ensure_ascii=False) + "\n")
-            written += 1
-        if page.next_cursor is None:
-            return written
-        cursor = page.next_cursor
+    for record in store.iter_memories(memory_filter):
+        events = store.history(record.id) if history else None
+        data = export_record(record, events)
+        out.write(json.dumps(data if reveal else mask_record(data), ensure_ascii=False) + "\n")
+        written += 1
+    return written
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:

@@ -375,6 +375,18 @@ class Store:
             cursor = Cursor(int(cursor.value), cursor.id)
         return Page(rows, cursor)
 
+    def iter_memories(
+        self, memory_filter: MemoryFilter | None = None, *, batch: int = 1000
+    ) -> Iterator[MemoryRecord]:
+        """Every memory the filter keeps, in id order, read one keyset page at a time."""
+        cursor = None
+        while True:
+            page = self.page(memory_filter, after=cursor, limit=batch)
+            yield from page.rows
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
     def page_with_offset(
         self,
         memory_filter: MemoryFilter | None = None,

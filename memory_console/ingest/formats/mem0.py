@@ -287,23 +287,18 @@ def export_mem0(
     in every text unless reveal (and the hash is then the masked text's)."""
     memory_filter = MemoryFilter() if include_all else MemoryFilter(status="active")
     written = 0
-    cursor = None
-    while True:
-        page = store.page(memory_filter, after=cursor, limit=1000)
-        for record in page.rows:
-            data = export_record(record)
-            if not reveal:
-                data = mask_value(data)
-                data["hash"] = memory_hash(data["memory"])
-                ours = data["metadata"]["memory_console"]
-                hidden = secret_words(record.title, record.content)
-                ours["keywords"] = mask_keywords(ours.get("keywords") or [], hidden)
-            out.write(json.dumps(data, ensure_ascii=False) + "\n")
-            if history:
-                for row in history_rows(record, store.history(record.id)):
-                    shown = row if reveal else mask_value(row)
-                    out.write(json.dumps(shown, ensure_ascii=False) + "\n")
-            written += 1
-        if page.next_cursor is None:
-            return written
-        cursor = page.next_cursor
+    for record in store.iter_memories(memory_filter):
+        data = export_record(record)
+        if not reveal:
+            data = mask_value(data)
+            data["hash"] = memory_hash(data["memory"])
+            ours = data["metadata"]["memory_console"]
+            hidden = secret_words(record.title, record.content)
+            ours["keywords"] = mask_keywords(ours.get("keywords") or [], hidden)
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        if history:
+            for row in history_rows(record, store.history(record.id)):
+                shown = row if reveal else mask_value(row)
+                out.write(json.dumps(shown, ensure_ascii=False) + "\n")
+        written += 1
+    return written
