@@ -79,8 +79,10 @@ def main() -> int:
         parser.error(f"unknown operations: {', '.join(sorted(unknown))}")
     started = time.perf_counter()
     operations = prepare_operations(folder, args.count)
-    print(f"prepared {args.count:,} memories in {folder} in {time.perf_counter() - started:.1f} s;"
-          f" {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+    print(
+        f"prepared {args.count:,} memories in {folder} in {time.perf_counter() - started:.1f} s;"
+        f" {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}"
+    )
     rng = random.Random(args.seed)
     failures: list[str] = []
     for name in names:
@@ -88,12 +90,15 @@ def main() -> int:
         clock = time.perf_counter()
         calibration = calibrate(operation)
         failures += [f"{name} uninterrupted: {text}" for text in calibration.problems]
-        trials = [run_trial(operation, delay=delay)
-                  for delay in delays(operation, args.trials, rng)]
+        trials = [
+            run_trial(operation, delay=delay) for delay in delays(operation, args.trials, rng)
+        ]
         print(summary(name, operation, trials, time.perf_counter() - clock), flush=True)
         for trial in trials:
-            failures += [f"{name} killed at {trial.moment} ({trial.phase}): {text}"
-                         for text in trial.problems]
+            failures += [
+                f"{name} killed at {trial.moment} ({trial.phase}): {text}"
+                for text in trial.problems
+            ]
         outcomes = {trial.outcome for trial in trials}
         for wanted in ("before", "after"):
             if wanted not in outcomes:
@@ -101,9 +106,10 @@ def main() -> int:
     for failure in failures:
         print(f"PROBLEM: {failure}")
     total = len(names) * args.trials
-    print(f"{total} kills in {time.perf_counter() - started:.0f} s: "
-          + ("every store sound and all or nothing" if not failures
-             else f"{len(failures)} problems"))
+    print(
+        f"{total} kills in {time.perf_counter() - started:.0f} s: "
+        + ("every store sound and all or nothing" if not failures else f"{len(failures)} problems")
+    )
     return 1 if failures else 0
 
 

@@ -32,10 +32,15 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--count", type=int, default=5000, help="memories in the demo store")
     parser.add_argument("--adds", type=float, default=20.0, help="agent adds per second")
-    parser.add_argument("--accesses", type=float, default=40.0,
-                        help="agent access transactions per second (1-3 memories each)")
-    parser.add_argument("--cli-every", type=float, default=5.0,
-                        help="seconds between CLI runs (0: none)")
+    parser.add_argument(
+        "--accesses",
+        type=float,
+        default=40.0,
+        help="agent access transactions per second (1-3 memories each)",
+    )
+    parser.add_argument(
+        "--cli-every", type=float, default=5.0, help="seconds between CLI runs (0: none)"
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     folder = args.workdir or Path(tempfile.mkdtemp(prefix="live-agent-"))
@@ -44,11 +49,19 @@ def main() -> int:
     for leftover in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         leftover.unlink(missing_ok=True)
     build_demo(db, count=args.count, seed=5, now=time.time())
-    print(f"store: {db} ({args.count:,} demo memories); {os.cpu_count()} CPUs, "
-          f"load {os.getloadavg()[0]:.2f}; agent asks {args.adds:g} adds/s and "
-          f"{args.accesses:g} accesses/s for {args.seconds:g} s")
-    result = run_live(db, folder / "agent.log", args.seconds, adds=args.adds,
-                      accesses=args.accesses, cli_every=args.cli_every or None)
+    print(
+        f"store: {db} ({args.count:,} demo memories); {os.cpu_count()} CPUs, "
+        f"load {os.getloadavg()[0]:.2f}; agent asks {args.adds:g} adds/s and "
+        f"{args.accesses:g} accesses/s for {args.seconds:g} s"
+    )
+    result = run_live(
+        db,
+        folder / "agent.log",
+        args.seconds,
+        adds=args.adds,
+        accesses=args.accesses,
+        cli_every=args.cli_every or None,
+    )
     for name, value in result.figures().items():
         print(f"{name:32} {value}")
     problems = result.problems()

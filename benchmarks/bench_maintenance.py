@@ -95,22 +95,32 @@ def bench_main_store(path: Path) -> dict[str, float]:
     store = Store(path, actor="bench")
     proposal, dry = timed(lambda: plan(store, now=NOW))
     figures = proposal.summary()
-    show("relevance dry run (plan)", dry,
-         f"eligible {figures['eligible']:,}, decayed {figures['decayed']:,}")
+    show(
+        "relevance dry run (plan)",
+        dry,
+        f"eligible {figures['eligible']:,}, decayed {figures['decayed']:,}",
+    )
     size, as_json = timed(lambda: sum(len(part) for part in plan_json_chunks(proposal)))
     show("  its JSON (complete changes list)", as_json, f"{size / 1e6:.0f} MB")
     run, applied = timed(lambda: apply(store, proposal))
     events = store.query("SELECT count(*) FROM memory_event WHERE run_id = ?", (run.id,))[0][0]
-    show("relevance apply (changes, events, run row)", applied,
-         f"{run.changed:,} memories, {events:,} events, run {run.id}")
+    show(
+        "relevance apply (changes, events, run row)",
+        applied,
+        f"{run.changed:,} memories, {events:,} events, run {run.id}",
+    )
     again, second = timed(lambda: plan(store, now=NOW))
     show("dry run again at the same now", second, f"decayed {again.summary()['decayed']:,}")
     report, undone = timed(lambda: undo(store, run.id, now=NOW))
     show("undo of that run", undone, f"restored {len(report.restored):,}")
     memories = store.query("SELECT count(*) FROM memory")[0][0]
     store.close()
-    return {"dry": dry[0], "apply": applied[0], "memories": memories,
-            "changed": max(run.changed, 1)}
+    return {
+        "dry": dry[0],
+        "apply": applied[0],
+        "memories": memories,
+        "changed": max(run.changed, 1),
+    }
 
 
 def orm_decay(path: Path, limit: int) -> tuple[int, int, tuple[float, float], tuple[float, float]]:
@@ -126,9 +136,12 @@ def orm_decay(path: Path, limit: int) -> tuple[int, int, tuple[float, float], tu
     with Session(engine) as session:
         memories = session.exec(select(Memory).order_by(col(Memory.id)).limit(limit)).all()
         for memory in memories:
-            if (memory.status != "active" or memory.is_protected
-                    or memory.decay_policy not in ("standard", "aggressive")
-                    or memory.memory_type == "semantic"):
+            if (
+                memory.status != "active"
+                or memory.is_protected
+                or memory.decay_policy not in ("standard", "aggressive")
+                or memory.memory_type == "semantic"
+            ):
                 continue
             resistance = min(1.0, memory.retrieval_count / 10)
             if memory.decay_policy == "aggressive":
@@ -168,9 +181,11 @@ def raw_json(rows: list[tuple[int, float, float, str]]) -> int:
     size = 0
     for ident, before, after, reason in rows:
         text = texts.get(reason) or texts.setdefault(reason, json.dumps(reason))
-        size += len(f'{{"id": {ident}, "field": "confidence", "before": {before!r}, '
-                    f'"after": {after!r}, "reason": {text}, "pass": "decay", '
-                    f'"kind": "decayed"}}')
+        size += len(
+            f'{{"id": {ident}, "field": "confidence", "before": {before!r}, '
+            f'"after": {after!r}, "reason": {text}, "pass": "decay", '
+            f'"kind": "decayed"}}'
+        )
     return size
 
 
@@ -193,11 +208,23 @@ def bench_against_raw(path: Path) -> None:
     exact = sum(c.after == r[2] for c, r in zip(listed, rows, strict=False))
     worst = max((abs(c.after - r[2]) for c, r in zip(listed, rows, strict=False)), default=0.0)
     reasons = sum(c.reason == r[3] for c, r in zip(listed, rows, strict=False))
-    print(f"  same ids: {same_ids}; equal values {exact:,}/{len(rows):,} (largest difference "
-          f"{worst:.1e}); equal reasons {reasons:,}")
+    print(
+        f"  same ids: {same_ids}; equal values {exact:,}/{len(rows):,} (largest difference "
+        f"{worst:.1e}); equal reasons {reasons:,}"
+    )
     print(f"  memory-console / raw sqlite3: {mine[0] / raw_total[0]:.2f} (wall)")
-    command = [sys.executable, "-m", "memory_console.cli", "decay", "--db", str(path),
-               "--dry-run", "--json", "--now", to_iso(NOW) or ""]
+    command = [
+        sys.executable,
+        "-m",
+        "memory_console.cli",
+        "decay",
+        "--db",
+        str(path),
+        "--dry-run",
+        "--json",
+        "--now",
+        to_iso(NOW) or "",
+    ]
     clock = Clock()
     with open(os.devnull, "w") as sink:
         subprocess.run(command, stdout=sink, check=True)
@@ -226,14 +253,22 @@ def main() -> None:
     per = ours["memories"]
     loop, loop_read = total[0] / loaded, computed[0] / loaded
     print(f"per memory of the store (the loop: load + compute + save {loop * 1e6:.2f} us):")
-    for label, seconds in (("dry run", ours["dry"]), ("apply", ours["apply"]),
-                           ("plan + apply", ours["dry"] + ours["apply"])):
-        print(f"  {label:<13} {seconds / per * 1e6:7.2f} us -> {loop / (seconds / per):5.1f}x "
-              "faster")
-    print(f"  dry run against the loop's load + compute alone ({loop_read * 1e6:.2f} us): "
-          f"{loop_read / (ours['dry'] / per):.1f}x faster")
-    print(f"  per changed memory: apply {ours['apply'] / ours['changed'] * 1e6:.1f} us, "
-          f"loop {total[0] / max(changed, 1) * 1e6:.1f} us")
+    for label, seconds in (
+        ("dry run", ours["dry"]),
+        ("apply", ours["apply"]),
+        ("plan + apply", ours["dry"] + ours["apply"]),
+    ):
+        print(
+            f"  {label:<13} {seconds / per * 1e6:7.2f} us -> {loop / (seconds / per):5.1f}x faster"
+        )
+    print(
+        f"  dry run against the loop's load + compute alone ({loop_read * 1e6:.2f} us): "
+        f"{loop_read / (ours['dry'] / per):.1f}x faster"
+    )
+    print(
+        f"  per changed memory: apply {ours['apply'] / ours['changed'] * 1e6:.1f} us, "
+        f"loop {total[0] / max(changed, 1) * 1e6:.1f} us"
+    )
     print(f"-- {args.compare_count:,} memories: memory-console against raw sqlite3", flush=True)
     bench_against_raw(demo_store(folder, args.compare_count))
     for name in ("work.db", "orm.db"):

@@ -68,9 +68,11 @@ def bench(path: Path, real: bool, rounds: int) -> None:
         seconds = fill_index(store, semantic, real)
         engine = SearchEngine(store)
         engine.semantic = semantic
-        print(f"{count:,} memories; index of {len(semantic.index):,} vectors "
-              f"({semantic.index.nbytes / 2**20:,.0f} MiB) filled in {seconds:.1f} s"
-              f" ({'real embeddings' if real else 'random unit vectors'})")
+        print(
+            f"{count:,} memories; index of {len(semantic.index):,} vectors "
+            f"({semantic.index.nbytes / 2**20:,.0f} MiB) filled in {seconds:.1f} s"
+            f" ({'real embeddings' if real else 'random unit vectors'})"
+        )
         for mode in ("keyword", "semantic", "hybrid"):
             engine.search(QUERIES[0], mode=mode, k=10)  # warm caches
             samples = []
@@ -79,8 +81,10 @@ def bench(path: Path, real: bool, rounds: int) -> None:
                     started = time.perf_counter()
                     engine.search(query, mode=mode, k=10)
                     samples.append((time.perf_counter() - started) * 1000)
-            print(f"  {mode:<8} p50 {statistics.median(samples):7.2f} ms   "
-                  f"p95 {percentile(samples, 95):7.2f} ms   ({len(samples)} searches)")
+            print(
+                f"  {mode:<8} p50 {statistics.median(samples):7.2f} ms   "
+                f"p95 {percentile(samples, 95):7.2f} ms   ({len(samples)} searches)"
+            )
         samples = []
         for _ in range(rounds):
             for query in QUERIES:
@@ -100,8 +104,11 @@ def main() -> None:
     args = parser.parse_args()
     counts = [args.count] + ([1_000_000] if args.big else [])
     for count in counts:
-        path = Path(args.db) if args.db and count == args.count else (
-            Path(tempfile.mkdtemp(prefix="bench-search-")) / f"demo-{count}.db")
+        path = (
+            Path(args.db)
+            if args.db and count == args.count
+            else (Path(tempfile.mkdtemp(prefix="bench-search-")) / f"demo-{count}.db")
+        )
         if not path.exists():
             report = build_demo(path, count=count, seed=7)
             print(f"built a {count:,}-memory demo store in {report.seconds:.1f} s")

@@ -97,9 +97,13 @@ def read_state(path: Path) -> State:
             event_digest=digest(conn.execute("SELECT * FROM memory_event ORDER BY id")),
             runs=digest(conn.execute(f"SELECT {RUN_COLUMNS} FROM maintenance_run ORDER BY id")),
             version=conn.execute("PRAGMA user_version").fetchone()[0],
-            indexes=tuple(row[0] for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
-                "ORDER BY name")),
+            indexes=tuple(
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+                    "ORDER BY name"
+                )
+            ),
         )
     finally:
         conn.close()
@@ -155,13 +159,21 @@ def write_import_file(path: Path, count: int) -> int:
             created = to_iso(NOW - (number % 365) * DAY)
             line = {
                 "content": f"Imported note {number}: the team reviews project {number % 40} "
-                           f"on {topics[number % 4]} every week.",
-                "owner": f"owner{number % 5}", "topic": topics[number % 4],
+                f"on {topics[number % 4]} every week.",
+                "owner": f"owner{number % 5}",
+                "topic": topics[number % 4],
                 "memory_type": ("episodic", "semantic", "procedural")[number % 3],
-                "importance": round((number % 10) / 10, 1), "created_at": created,
+                "importance": round((number % 10) / 10, 1),
+                "created_at": created,
                 "keywords": ["team", "review", f"project{number % 40}"],
-                "history": [{"at": created, "actor": "import", "kind": "created",
-                             "after": {"confidence": 1.0, "status": "active"}}],
+                "history": [
+                    {
+                        "at": created,
+                        "actor": "import",
+                        "kind": "created",
+                        "after": {"confidence": 1.0, "status": "active"},
+                    }
+                ],
             }
             out.write(json.dumps(line) + "\n")
     return count
@@ -421,8 +433,10 @@ def check(operation: Operation, trial: Trial) -> None:
     elif state == operation.after:
         trial.outcome = "after"
     else:
-        problems.append(f"neither before nor after: {state} (before {operation.before}, "
-                        f"after {operation.after})")
+        problems.append(
+            f"neither before nor after: {state} (before {operation.before}, "
+            f"after {operation.after})"
+        )
     if trial.outcome == "after" and "C" not in trial.marks:
         problems.append("changed without reaching COMMIT")
     if trial.outcome == "before" and "D" in trial.marks:
@@ -450,7 +464,7 @@ def migrate_problems(operation: Operation, state: State) -> list[str]:
     problems: list[str] = []
     assert operation.before is not None and operation.after is not None
     for backup in operation.work.parent.glob(operation.work.name + ".schema1.bak*"):
-        if not BACKUP_NAME.fullmatch(backup.name[len(operation.work.name):]):
+        if not BACKUP_NAME.fullmatch(backup.name[len(operation.work.name) :]):
             continue  # a .partial copy (and its journal) that a kill interrupted is fine
         if integrity(backup) != "ok":
             problems.append(f"{backup.name}: not sound")
@@ -494,11 +508,12 @@ def calibrate(operation: Operation, runs: int = 3) -> Trial:
     if operation.after == operation.before:
         trial.problems.append("the operation changed nothing")
     if operation.name == "import" and operation.after.memories != operation.extra["lines"]:
-        trial.problems.append(f"imported {operation.after.memories} of "
-                              f"{operation.extra['lines']} lines")
+        trial.problems.append(
+            f"imported {operation.after.memories} of {operation.extra['lines']} lines"
+        )
     if operation.name == "migrate" and (operation.after.version, operation.before.version) != (
-        db.SCHEMA_VERSION, 1
+        db.SCHEMA_VERSION,
+        1,
     ):
         trial.problems.append("the migration did not change the schema version")
     return trial
-

@@ -40,8 +40,14 @@ AGENT_TOPIC = "projects"
 BULK_SIZE = 300
 PLAN_ATTEMPTS = 4  # plans made per maintenance step before it gives up (each one raced)
 STALE_WAIT_S = 5.0  # how long a forced-stale round waits for the agent to touch its plan
-TRACKED = ("confidence", "retrieval_count", "last_accessed_at", "status", "is_protected",
-           "decay_policy")
+TRACKED = (
+    "confidence",
+    "retrieval_count",
+    "last_accessed_at",
+    "status",
+    "is_protected",
+    "decay_policy",
+)
 # The agent's texts: a few projects and tools, so its memories repeat each other's keywords
 # and the keyword consolidation finds groups of them.
 PROJECTS = ("apollo", "borealis", "cascade", "dynamo")
@@ -109,20 +115,23 @@ def one_line(error: BaseException) -> str:
 
 def decaying_ids(store: Store) -> list[int]:
     """Active memories a decay plan can touch: the agent reinforces these."""
-    return [row[0] for row in store.query(
-        "SELECT id FROM memory WHERE status = 'active' AND is_protected = 0 "
-        "AND decay_policy IN ('standard', 'aggressive') AND memory_type != 'semantic'"
-    )]
+    return [
+        row[0]
+        for row in store.query(
+            "SELECT id FROM memory WHERE status = 'active' AND is_protected = 0 "
+            "AND decay_policy IN ('standard', 'aggressive') AND memory_type != 'semantic'"
+        )
+    ]
 
 
 def agent_text(rng: random.Random, number: int) -> str:
     project, tool = rng.choice(PROJECTS), rng.choice(TOOLS)
-    return (f"Project {project} deploys through {tool} pipelines, reviewed on release "
-            f"day {number}.")
+    return f"Project {project} deploys through {tool} pipelines, reviewed on release day {number}."
 
 
-def run_agent(db: Path, log_path: Path, seconds: float, adds: float, accesses: float,
-              seed: int) -> None:
+def run_agent(
+    db: Path, log_path: Path, seconds: float, adds: float, accesses: float, seed: int
+) -> None:
     """Add `adds` memories and record `accesses` accesses (1-3 memories each) per second,
     paced on a fixed schedule, for `seconds`; log every write as it is committed."""
     from memory_console.api import MemoryAPI
@@ -147,8 +156,9 @@ def run_agent(db: Path, log_path: Path, seconds: float, adds: float, accesses: f
             tick += 1
             try:
                 if added * rate < tick * adds:
-                    result = api.remember(agent_text(rng, tick), topic=AGENT_TOPIC,
-                                          memory_type="episodic")
+                    result = api.remember(
+                        agent_text(rng, tick), topic=AGENT_TOPIC, memory_type="episodic"
+                    )
                     if result.action != "stored" or result.id is None:
                         raise LiveCheckError(f"remember {result.action}: {result.reason}")
                     added += 1
@@ -164,21 +174,43 @@ def run_agent(db: Path, log_path: Path, seconds: float, adds: float, accesses: f
                 errors += 1
                 log.write(f"error {one_line(error)}\n")
         elapsed = time.monotonic() - started
-        summary = {"seconds": elapsed, "adds": added, "accesses": accessed,
-                   "access_events": access_events, "errors": errors, "locks": asdict(locks)}
+        summary = {
+            "seconds": elapsed,
+            "adds": added,
+            "accesses": accessed,
+            "access_events": access_events,
+            "errors": errors,
+            "locks": asdict(locks),
+        }
         log.write(f"done {json.dumps(summary)}\n")
     api.close()
 
 
-def start_agent(db: Path, log_path: Path, seconds: float, adds: float, accesses: float,
-                seed: int = 1) -> subprocess.Popen[str]:
+def start_agent(
+    db: Path, log_path: Path, seconds: float, adds: float, accesses: float, seed: int = 1
+) -> subprocess.Popen[str]:
     """Start the agent process; returns once it has opened the store and begun writing."""
     log_path.write_text("")
     agent = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "--db", str(db), "--log", str(log_path),
-         "--seconds", str(seconds), "--adds", str(adds), "--accesses", str(accesses),
-         "--seed", str(seed)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--db",
+            str(db),
+            "--log",
+            str(log_path),
+            "--seconds",
+            str(seconds),
+            "--adds",
+            str(adds),
+            "--accesses",
+            str(accesses),
+            "--seed",
+            str(seed),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while not log_path.read_text().startswith("start"):
@@ -245,12 +277,13 @@ class ConsoleReport:
 
 def changed_revisions(store: Store, proposal: Any) -> list[int]:
     """Memories the plan touches whose revision moved since it was made."""
-    planned = dict(zip(proposal.touched_ids.tolist(), proposal.touched_revisions.tolist(),
-                       strict=True))
+    planned = dict(
+        zip(proposal.touched_ids.tolist(), proposal.touched_revisions.tolist(), strict=True)
+    )
     ids = list(planned)
     moved: list[int] = []
     for start in range(0, len(ids), 900):
-        chunk = ids[start:start + 900]
+        chunk = ids[start : start + 900]
         marks = ",".join("?" * len(chunk))
         for ident, revision in store.query(
             f"SELECT id, revision FROM memory WHERE id IN ({marks})", chunk
@@ -268,8 +301,9 @@ class Console:
     """The console's side of a live run: rounds of decay, consolidation, bulk actions, undo
     and, now and then, the real CLI in a subprocess."""
 
-    def __init__(self, db: Path, report: ConsoleReport, rng: random.Random,
-                 agent: subprocess.Popen[str]) -> None:
+    def __init__(
+        self, db: Path, report: ConsoleReport, rng: random.Random, agent: subprocess.Popen[str]
+    ) -> None:
         self.db = db
         self.agent = agent
         self.store = Store(db, actor="tui")
@@ -381,8 +415,12 @@ class Console:
             result = self.store.unprotect(ids) if kind == "protect" else self.store.restore(ids)
             self.report.bulk_actions += 1
             self.count_write(len(result.changed))
-        active = [row[0] for row in self.store.query(
-            "SELECT id FROM memory WHERE status = 'active' AND is_protected = 0")]
+        active = [
+            row[0]
+            for row in self.store.query(
+                "SELECT id FROM memory WHERE status = 'active' AND is_protected = 0"
+            )
+        ]
         ids = self.rng.sample(active, min(BULK_SIZE, len(active)))
         kind = self.rng.choice(("protect", "archive"))
         result = self.store.protect(ids) if kind == "protect" else self.store.archive(ids)
@@ -401,12 +439,17 @@ class Console:
             when = str(to_iso(time.time() + (400 + 30 * number) * DAY))
             args = ["decay", "--apply", "--json", "--now", when]
         else:
-            active = [row[0] for row in self.store.query(
-                "SELECT id FROM memory WHERE status = 'active' LIMIT 2000")]
+            active = [
+                row[0]
+                for row in self.store.query(
+                    "SELECT id FROM memory WHERE status = 'active' LIMIT 2000"
+                )
+            ]
             args = ["protect", *map(str, self.rng.sample(active, min(100, len(active))))]
         command = [sys.executable, "-m", "memory_console.cli", *args, "--db", str(self.db)]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True)
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         self.cli.append((process, args[:1]))
 
     def finish_cli(self, *, wait: bool) -> None:
@@ -432,8 +475,14 @@ class Console:
         self.cli = still
 
 
-def run_console(db: Path, seconds: float, agent: subprocess.Popen[str], *,
-                cli_every: float | None, seed: int = 2) -> ConsoleReport:
+def run_console(
+    db: Path,
+    seconds: float,
+    agent: subprocess.Popen[str],
+    *,
+    cli_every: float | None,
+    seed: int = 2,
+) -> ConsoleReport:
     """Console rounds while the agent runs, for at most `seconds` (and the CLI every
     `cli_every` seconds, if given)."""
     report = ConsoleReport()
@@ -472,8 +521,10 @@ class Baseline:
             last = conn.execute("SELECT ifnull(max(id), 0) FROM memory_event").fetchone()[0]
             rows = conn.execute(f"SELECT id, {', '.join(TRACKED)} FROM memory").fetchall()
         conn.close()
-        return cls(int(last), {row[0]: normalised(dict(zip(TRACKED, row[1:], strict=True)))
-                               for row in rows})
+        return cls(
+            int(last),
+            {row[0]: normalised(dict(zip(TRACKED, row[1:], strict=True))) for row in rows},
+        )
 
 
 def normalised(values: dict[str, Any]) -> dict[str, Any]:
@@ -492,7 +543,9 @@ def broken_chains(db: Path, baseline: Baseline, limit: int = 5) -> list[str]:
     with sqlite3.connect(db) as conn:
         events = conn.execute(
             "SELECT id, memory_id, actor, kind, before, after FROM memory_event WHERE id > ? "
-            "ORDER BY id", (baseline.last_event,)).fetchall()
+            "ORDER BY id",
+            (baseline.last_event,),
+        ).fetchall()
         rows = conn.execute(f"SELECT id, {', '.join(TRACKED)} FROM memory").fetchall()
     conn.close()
     for event_id, memory_id, actor, kind, before_json, after_json in events:
@@ -501,9 +554,11 @@ def broken_chains(db: Path, baseline: Baseline, limit: int = 5) -> list[str]:
         known = current.setdefault(memory_id, {})
         for name, value in before.items():
             if name in known and known[name] != value:
-                problems.append(f"event {event_id} ({kind} by {actor}) of memory {memory_id}: "
-                                f"{name} before {value!r}, but the last write left "
-                                f"{known[name]!r}")
+                problems.append(
+                    f"event {event_id} ({kind} by {actor}) of memory {memory_id}: "
+                    f"{name} before {value!r}, but the last write left "
+                    f"{known[name]!r}"
+                )
         if kind == "purged":
             current.pop(memory_id, None)
         else:
@@ -516,8 +571,9 @@ def broken_chains(db: Path, baseline: Baseline, limit: int = 5) -> list[str]:
             continue
         for name, value in values.items():
             if row[name] != value:
-                problems.append(f"memory {ident}: {name} is {row[name]!r}, its last event "
-                                f"left {value!r}")
+                problems.append(
+                    f"memory {ident}: {name} is {row[name]!r}, its last event left {value!r}"
+                )
     return problems[:limit]
 
 
@@ -544,15 +600,19 @@ class LiveResult:
         if not agent.summary:
             found.append("the agent did not finish its log")
         if self.present != len(agent.added):
-            found.append(f"{len(agent.added) - self.present} of the agent's "
-                         f"{len(agent.added)} memories are missing")
+            found.append(
+                f"{len(agent.added) - self.present} of the agent's "
+                f"{len(agent.added)} memories are missing"
+            )
         if self.created_events != len(agent.added):
             found.append(f"{self.created_events} created events for {len(agent.added)} adds")
         if self.accessed_events != agent.access_events:
-            found.append(f"{self.accessed_events} accessed events, the agent logged "
-                         f"{agent.access_events}")
-        found += [f"agent: {text}" for text in agent.errors if "busy" not in text
-                  or "locked" in text]
+            found.append(
+                f"{self.accessed_events} accessed events, the agent logged {agent.access_events}"
+            )
+        found += [
+            f"agent: {text}" for text in agent.errors if "busy" not in text or "locked" in text
+        ]
         found += [f"console: {text}" for text in self.console.failures]
         if self.integrity != "ok":
             found.append(f"integrity_check: {self.integrity}")
@@ -582,7 +642,8 @@ class LiveResult:
             "console_bulk_actions": console.bulk_actions,
             "console_undos": console.undos,
             "console_undo_not_restored": console.not_restored,
-            "console_applies_tried": console.decay_runs + console.consolidations
+            "console_applies_tried": console.decay_runs
+            + console.consolidations
             + console.raced_stale,
             "stale_refused_forced": console.forced_stale,
             "stale_refused_raced": console.raced_stale,
@@ -598,15 +659,23 @@ class LiveResult:
 def count_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> int:
     found = 0
     for start in range(0, len(ids), 900):
-        chunk = list(ids[start:start + 900])
+        chunk = list(ids[start : start + 900])
         marks = ",".join("?" * len(chunk))
-        found += conn.execute(f"SELECT count(*) FROM memory WHERE id IN ({marks})",
-                              chunk).fetchone()[0]
+        found += conn.execute(
+            f"SELECT count(*) FROM memory WHERE id IN ({marks})", chunk
+        ).fetchone()[0]
     return found
 
 
-def run_live(db: Path, log_path: Path, seconds: float, *, adds: float, accesses: float,
-             cli_every: float | None) -> LiveResult:
+def run_live(
+    db: Path,
+    log_path: Path,
+    seconds: float,
+    *,
+    adds: float,
+    accesses: float,
+    cli_every: float | None,
+) -> LiveResult:
     """The agent and the console side by side on `db` for `seconds`, then every check."""
     baseline = Baseline.take(db)
     agent = start_agent(db, log_path, seconds, adds, accesses)
@@ -623,14 +692,25 @@ def run_live(db: Path, log_path: Path, seconds: float, *, adds: float, accesses:
         after = baseline.last_event
         created = conn.execute(
             "SELECT count(*) FROM memory_event WHERE id > ? AND actor = ? AND kind = 'created'",
-            (after, AGENT_ACTOR)).fetchone()[0]
+            (after, AGENT_ACTOR),
+        ).fetchone()[0]
         accessed = conn.execute(
             "SELECT count(*) FROM memory_event WHERE id > ? AND actor = ? AND kind = 'accessed'",
-            (after, AGENT_ACTOR)).fetchone()[0]
+            (after, AGENT_ACTOR),
+        ).fetchone()[0]
         integrity = "; ".join(row[0] for row in conn.execute("PRAGMA integrity_check"))
     conn.close()
-    return LiveResult(console, log, agent.returncode, err, present, created, accessed,
-                      integrity, broken_chains(db, baseline))
+    return LiveResult(
+        console,
+        log,
+        agent.returncode,
+        err,
+        present,
+        created,
+        accessed,
+        integrity,
+        broken_chains(db, baseline),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

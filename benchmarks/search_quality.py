@@ -24,8 +24,10 @@ DEMO_SEED = 7
 DEMO_NOW = 1_795_000_000.0
 
 LABELLED: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("what editor colours does the user like",
-     ("dark mode in the editor", "dark editor theme", "dark mode when coding")),
+    (
+        "what editor colours does the user like",
+        ("dark mode in the editor", "dark editor theme", "dark mode when coding"),
+    ),
     ("which game is she constructing a metal farm in", ("iron farm",)),
     ("when is the recurring team meeting", ("Weekly team sync",)),
     ("how can I reach Sarah by mail", ("sarah.chen@",)),
@@ -71,9 +73,13 @@ def evaluate(engine: SearchEngine, mode: str, k: int = 10) -> Quality:
     """recall@5 and MRR (first relevant hit within the top k) of one search mode."""
     found, reciprocal = 0, 0.0
     for query, labels in LABELLED:
-        hits = engine.search(query, mode=mode, k=k,
-                             memory_filter=MemoryFilter(owner=OWNER, status="active"),
-                             now=DEMO_NOW)
+        hits = engine.search(
+            query,
+            mode=mode,
+            k=k,
+            memory_filter=MemoryFilter(owner=OWNER, status="active"),
+            now=DEMO_NOW,
+        )
         for rank, hit in enumerate(hits, start=1):
             if any(label in hit.record.content for label in labels):
                 found += rank <= 5

@@ -349,7 +349,10 @@ class MemoryAPI:
                     self.store.edit(plan.id, {"importance": plan.raise_importance}, now=moment)
                 scores = {"reason": "remembered again", "cosine": plan.similarity}
                 self.store.record_access(
-                    [plan.id], now=moment, query=query, scores={plan.id: scores},
+                    [plan.id],
+                    now=moment,
+                    query=query,
+                    scores={plan.id: scores},
                     kind="reinforced",
                 )
             record = self.store.require(plan.id)

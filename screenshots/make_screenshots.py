@@ -59,8 +59,12 @@ async def search(pilot: Pilot[Any], store: Store) -> None:
 
 async def story(pilot: Pilot[Any], store: Store) -> None:
     await settle(pilot)
-    rows = store.page(MemoryFilter(status="active", memory_type="episodic", is_protected=False),
-                      sort="retrieval_count", descending=True, limit=1).rows
+    rows = store.page(
+        MemoryFilter(status="active", memory_type="episodic", is_protected=False),
+        sort="retrieval_count",
+        descending=True,
+        limit=1,
+    ).rows
     from memory_console.tui.screens.story import StoryScreen
 
     pilot.app.push_screen(StoryScreen(rows[0].id))
@@ -128,8 +132,7 @@ async def merge_review(pilot: Pilot[Any], store: Store) -> None:
     from memory_console.tui.screens.preview import PreviewScreen
 
     await settle(pilot)
-    pilot.app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {}, NOW,
-                                                    NOW)))
+    pilot.app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)))
     await settle(pilot)
     await pilot.press("c")
     await settle(pilot)
@@ -139,8 +142,7 @@ async def runs(pilot: Pilot[Any], store: Store) -> None:
     from memory_console.maintenance import apply, plan, undo
 
     apply(store, plan(store, ("decay", "cleanup"), now=NOW - 30 * 86400), actor="tui")
-    apply(store, plan(store, ("expire", "consolidate", "decay", "cleanup"), now=NOW),
-          actor="tui")
+    apply(store, plan(store, ("expire", "consolidate", "decay", "cleanup"), now=NOW), actor="tui")
     undone = apply(store, plan(store, ("sensitive",), now=NOW), actor="cli")
     undo(store, undone.id, now=NOW + 300)
     await settle(pilot)
@@ -173,8 +175,9 @@ SCREENS: list[tuple[str, tuple[int, int], Steps]] = [
 ]
 
 
-async def shoot(source: Path, work: Path, name: str, size: tuple[int, int], steps: Steps,
-                out: Path) -> Path:
+async def shoot(
+    source: Path, work: Path, name: str, size: tuple[int, int], steps: Steps, out: Path
+) -> Path:
     copy = work / name / "memories.db"
     copy.parent.mkdir()
     shutil.copy(source, copy)
@@ -183,8 +186,9 @@ async def shoot(source: Path, work: Path, name: str, size: tuple[int, int], step
         async with app.run_test(size=size) as pilot:
             await steps(pilot, store)
             target = out / f"{name}.svg"
-            target.write_text(app.export_screenshot(title=f"memory-console: {name}"),
-                              encoding="utf-8")
+            target.write_text(
+                app.export_screenshot(title=f"memory-console: {name}"), encoding="utf-8"
+            )
     return target
 
 

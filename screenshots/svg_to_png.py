@@ -24,12 +24,18 @@ FONT_FILES = {
     (True, True): ("DejaVuSansMono-BoldOblique.ttf", "FiraCode-Bold.ttf"),
 }
 CLASS_RULE = re.compile(r"\.(terminal-(?:\d+-)?r\d+) \{([^}]*)\}")
-RECT = re.compile(r'<rect fill="(#[0-9a-fA-F]{6})" x="([\d.]+)" y="([\d.]+)" '
-                  r'width="([\d.]+)" height="([\d.]+)" shape-rendering="crispEdges"/>')
-TEXT = re.compile(r'<text class="(terminal-(?:\d+-)?r\d+)" x="([\d.]+)" y="([\d.]+)"[^>]*>'
-                  r"([^<]*)</text>")
-TITLE = re.compile(r'<text class="terminal-(?:\d+-)?title"[^>]*x="([\d.]+)" y="([\d.]+)">'
-                   r"([^<]*)</text>")
+RECT = re.compile(
+    r'<rect fill="(#[0-9a-fA-F]{6})" x="([\d.]+)" y="([\d.]+)" '
+    r'width="([\d.]+)" height="([\d.]+)" shape-rendering="crispEdges"/>'
+)
+TEXT = re.compile(
+    r'<text class="(terminal-(?:\d+-)?r\d+)" x="([\d.]+)" y="([\d.]+)"[^>]*>'
+    r"([^<]*)</text>"
+)
+TITLE = re.compile(
+    r'<text class="terminal-(?:\d+-)?title"[^>]*x="([\d.]+)" y="([\d.]+)">'
+    r"([^<]*)</text>"
+)
 VIEWBOX = re.compile(r'viewBox="0 0 ([\d.]+) ([\d.]+)"')
 OFFSET = re.compile(r'<g transform="translate\((\d+), (\d+)\)" clip-path')
 
@@ -48,8 +54,7 @@ def styles(svg: str) -> dict[str, tuple[str, bool, bool]]:
     found = {}
     for name, body in CLASS_RULE.findall(svg):
         colour = re.search(r"fill: (#[0-9a-fA-F]{6})", body)
-        found[name] = (colour.group(1) if colour else "#c5c8c6", "bold" in body,
-                       "italic" in body)
+        found[name] = (colour.group(1) if colour else "#c5c8c6", "bold" in body, "italic" in body)
     return found
 
 
@@ -66,8 +71,9 @@ def draw_png(svg_path: Path) -> Path:
     fonts = {}
     for key, names in FONT_FILES.items():
         path = find_font(names)
-        fonts[key] = (ImageFont.truetype(str(path), FONT_SIZE) if path
-                      else ImageFont.load_default(FONT_SIZE))
+        fonts[key] = (
+            ImageFont.truetype(str(path), FONT_SIZE) if path else ImageFont.load_default(FONT_SIZE)
+        )
     image = Image.new("RGB", (width, height), "#292929")
     draw = ImageDraw.Draw(image)
     for index, colour in enumerate(("#ff5f57", "#febc2e", "#28c840")):
@@ -75,8 +81,13 @@ def draw_png(svg_path: Path) -> Path:
         draw.ellipse((x - 7, y - 7, x + 7, y + 7), fill=colour)
     title = TITLE.search(svg)
     if title is not None:
-        draw.text((float(title.group(1)), float(title.group(2))), html.unescape(title.group(3)),
-                  font=fonts[(True, False)], fill="#c5c8c6", anchor="ms")
+        draw.text(
+            (float(title.group(1)), float(title.group(2))),
+            html.unescape(title.group(3)),
+            font=fonts[(True, False)],
+            fill="#c5c8c6",
+            anchor="ms",
+        )
     for colour, x, y, w, h in RECT.findall(svg):
         left, top = round(dx + float(x)), round(dy + float(y))
         right, bottom = round(dx + float(x) + float(w)), round(dy + float(y) + float(h))

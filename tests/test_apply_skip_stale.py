@@ -46,12 +46,8 @@ def run_row(store: Store, run_id: int) -> tuple[dict[str, int], int]:
     return json.loads(counts), changed
 
 
-def test_changed_memories_are_skipped_and_the_rest_applied(
-    store: Store, db_path: Path
-) -> None:
-    ids = store.add_many(
-        [memory(f"m{i}", days_old=100, confidence=0.8) for i in range(6)], now=NOW
-    )
+def test_changed_memories_are_skipped_and_the_rest_applied(store: Store, db_path: Path) -> None:
+    ids = store.add_many([memory(f"m{i}", days_old=100, confidence=0.8) for i in range(6)], now=NOW)
     proposal = plan(store, now=NOW)
     assert proposal.changed == 6
     with Store(db_path, actor="agent") as agent:
@@ -135,10 +131,16 @@ def test_changed_since_finds_changed_and_gone_memories(store: Store, revision: i
 
 def family(topic: str, words: list[str]) -> list[dict[str, Any]]:
     """Three near-duplicates (keyword Jaccard >= 0.5) of one owner and topic."""
-    base = {"owner": "alice", "topic": topic, "memory_type": "semantic",
-            "created_at": NOW - 20 * DAY}
-    return [{**base, "content": f"{topic} note {n}: {' '.join(words)}.", "keywords": words}
-            for n in range(3)]
+    base = {
+        "owner": "alice",
+        "topic": topic,
+        "memory_type": "semantic",
+        "created_at": NOW - 20 * DAY,
+    }
+    return [
+        {**base, "content": f"{topic} note {n}: {' '.join(words)}.", "keywords": words}
+        for n in range(3)
+    ]
 
 
 def test_a_group_with_one_changed_member_is_skipped_whole(store: Store, db_path: Path) -> None:
@@ -153,8 +155,13 @@ def test_a_group_with_one_changed_member_is_skipped_whole(store: Store, db_path:
 
     run = apply(store, proposal, skip_stale=True)
 
-    counts = {"consolidated": 3, "decayed": 1, "created": 1, "skipped_stale": 1,
-              "skipped_with_group": 2}
+    counts = {
+        "consolidated": 3,
+        "decayed": 1,
+        "created": 1,
+        "skipped_stale": 1,
+        "skipped_with_group": 2,
+    }
     assert (run.counts, run.changed) == (counts, 5)
     assert run_row(store, run.id) == (counts, 5)
     assert run.skipped == {"skipped_stale": [first[1]], "skipped_with_group": [first[0], first[2]]}
@@ -197,7 +204,9 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_the_cli_refuses_or_skips(
-    store: Store, db_path: Path, capsys: pytest.CaptureFixture[str],
+    store: Store,
+    db_path: Path,
+    capsys: pytest.CaptureFixture[str],
     agent_during_plan: Callable[[list[int]], None],
 ) -> None:
     ids = store.add_many([memory(f"m{i}", days_old=100) for i in range(5)], now=NOW)
@@ -214,12 +223,25 @@ def test_the_cli_refuses_or_skips(
     agent_during_plan([ids[1]])  # ids[0] is protected now: four planned
     code, out, _ = cli(capsys, "decay", "--apply", "--skip-stale", *common)
     assert code == 0
-    assert ("applied 3 changes; skipped 1 memories that changed while planning "
-            "(the next run takes them)") in " ".join(out.split())
+    assert (
+        "applied 3 changes; skipped 1 memories that changed while planning "
+        "(the next run takes them)"
+    ) in " ".join(out.split())
 
     agent_during_plan([ids[2]])  # a month later ids[2:] decay one more period
-    code, out, _ = cli(capsys, "maintain", "--passes", "decay", "--apply", "--skip-stale",
-                       "--json", "--db", str(db_path), "--now", to_iso(NOW + 31 * DAY))
+    code, out, _ = cli(
+        capsys,
+        "maintain",
+        "--passes",
+        "decay",
+        "--apply",
+        "--skip-stale",
+        "--json",
+        "--db",
+        str(db_path),
+        "--now",
+        to_iso(NOW + 31 * DAY),
+    )
     assert code == 0
     document = json.loads(out)
     assert (document["skipped_stale"], document["applied"]) == (1, 2)

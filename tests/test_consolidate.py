@@ -18,26 +18,60 @@ DAY = 86400.0
 
 def add_keyword_family(store: Store) -> list[int]:
     base = {"owner": "alice", "topic": "preferences", "memory_type": "semantic"}
-    return store.add_many([
-        {**base, "content": "Prefers dark mode in the editor.",
-         "keywords": ["dark", "editor", "theme"],
-         "importance": 0.4, "confidence": 0.7, "retrieval_count": 2,
-         "created_at": NOW - 90 * DAY, "last_accessed_at": NOW - 10 * DAY},
-        {**base, "content": "Likes a dark editor theme. Uses Solarized.",
-         "keywords": ["dark", "editor", "theme", "solarized"], "importance": 0.9,
-         "confidence": 0.6, "retrieval_count": 3, "created_at": NOW - 50 * DAY,
-         "last_accessed_at": NOW - 5 * DAY},
-        {**base, "content": "Uses a dark theme in the editor. Prefers dark mode in the editor.",
-         "keywords": ["dark", "theme", "editor"], "importance": 0.5, "confidence": 0.8,
-         "retrieval_count": 1, "created_at": NOW - 20 * DAY},
-        {**base, "content": "Dark editor theme, always.", "keywords": ["dark", "editor", "theme"],
-         "is_protected": True, "created_at": NOW - 20 * DAY},
-        {**base, "owner": "bob", "content": "Dark editor theme.", "keywords": ["dark", "editor",
-                                                                               "theme"],
-         "created_at": NOW - 20 * DAY},
-        {**base, "content": "Lives in Lisbon.", "keywords": ["lisbon", "city"],
-         "created_at": NOW - 20 * DAY},
-    ], now=NOW)
+    return store.add_many(
+        [
+            {
+                **base,
+                "content": "Prefers dark mode in the editor.",
+                "keywords": ["dark", "editor", "theme"],
+                "importance": 0.4,
+                "confidence": 0.7,
+                "retrieval_count": 2,
+                "created_at": NOW - 90 * DAY,
+                "last_accessed_at": NOW - 10 * DAY,
+            },
+            {
+                **base,
+                "content": "Likes a dark editor theme. Uses Solarized.",
+                "keywords": ["dark", "editor", "theme", "solarized"],
+                "importance": 0.9,
+                "confidence": 0.6,
+                "retrieval_count": 3,
+                "created_at": NOW - 50 * DAY,
+                "last_accessed_at": NOW - 5 * DAY,
+            },
+            {
+                **base,
+                "content": "Uses a dark theme in the editor. Prefers dark mode in the editor.",
+                "keywords": ["dark", "theme", "editor"],
+                "importance": 0.5,
+                "confidence": 0.8,
+                "retrieval_count": 1,
+                "created_at": NOW - 20 * DAY,
+            },
+            {
+                **base,
+                "content": "Dark editor theme, always.",
+                "keywords": ["dark", "editor", "theme"],
+                "is_protected": True,
+                "created_at": NOW - 20 * DAY,
+            },
+            {
+                **base,
+                "owner": "bob",
+                "content": "Dark editor theme.",
+                "keywords": ["dark", "editor", "theme"],
+                "created_at": NOW - 20 * DAY,
+            },
+            {
+                **base,
+                "content": "Lives in Lisbon.",
+                "keywords": ["lisbon", "city"],
+                "created_at": NOW - 20 * DAY,
+            },
+        ],
+        now=NOW,
+    )
 
 
 def test_keyword_mode_merges_as_the_design_says(store: Store) -> None:
@@ -73,12 +107,15 @@ def test_keyword_mode_merges_as_the_design_says(store: Store) -> None:
 
 def test_embedding_mode_groups_paraphrases_only(store: Store) -> None:
     base = {"owner": "alice", "topic": "decisions", "memory_type": "episodic"}
-    ids = store.add_many([
-        {**base, "content": "Weekly sync with Bob every Tuesday at 10:00."},
-        {**base, "content": "Weekly sync with Bob every Tuesday at 10:00!"},
-        {**base, "content": "Decided to use PostgreSQL for the billing service."},
-        {**base, "topic": "general", "content": "Weekly sync with Bob every Tuesday at 10:00."},
-    ], now=NOW)
+    ids = store.add_many(
+        [
+            {**base, "content": "Weekly sync with Bob every Tuesday at 10:00."},
+            {**base, "content": "Weekly sync with Bob every Tuesday at 10:00!"},
+            {**base, "content": "Decided to use PostgreSQL for the billing service."},
+            {**base, "topic": "general", "content": "Weekly sync with Bob every Tuesday at 10:00."},
+        ],
+        now=NOW,
+    )
     engine = SearchEngine(store)
     engine.prepare_semantic()
     proposed = plan(store, ["consolidate"], now=NOW)
@@ -99,16 +136,24 @@ def write_script(tmp_path: Path, body: str) -> str:
 @pytest.mark.parametrize(
     ("body", "used", "note"),
     [
-        ("import json, sys\ngroup = json.load(sys.stdin)\n"
-         "print(json.dumps({'title': 'Dark editor', 'content': 'Prefers a dark editor theme.',"
-         " 'keywords': ['dark', 'editor']}))\n", True, None),
+        (
+            "import json, sys\ngroup = json.load(sys.stdin)\n"
+            "print(json.dumps({'title': 'Dark editor', 'content': 'Prefers a dark editor theme.',"
+            " 'keywords': ['dark', 'editor']}))\n",
+            True,
+            None,
+        ),
         ("import sys\nsys.exit(3)\n", False, "merge command exited with 3"),
         ("print('not json')\n", False, "invalid JSON"),
         ("print('{\"title\": 1}')\n", False, "without title, content and keywords"),
     ],
 )
 def test_external_merge_command_or_extractive_fallback(
-    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, used: bool,
+    store: Store,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    body: str,
+    used: bool,
     note: str | None,
 ) -> None:
     add_keyword_family(store)
@@ -124,16 +169,28 @@ def test_external_merge_command_or_extractive_fallback(
         assert proposed.figures["consolidate"]["merge_command_failures"] == 1
 
 
-def test_parameters_are_options_and_recorded(store: Store, capsys: pytest.CaptureFixture[str],
-                                             db_path: Path) -> None:
+def test_parameters_are_options_and_recorded(
+    store: Store, capsys: pytest.CaptureFixture[str], db_path: Path
+) -> None:
     from memory_console.cli import main
 
     add_keyword_family(store)
     params = build_params(["consolidate"], overrides={"min_keyword_group": 4})
     assert plan(store, ["consolidate"], params, now=NOW).new_memories == []
     store.close()
-    code = main(["maintain", "--passes", "consolidate", "--apply", "--min-jaccard", "0.5",
-                 "--db", str(db_path), "--json"])
+    code = main(
+        [
+            "maintain",
+            "--passes",
+            "consolidate",
+            "--apply",
+            "--min-jaccard",
+            "0.5",
+            "--db",
+            str(db_path),
+            "--json",
+        ]
+    )
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["consolidated"] == 3
     with Store(db_path) as reopened:
@@ -142,8 +199,15 @@ def test_parameters_are_options_and_recorded(store: Store, capsys: pytest.Captur
 
 
 def test_large_groups_are_merged_in_parts(store: Store) -> None:
-    copies = [{"owner": "alice", "topic": "general", "content": "Likes tea.",
-               "keywords": ["tea", "drink"]} for _ in range(7)]
+    copies = [
+        {
+            "owner": "alice",
+            "topic": "general",
+            "content": "Likes tea.",
+            "keywords": ["tea", "drink"],
+        }
+        for _ in range(7)
+    ]
     store.add_many(copies, now=NOW)
     params = build_params(["consolidate"], overrides={"max_group": 3})
     proposed = plan(store, ["consolidate"], params, now=NOW)

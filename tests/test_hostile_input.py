@@ -80,8 +80,21 @@ def one_error_line(result: Outcome) -> str:
 
 # -- the importer ---------------------------------------------------------------------------
 
-WORDS = ["Prefers", "tea", "dark mode", "weekly sync", "with Bob", "Lisbon", "café", "日本語",
-         "🙂", 'a "quoted" word', "back\\slash", "tab\there", "line\nbreak"]
+WORDS = [
+    "Prefers",
+    "tea",
+    "dark mode",
+    "weekly sync",
+    "with Bob",
+    "Lisbon",
+    "café",
+    "日本語",
+    "🙂",
+    'a "quoted" word',
+    "back\\slash",
+    "tab\there",
+    "line\nbreak",
+]
 safe_text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join)
 unit = st.floats(min_value=0.0, max_value=1.0)
 valid_memory = st.fixed_dictionaries(
@@ -94,8 +107,9 @@ valid_memory = st.fixed_dictionaries(
         "confidence": unit,
         "importance": unit,
         "retrieval_count": st.integers(0, 10_000),
-        "created_at": st.sampled_from(["2025-01-01T00:00:00Z", "2026-06-30T12:00:00+02:00",
-                                       1_700_000_000]),
+        "created_at": st.sampled_from(
+            ["2025-01-01T00:00:00Z", "2026-06-30T12:00:00+02:00", 1_700_000_000]
+        ),
         "keywords": st.lists(st.sampled_from(["tea", "mode", "sync"]), max_size=3),
         "is_protected": st.booleans(),
         "session": safe_text,  # an unknown field: it goes into metadata
@@ -139,17 +153,46 @@ def duplicate(memory: dict[str, Any], ident: int) -> Hostile:
     return Hostile(as_line({**memory, "id": ident}), f"duplicate id {ident}", (first,))
 
 
-wrong_types = st.sampled_from([
-    ("content", 5), ("content", ["tea"]), ("content", {"a": 1}), ("confidence", "high"),
-    ("retrieval_count", "3"), ("retrieval_count", 1.5), ("keywords", 5), ("keywords", [1]),
-    ("metadata", [1]), ("metadata", "not json"), ("created_at", [2020]), ("created_at", True),
-    ("is_protected", "yes"), ("tier", "attic"), ("status", 3), ("owner", 7), ("title", {}),
-    ("external_id", 1.5), ("history", "yesterday"), ("history", [{"kind": "exploded"}]),
-])
-out_of_range_dates = st.sampled_from([
-    "0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "10000-01-01", "2026-13-01T00:00:00Z",
-    "9999-12-31T23:59:59Z", "yesterday", "", -1, -1e300, 1e300, 253_402_300_800, float("inf"),
-])
+wrong_types = st.sampled_from(
+    [
+        ("content", 5),
+        ("content", ["tea"]),
+        ("content", {"a": 1}),
+        ("confidence", "high"),
+        ("retrieval_count", "3"),
+        ("retrieval_count", 1.5),
+        ("keywords", 5),
+        ("keywords", [1]),
+        ("metadata", [1]),
+        ("metadata", "not json"),
+        ("created_at", [2020]),
+        ("created_at", True),
+        ("is_protected", "yes"),
+        ("tier", "attic"),
+        ("status", 3),
+        ("owner", 7),
+        ("title", {}),
+        ("external_id", 1.5),
+        ("history", "yesterday"),
+        ("history", [{"kind": "exploded"}]),
+    ]
+)
+out_of_range_dates = st.sampled_from(
+    [
+        "0001-01-01T00:00:00Z",
+        "1969-12-31T23:59:59Z",
+        "10000-01-01",
+        "2026-13-01T00:00:00Z",
+        "9999-12-31T23:59:59Z",
+        "yesterday",
+        "",
+        -1,
+        -1e300,
+        1e300,
+        253_402_300_800,
+        float("inf"),
+    ]
+)
 outside_unit = st.floats(allow_nan=True, allow_infinity=True).filter(
     lambda x: not 0.0 <= x <= 1.0
 ) | st.integers().filter(lambda x: not 0 <= x <= 1)
@@ -157,32 +200,48 @@ outside_unit = st.floats(allow_nan=True, allow_infinity=True).filter(
 hostile_line = st.one_of(
     st.builds(truncated, valid_memory, st.floats(min_value=0.01, max_value=0.99)),
     wrong_types.flatmap(lambda pair: with_field(pair[0], st.just(pair[1]))),
-    st.sampled_from([
-        Hostile(as_line({"content": "x" * (MAX_TEXT + 1)}), "content is 1,000,001 characters"),
-        Hostile(as_line({"content": "tea", "title": "t" * 501}), "title is 501 characters"),
-        Hostile(as_line({"content": "tea", "keywords": ["k" * 501]}), "keyword is"),
-        Hostile(as_line({"content": "tea", "note": "n" * MAX_TEXT}), "metadata is"),
-        Hostile(as_line({"content": "a\x00b"}), "NUL byte"),
-        Hostile(b'{"content": "a\x00b"}', "invalid JSON"),
-        Hostile(b'{"content": "tea"}\x00', "invalid JSON"),
-        Hostile(as_line({"content": "a\ud800b"}, ascii_only=True), "unpaired surrogate"),
-        Hostile(as_line({"content": "tea", "owner": "\udc80"}, ascii_only=True), "surrogate"),
-        Hostile(b'{"content": "tea", "retrieval_count": ' + b"9" * 5000 + b"}", "invalid JSON"),
-        Hostile(b'{"content": "tea", "metadata": ' + b'{"a": ' * 50_000 + b"1"
-                + b"}" * 50_001, "nested too deeply"),
-        Hostile(b'{"content": "tea", "confidence": 1' + b"0" * 400 + b"}", "confidence"),
-        Hostile(b'{"content": "tea", "created_at": 1' + b"0" * 400 + b"}", "created_at"),
-        Hostile(b"[1, 2]", "must be a JSON object"),
-        Hostile(b'"just a string"', "must be a JSON object"),
-        Hostile(b'{"topic": "no content"}', "content is required"),
-        Hostile(b'{"content": null}', "content"),
-        Hostile(b'{"content": "   "}', "content is empty"),
-        Hostile(as_line({"content": "tea", "created_at": "2026-01-02T00:00:00Z",
-                         "last_accessed_at": "2026-01-01T00:00:00Z"}), "last_accessed_at"),
-    ]),
-    st.builds(bad_bytes, safe_text, st.sampled_from(
-        [b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\xe2\x82", b"\x80"]
-    )),
+    st.sampled_from(
+        [
+            Hostile(as_line({"content": "x" * (MAX_TEXT + 1)}), "content is 1,000,001 characters"),
+            Hostile(as_line({"content": "tea", "title": "t" * 501}), "title is 501 characters"),
+            Hostile(as_line({"content": "tea", "keywords": ["k" * 501]}), "keyword is"),
+            Hostile(as_line({"content": "tea", "note": "n" * MAX_TEXT}), "metadata is"),
+            Hostile(as_line({"content": "a\x00b"}), "NUL byte"),
+            Hostile(b'{"content": "a\x00b"}', "invalid JSON"),
+            Hostile(b'{"content": "tea"}\x00', "invalid JSON"),
+            Hostile(as_line({"content": "a\ud800b"}, ascii_only=True), "unpaired surrogate"),
+            Hostile(as_line({"content": "tea", "owner": "\udc80"}, ascii_only=True), "surrogate"),
+            Hostile(b'{"content": "tea", "retrieval_count": ' + b"9" * 5000 + b"}", "invalid JSON"),
+            Hostile(
+                b'{"content": "tea", "metadata": ' + b'{"a": ' * 50_000 + b"1" + b"}" * 50_001,
+                "nested too deeply",
+            ),
+            Hostile(b'{"content": "tea", "confidence": 1' + b"0" * 400 + b"}", "confidence"),
+            Hostile(b'{"content": "tea", "created_at": 1' + b"0" * 400 + b"}", "created_at"),
+            Hostile(b"[1, 2]", "must be a JSON object"),
+            Hostile(b'"just a string"', "must be a JSON object"),
+            Hostile(b'{"topic": "no content"}', "content is required"),
+            Hostile(b'{"content": null}', "content"),
+            Hostile(b'{"content": "   "}', "content is empty"),
+            Hostile(
+                as_line(
+                    {
+                        "content": "tea",
+                        "created_at": "2026-01-02T00:00:00Z",
+                        "last_accessed_at": "2026-01-01T00:00:00Z",
+                    }
+                ),
+                "last_accessed_at",
+            ),
+        ]
+    ),
+    st.builds(
+        bad_bytes,
+        safe_text,
+        st.sampled_from(
+            [b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\xe2\x82", b"\x80"]
+        ),
+    ),
     with_field("created_at", out_of_range_dates),
     with_field("last_accessed_at", st.sampled_from(["0001-01-01T00:00:00Z", -5, "nope"])),
     with_field("retrieval_count", st.integers(max_value=-1)),
@@ -235,14 +294,45 @@ def test_each_hostile_line_names_file_and_line_and_imports_nothing(
 
 
 json_leaf = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
-PEER_KEYS = ["content", "memory", "memory_id", "event", "type", "name", "entityType",
-             "observations", "from", "to", "relationType", "text", "state", "value", "label",
-             "blocks", "agents", "id", "user_id", "hash", "metadata", "created_at", "categories",
-             "app", "passages", "results", "history", "confidence", "kind", "at", "tags"]
+PEER_KEYS = [
+    "content",
+    "memory",
+    "memory_id",
+    "event",
+    "type",
+    "name",
+    "entityType",
+    "observations",
+    "from",
+    "to",
+    "relationType",
+    "text",
+    "state",
+    "value",
+    "label",
+    "blocks",
+    "agents",
+    "id",
+    "user_id",
+    "hash",
+    "metadata",
+    "created_at",
+    "categories",
+    "app",
+    "passages",
+    "results",
+    "history",
+    "confidence",
+    "kind",
+    "at",
+    "tags",
+]
 json_value = st.recursive(
     json_leaf,
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.sampled_from(PEER_KEYS) | st.text(max_size=4), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(PEER_KEYS) | st.text(max_size=4), children, max_size=4)
+    ),
     max_leaves=12,
 )
 junk_line = st.one_of(
@@ -274,8 +364,18 @@ def test_any_file_in_any_format_imports_whole_or_not_at_all(
             data = gzip.compress(data)
         path.write_bytes(data)
         before = count(store_path)
-        argv = ["import", str(path), "--db", str(store_path), "--format", file_format,
-                "--now", NOW, "--json", "--new-ids"]
+        argv = [
+            "import",
+            str(path),
+            "--db",
+            str(store_path),
+            "--format",
+            file_format,
+            "--now",
+            NOW,
+            "--json",
+            "--new-ids",
+        ]
         result = invoke(argv)
         if result.code == 0:
             assert count(store_path) == before + json.loads(result.out)["imported"]
@@ -312,8 +412,10 @@ def test_a_one_line_export_with_history_is_ours_not_mem0(
     import_target: tuple[Path, Path],
 ) -> None:
     store_path, path = import_target
-    line = {"content": "Likes tea", "history": [{"at": "2026-01-01T00:00:00Z", "kind": "created",
-                                                 "actor": "cli"}]}
+    line = {
+        "content": "Likes tea",
+        "history": [{"at": "2026-01-01T00:00:00Z", "kind": "created", "actor": "cli"}],
+    }
     path.write_text(json.dumps(line) + "\n")
     result = invoke(["import", str(path), "--db", str(store_path), "--json"])
     assert result.code == 0 and json.loads(result.out)["format"] == "jsonl", result.err
@@ -322,16 +424,60 @@ def test_a_one_line_export_with_history_is_ours_not_mem0(
 # -- every CLI command, with hypothesis-made arguments ----------------------------------------
 
 HOSTILE_WORDS = [
-    "", " ", "0", "1", "2", "-1", "3", "99999999999999999999", "1e309", "nan", "inf", "-inf",
-    "0.5", "x", "é", "\udcff", "\udc80abc", "a,b", "1,,2", ",", "--", "-", "--json", "-h",
-    "2026-01-01T00:00:00Z", "0001-01-01", "9999-12-31T23:59:59Z", "2026-02-30", "*", '"', "'",
-    "NEAR(", "a OR", "%s", "../..", "password = hunter22", "🙂" * 30,
+    "",
+    " ",
+    "0",
+    "1",
+    "2",
+    "-1",
+    "3",
+    "99999999999999999999",
+    "1e309",
+    "nan",
+    "inf",
+    "-inf",
+    "0.5",
+    "x",
+    "é",
+    "\udcff",
+    "\udc80abc",
+    "a,b",
+    "1,,2",
+    ",",
+    "--",
+    "-",
+    "--json",
+    "-h",
+    "2026-01-01T00:00:00Z",
+    "0001-01-01",
+    "9999-12-31T23:59:59Z",
+    "2026-02-30",
+    "*",
+    '"',
+    "'",
+    "NEAR(",
+    "a OR",
+    "%s",
+    "../..",
+    "password = hunter22",
+    "🙂" * 30,
 ]
 hostile_word = st.sampled_from(HOSTILE_WORDS) | st.text(
     alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=8
 ).filter(lambda word: not word.startswith("/"))  # an --out never lands outside the test's folder
-ID_WORDS = ["1", "2", "3", "1,2", "0", "-1", "x", "99999999999999999999", "4611686018427387905",
-            ",", "2,,3"]
+ID_WORDS = [
+    "1",
+    "2",
+    "3",
+    "1,2",
+    "0",
+    "-1",
+    "x",
+    "99999999999999999999",
+    "4611686018427387905",
+    ",",
+    "2,,3",
+]
 COUNT_WORDS = ["1", "3", "0", "-1", "x", "1e3", "99999999999999999999", "10000001"]
 
 
@@ -343,14 +489,28 @@ class Places:
     folder: Path
 
     def files(self) -> list[str]:
-        return [str(self.folder / name) for name in (
-            "good.jsonl", "bad.jsonl", "secret.jsonl", "junk.gz", "none.jsonl", "mem0.jsonl",
-            "export.zip")] + [str(self.folder), str(self.store), "/dev/null"]
+        return [
+            str(self.folder / name)
+            for name in (
+                "good.jsonl",
+                "bad.jsonl",
+                "secret.jsonl",
+                "junk.gz",
+                "none.jsonl",
+                "mem0.jsonl",
+                "export.zip",
+            )
+        ] + [str(self.folder), str(self.store), "/dev/null"]
 
     def outputs(self) -> list[str]:
-        return [str(self.folder / "out.jsonl"), str(self.folder), str(self.store),
-                str(self.folder / "missing" / "x.jsonl"), f"{self.store}-wal",
-                str(self.folder / "full")]
+        return [
+            str(self.folder / "out.jsonl"),
+            str(self.folder),
+            str(self.store),
+            str(self.folder / "missing" / "x.jsonl"),
+            f"{self.store}-wal",
+            str(self.folder / "full"),
+        ]
 
 
 def device(path: Path) -> None:
@@ -421,8 +581,12 @@ def command_line(draw: st.DrawFn, places: Places) -> list[str]:
         argv += ["--count", draw(st.sampled_from(COUNT_WORDS))]
     if draw(st.integers(0, 9)) > 0:
         target = places.folder / "demo.db" if name == "demo" else places.store
-        odd = [places.folder, places.folder / "good.jsonl", "/dev/null",
-               places.folder / "new ?#%20.db"]
+        odd = [
+            places.folder,
+            places.folder / "good.jsonl",
+            "/dev/null",
+            places.folder / "new ?#%20.db",
+        ]
         argv += ["--db", str(draw(st.sampled_from([target] * 6 + odd)))]
     return argv
 
@@ -469,15 +633,27 @@ def test_every_command_ends_with_exit_0_1_or_2(
 
 # -- store files that are not what they seem ------------------------------------------------
 
-READS = [["list"], ["show", "1"], ["stats"], ["search", "tea", "--mode", "keyword"], ["export"],
-         ["runs"], ["decay", "--dry-run"]]
+READS = [
+    ["list"],
+    ["show", "1"],
+    ["stats"],
+    ["search", "tea", "--mode", "keyword"],
+    ["export"],
+    ["runs"],
+    ["decay", "--dry-run"],
+]
 
 
 def writes(folder: Path) -> list[list[str]]:
     memories = folder / "in.jsonl"
     memories.write_text('{"content": "Likes tea"}\n')
-    return [["protect", "1"], ["import", str(memories)], ["decay", "--apply"],
-            ["purge", "1", "--out", str(folder / "purged.jsonl")], ["undo", "1"]]
+    return [
+        ["protect", "1"],
+        ["import", str(memories)],
+        ["decay", "--apply"],
+        ["purge", "1", "--out", str(folder / "purged.jsonl")],
+        ["undo", "1"],
+    ]
 
 
 def refuses_untouched(path: Path, folder: Path, fragment: str) -> None:
@@ -495,16 +671,22 @@ def real_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store of 300 memories, its write-ahead log checkpointed into the file."""
     path = tmp_path_factory.mktemp("real") / "real.db"
     with Store(path) as store:
-        store.add_many({"content": f"Memory number {n} about tea and trains " * 8}
-                       for n in range(300))
+        store.add_many(
+            {"content": f"Memory number {n} about tea and trains " * 8} for n in range(300)
+        )
         store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return path
 
 
 @pytest.mark.parametrize(
     "data",
-    [b"just some notes\n", b'{"content": "a JSONL file"}\n', b"\x89PNG\r\n\x1a\n" + b"\0" * 200,
-     bytes(range(256)) * 8, b"SQLite format 2\x00" + b"\0" * 200],
+    [
+        b"just some notes\n",
+        b'{"content": "a JSONL file"}\n',
+        b"\x89PNG\r\n\x1a\n" + b"\0" * 200,
+        bytes(range(256)) * 8,
+        b"SQLite format 2\x00" + b"\0" * 200,
+    ],
     ids=["text", "jsonl", "png", "binary", "almost-sqlite"],
 )
 def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path, data: bytes) -> None:
@@ -570,11 +752,16 @@ def test_a_damaged_page_is_a_one_line_error(real_store: Path, tmp_path: Path) ->
 def small_disk(folder: Path, size: str = "2m") -> Iterator[Path]:
     """A tmpfs of `size` mounted at folder (skipped where mounting is refused)."""
     folder.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip()}); "
-                    "the simulated SQLITE_FULL test covers the store")
+        pytest.skip(
+            f"cannot mount a small tmpfs here ({done.stderr.strip()}); "
+            "the simulated SQLITE_FULL test covers the store"
+        )
     try:
         yield folder
     finally:
@@ -595,8 +782,12 @@ def fill(path: Path) -> None:
 
 def test_a_full_disk_is_a_clear_error_and_no_damage(tmp_path: Path) -> None:
     big = tmp_path / "big.jsonl"
-    big.write_text("".join(json.dumps({"content": f"Memory {n}: " + "lorem ipsum " * 40}) + "\n"
-                           for n in range(3000)))
+    big.write_text(
+        "".join(
+            json.dumps({"content": f"Memory {n}: " + "lorem ipsum " * 40}) + "\n"
+            for n in range(3000)
+        )
+    )
     with small_disk(tmp_path / "disk") as disk:
         store = disk / "store.db"
         assert invoke(["import", str(writes(tmp_path)[1][1]), "--db", str(store)]).code == 0
@@ -607,8 +798,12 @@ def test_a_full_disk_is_a_clear_error_and_no_damage(tmp_path: Path) -> None:
         assert "the disk is full; nothing was written" in one_error_line(result)
         assert count(store) == 1
         fill(disk / "filler")
-        for command in (["import", str(big)], ["protect", "1"], ["decay", "--apply"],
-                        ["export", "--out", str(disk / "out.jsonl")]):
+        for command in (
+            ["import", str(big)],
+            ["protect", "1"],
+            ["decay", "--apply"],
+            ["export", "--out", str(disk / "out.jsonl")],
+        ):
             line = one_error_line(invoke([*command, "--db", str(store)]))
             assert "the disk is full" in line, (command, line)
         for command in (["demo", "--count", "50"], ["import", str(big)]):
@@ -625,9 +820,7 @@ def test_a_full_disk_is_a_clear_error_and_no_damage(tmp_path: Path) -> None:
             assert opened.query("PRAGMA integrity_check") == [("ok",)]
 
 
-def test_sqlite_full_is_refused_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_sqlite_full_is_refused_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SQLITE_FULL without a small disk: the store may not grow by a single page."""
     store = tmp_path / "store.db"
     with Store(store) as opened:
@@ -642,8 +835,7 @@ def test_sqlite_full_is_refused_whole(
 
     monkeypatch.setattr(db, "connect", no_room)
     big = tmp_path / "big.jsonl"
-    big.write_text("".join(json.dumps({"content": f"Memory {n} " * 50}) + "\n"
-                           for n in range(500)))
+    big.write_text("".join(json.dumps({"content": f"Memory {n} " * 50}) + "\n" for n in range(500)))
     line = one_error_line(invoke(["import", str(big), "--db", str(store)]))
     assert line == "memory-console: error: adding memories: the disk is full; nothing was written"
     monkeypatch.undo()

@@ -71,11 +71,18 @@ def test_the_chain_check_sees_a_plan_applied_over_an_access(
     replay of the events must report that memory (so a clean run above means something)."""
     db = tmp_path / "chain.db"
     with Store(db, actor="test") as store:
-        ids = store.add_many([
-            {"content": f"episode {i}", "memory_type": "episodic", "confidence": 0.5,
-             "created_at": NOW - 200 * DAY}
-            for i in range(5)
-        ], now=NOW - 200 * DAY)
+        ids = store.add_many(
+            [
+                {
+                    "content": f"episode {i}",
+                    "memory_type": "episodic",
+                    "confidence": 0.5,
+                    "created_at": NOW - 200 * DAY,
+                }
+                for i in range(5)
+            ],
+            now=NOW - 200 * DAY,
+        )
     baseline = Baseline.take(db)
     with Store(db, actor="tui") as console, Store(db, actor="api") as agent:
         proposal = plan(console, now=NOW)

@@ -37,16 +37,19 @@ ALL = ("sensitive", "expire", "decay", "cleanup", "promote", "quota")
 @pytest.fixture
 def mixed(store: Store) -> Store:
     """A store on which every pass of ALL has something to do."""
-    store.add_many([
-        memory("old at the floor", days_old=3000, owner="a"),
-        memory("decays", days_old=95, retrieval_count=2, owner="a"),
-        memory("expires", days_old=200, importance=0.0, owner="b"),
-        memory("promoted", days_old=10, retrieval_count=12, confidence=0.8, owner="b"),
-        memory("router password = hunter22", days_old=5, owner="b"),
-        memory("over quota, lowest", days_old=40, importance=0.1, owner="c"),
-        memory("within quota", days_old=40, importance=0.9, owner="c"),
-        memory("protected", days_old=3000, is_protected=True, owner="c"),
-    ], now=NOW)
+    store.add_many(
+        [
+            memory("old at the floor", days_old=3000, owner="a"),
+            memory("decays", days_old=95, retrieval_count=2, owner="a"),
+            memory("expires", days_old=200, importance=0.0, owner="b"),
+            memory("promoted", days_old=10, retrieval_count=12, confidence=0.8, owner="b"),
+            memory("router password = hunter22", days_old=5, owner="b"),
+            memory("over quota, lowest", days_old=40, importance=0.1, owner="c"),
+            memory("within quota", days_old=40, importance=0.9, owner="c"),
+            memory("protected", days_old=3000, is_protected=True, owner="c"),
+        ],
+        now=NOW,
+    )
     return store
 
 
@@ -63,15 +66,28 @@ def test_apply_writes_changes_events_and_the_run_row(mixed: Store) -> None:
     assert run.changed == proposal.changed == 7
     events = mixed.query(
         "SELECT memory_id, actor, kind, before, after, query, at FROM memory_event "
-        "WHERE run_id = ? ORDER BY id", (run.id,))
+        "WHERE run_id = ? ORDER BY id",
+        (run.id,),
+    )
     assert len(events) == 3 + 4 + 1 + 1
     decayed = [e for e in events if e[2] == "decayed" and e[0] == 2]
-    assert decayed == [(2, "decay", "decayed", '{"confidence":1.0}',
-                        json.dumps({"confidence": 0.958**3}, separators=(",", ":")),
-                        "3 periods since creation at rate 0.958", NOW)]
+    assert decayed == [
+        (
+            2,
+            "decay",
+            "decayed",
+            '{"confidence":1.0}',
+            json.dumps({"confidence": 0.958**3}, separators=(",", ":")),
+            "3 periods since creation at rate 0.958",
+            NOW,
+        )
+    ]
     assert mixed.require(2).confidence == 0.958**3
-    row = mixed.query("SELECT passes, policy, params, now, actor, duration_ms, changed "
-                      "FROM maintenance_run WHERE id = ?", (run.id,))[0]
+    row = mixed.query(
+        "SELECT passes, policy, params, now, actor, duration_ms, changed "
+        "FROM maintenance_run WHERE id = ?",
+        (run.id,),
+    )[0]
     assert json.loads(row[0]) == list(proposal.passes)
     assert row[1] == "relevance" and row[3] == NOW and row[4] == "test" and row[6] == 7
     params = json.loads(row[2])
@@ -92,10 +108,17 @@ def test_undo_restores_every_field_exactly(mixed: Store, db_path: Path) -> None:
     assert snapshot(db_path) == before
     (listed,) = list_runs(mixed)
     assert listed.undone and listed.undone_at == NOW + DAY
-    assert listed.undo_report == {"run_id": run.id, "at": "2026-11-19T11:06:40Z",
-                                  "restored": 7, "deleted": [], "not_restored": []}
-    kinds = mixed.query("SELECT DISTINCT actor, kind FROM memory_event WHERE run_id = ? "
-                        "AND actor = 'undo'", (run.id,))
+    assert listed.undo_report == {
+        "run_id": run.id,
+        "at": "2026-11-19T11:06:40Z",
+        "restored": 7,
+        "deleted": [],
+        "not_restored": [],
+    }
+    kinds = mixed.query(
+        "SELECT DISTINCT actor, kind FROM memory_event WHERE run_id = ? AND actor = 'undo'",
+        (run.id,),
+    )
     assert kinds == [("undo", "restored")]
     with pytest.raises(MaintenanceError, match="already undone"):
         undo(mixed, run.id)
@@ -127,8 +150,10 @@ def test_a_stale_plan_is_refused_and_writes_nothing(store: Store, db_path: Path)
         agent.record_access([ids[3]], now=NOW)
     before = snapshot(db_path)
     events = store.query("SELECT count(*) FROM memory_event")
-    with pytest.raises(StalePlanError, match="the store changed while planning; run the "
-                       "command again \\(1 of 5 memories"):
+    with pytest.raises(
+        StalePlanError,
+        match="the store changed while planning; run the command again \\(1 of 5 memories",
+    ):
         apply(store, proposal)
     assert snapshot(db_path) == before
     assert store.query("SELECT count(*) FROM memory_event") == events
@@ -151,8 +176,9 @@ def test_a_large_share_rebuilds_the_indexes_in_the_same_transaction(tmp_path: Pa
         assert run.changed == 2000
         assert store.query(listing) == indexes
         assert store.query("PRAGMA integrity_check") == [("ok",)]
-        by_index = store.query("SELECT count(*) FROM memory INDEXED BY ix_memory_confidence "
-                               "WHERE confidence < 0.9")
+        by_index = store.query(
+            "SELECT count(*) FROM memory INDEXED BY ix_memory_confidence WHERE confidence < 0.9"
+        )
         by_scan = store.query("SELECT count(*) FROM memory NOT INDEXED WHERE confidence < 0.9")
         assert by_index == by_scan and by_scan[0][0] > 0
         undo(store, run.id, now=NOW)
@@ -163,13 +189,23 @@ def merge_pass(frame: Frame, params: MaintenanceParams, now: float) -> PassResul
     """A consolidate-like pass for the test: the first two maintainable rows become one."""
     rows = np.flatnonzero(frame.maintainable())[:2]
     ids = frame.ids[rows]
-    new = NewMemory(-1, "merge", {"content": "merged", "owner": "a", "created_at": now},
-                    reason="near duplicates")
+    new = NewMemory(
+        -1,
+        "merge",
+        {"content": "merged", "owner": "a", "created_at": now},
+        reason="near duplicates",
+    )
     members = ChangeSet.build(
-        "merge", "consolidated", ids,
-        {"status": (np.array(["active"] * 2), np.array(["consolidated"] * 2)),
-         "consolidated_into": (np.array([None, None], dtype=object),
-                               np.array([-1, -1], dtype=object))},
+        "merge",
+        "consolidated",
+        ids,
+        {
+            "status": (np.array(["active"] * 2), np.array(["consolidated"] * 2)),
+            "consolidated_into": (
+                np.array([None, None], dtype=object),
+                np.array([-1, -1], dtype=object),
+            ),
+        },
         ["merged into a new memory"] * 2,
     )
     frame.record(members)
@@ -198,8 +234,7 @@ def test_new_memories_are_inserted_and_undo_deletes_them(
     report = undo(store, run.id, now=NOW)
     assert report.deleted == [new_id] and sorted(report.restored) == ids[:2]
     assert snapshot(db_path) == before
-    purged = store.query("SELECT kind FROM memory_event WHERE memory_id = ? ORDER BY id",
-                         (new_id,))
+    purged = store.query("SELECT kind FROM memory_event WHERE memory_id = ? ORDER BY id", (new_id,))
     assert purged == [("created",), ("purged",)]
 
 
@@ -214,10 +249,15 @@ def test_undo_keeps_a_new_memory_that_was_used_since(store: Store, with_merge_pa
 
 
 def test_the_store_forecast_projects_tiers_ahead(store: Store) -> None:
-    store.add_many([memory("fresh", days_old=1), memory("semantic", days_old=1,
-                                                        memory_type="semantic"),
-                    memory("protected", days_old=1, is_protected=True),
-                    memory("archived", days_old=1, status="archived")], now=NOW)
+    store.add_many(
+        [
+            memory("fresh", days_old=1),
+            memory("semantic", days_old=1, memory_type="semantic"),
+            memory("protected", days_old=1, is_protected=True),
+            memory("archived", days_old=1, status="archived"),
+        ],
+        now=NOW,
+    )
     figures = store_forecast(store, NOW)
     assert figures["active"] == 3 and figures["decaying"] == 1
     assert figures["current"][">=0.9"] == 3

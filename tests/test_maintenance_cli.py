@@ -20,7 +20,11 @@ from memory_console.store import Store
 from memory_console.timeutil import parse_iso, to_iso
 
 WORKED = [  # DESIGN section 3: (retrieval_count, days since creation) -> confidence
-    (0, 60, 0.9025), (2, 30, 0.958), (2, 90, 0.879), (15, 30, 0.99), (15, 90, 0.970),
+    (0, 60, 0.9025),
+    (2, 30, 0.958),
+    (2, 90, 0.879),
+    (15, 30, 0.99),
+    (15, 90, 0.970),
 ]
 
 
@@ -31,16 +35,26 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memory_console.cli", *argv],
-                          capture_output=True, text=True, timeout=60, env=os.environ.copy())
+    return subprocess.run(
+        [sys.executable, "-m", "memory_console.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ.copy(),
+    )
 
 
 @pytest.fixture
 def worked(db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """A store imported from JSONL with the memories of DESIGN's worked figures."""
     lines = [
-        {"content": f"retrieved {count} times, {days} days old", "memory_type": "episodic",
-         "retrieval_count": count, "created_at": to_iso(NOW - days * DAY), "owner": "alice"}
+        {
+            "content": f"retrieved {count} times, {days} days old",
+            "memory_type": "episodic",
+            "retrieval_count": count,
+            "created_at": to_iso(NOW - days * DAY),
+            "owner": "alice",
+        }
         for count, days, _ in WORKED
     ]
     source = tmp_path / "worked.jsonl"
@@ -60,22 +74,34 @@ def test_iso_now_is_the_tests_now() -> None:
 def test_decay_dry_run_json_reproduces_the_worked_figures(
     worked: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(capsys, "decay", "--db", str(worked), "--dry-run", "--json",
-                       "--now", ISO_NOW)
+    code, out, _ = run(
+        capsys, "decay", "--db", str(worked), "--dry-run", "--json", "--now", ISO_NOW
+    )
     assert code == 0
     document = json.loads(out)
     assert document["policy"] == "relevance" and document["now"] == ISO_NOW
-    assert (document["eligible"], document["decayed"], document["flagged"],
-            document["promotion_candidates"]) == (5, 5, 0, 2)
+    assert (
+        document["eligible"],
+        document["decayed"],
+        document["flagged"],
+        document["promotion_candidates"],
+    ) == (5, 5, 0, 2)
     assert afters(document) == pytest.approx([w for _, _, w in WORKED], abs=5e-4)
     first = min(document["changes"], key=lambda c: c["id"])
-    assert first == {"id": first["id"], "field": "confidence", "before": 1.0,
-                     "after": pytest.approx(0.9025), "pass": "decay", "kind": "decayed",
-                     "reason": "2 periods since creation at rate 0.950"}
+    assert first == {
+        "id": first["id"],
+        "field": "confidence",
+        "before": 1.0,
+        "after": pytest.approx(0.9025),
+        "pass": "decay",
+        "kind": "decayed",
+        "reason": "2 periods since creation at rate 0.950",
+    }
     assert document["dry_run"] is True and "run_id" not in document
     assert document["params"]["relevance"]["floor"] == 0.1
-    again = json.loads(cli("decay", "--db", str(worked), "--dry-run", "--json",
-                           "--now", ISO_NOW).stdout)
+    again = json.loads(
+        cli("decay", "--db", str(worked), "--dry-run", "--json", "--now", ISO_NOW).stdout
+    )
     assert {**again, "planned_ms": 0} == {**document, "planned_ms": 0}
 
 
@@ -91,18 +117,20 @@ def test_decay_needs_exactly_one_of_dry_run_and_apply(
 
 
 def test_apply_runs_and_undo(worked: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "decay", "--db", str(worked), "--apply", "--json",
-                       "--now", ISO_NOW)
+    code, out, _ = run(capsys, "decay", "--db", str(worked), "--apply", "--json", "--now", ISO_NOW)
     applied = json.loads(out)
     assert code == 0 and applied["dry_run"] is False and applied["decayed"] == 5
     assert afters(applied) == pytest.approx([w for _, _, w in WORKED], abs=5e-4)
     run_id = applied["run_id"]
-    again = json.loads(run(capsys, "decay", "--db", str(worked), "--apply", "--json",
-                           "--now", ISO_NOW)[1])
+    again = json.loads(
+        run(capsys, "decay", "--db", str(worked), "--apply", "--json", "--now", ISO_NOW)[1]
+    )
     assert again["changes"] == [] and again["decayed"] == 0
     runs = json.loads(run(capsys, "runs", "--db", str(worked), "--json")[1])
     assert [(r["id"], r["changed"], r["counts"], r["undone"]) for r in runs] == [
-        (again["run_id"], 0, {}, False), (run_id, 5, {"decayed": 5}, False)]
+        (again["run_id"], 0, {}, False),
+        (run_id, 5, {"decayed": 5}, False),
+    ]
     assert runs[1]["duration_ms"] >= 0 and runs[1]["params"]["policy"] == "relevance"
     code, out, _ = run(capsys, "undo", str(run_id), "--db", str(worked))
     assert code == 0 and out.startswith(f"undid run {run_id}: restored 5 memories")
@@ -116,8 +144,9 @@ def test_apply_runs_and_undo(worked: Path, capsys: pytest.CaptureFixture[str]) -
 def test_undo_reports_what_it_could_not_restore(
     worked: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run_id = json.loads(run(capsys, "decay", "--db", str(worked), "--apply", "--json",
-                            "--now", ISO_NOW)[1])["run_id"]
+    run_id = json.loads(
+        run(capsys, "decay", "--db", str(worked), "--apply", "--json", "--now", ISO_NOW)[1]
+    )["run_id"]
     assert run(capsys, "protect", "2", "--db", str(worked))[0] == 0
     code, out, _ = run(capsys, "undo", str(run_id), "--db", str(worked), "--json")
     report = json.loads(out)
@@ -130,8 +159,9 @@ def test_human_output_shows_counts_then_the_largest_drops(
     db_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with Store(db_path, actor="test") as store:
-        store.add_many([memory(f"memory number {i}", days_old=45 * i) for i in range(1, 31)],
-                       now=NOW)
+        store.add_many(
+            [memory(f"memory number {i}", days_old=45 * i) for i in range(1, 31)], now=NOW
+        )
     code, out, _ = run(capsys, "decay", "--db", str(db_path), "--dry-run", "--now", ISO_NOW)
     assert code == 0
     lines = out.splitlines()
@@ -146,19 +176,42 @@ def test_human_output_shows_counts_then_the_largest_drops(
 def test_parameters_are_options_with_their_defaults(
     worked: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(capsys, "decay", "--db", str(worked), "--dry-run", "--json",
-                       "--now", ISO_NOW, "--base-rate", "0.9", "--rate-span", "0")
+    code, out, _ = run(
+        capsys,
+        "decay",
+        "--db",
+        str(worked),
+        "--dry-run",
+        "--json",
+        "--now",
+        ISO_NOW,
+        "--base-rate",
+        "0.9",
+        "--rate-span",
+        "0",
+    )
     document = json.loads(out)
     assert code == 0 and afters(document)[0] == round(0.81, 4)
     assert document["params"]["relevance"]["base_rate"] == 0.9
-    code, out, _ = run(capsys, "decay", "--db", str(worked), "--dry-run", "--json",
-                       "--now", ISO_NOW, "--policy", "periodic", "--period-days", "30")
+    code, out, _ = run(
+        capsys,
+        "decay",
+        "--db",
+        str(worked),
+        "--dry-run",
+        "--json",
+        "--now",
+        ISO_NOW,
+        "--policy",
+        "periodic",
+        "--period-days",
+        "30",
+    )
     assert code == 0 and json.loads(out)["params"]["periodic"]["period_days"] == 30.0
     assert afters(json.loads(out))[0] == round(0.95**2, 4)
     code, _, err = run(capsys, "decay", "--db", str(worked), "--dry-run", "--floor", "1.5")
     assert code == 1 and "floor" in err and err.count("\n") == 1
-    code, _, err = run(capsys, "decay", "--db", str(worked), "--dry-run",
-                       "--decay-lambda", "0.02")
+    code, _, err = run(capsys, "decay", "--db", str(worked), "--dry-run", "--decay-lambda", "0.02")
     assert code == 1 and "--decay-lambda is a parameter of exponential" in err
     with pytest.raises(SystemExit):
         main(["decay", "--help"])
@@ -169,21 +222,39 @@ def test_parameters_are_options_with_their_defaults(
 
 def test_maintain_passes_option(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with Store(db_path, actor="test") as store:
-        store.add_many([memory("password = hunter22", days_old=100),
-                        memory("expires", days_old=200, importance=0.0),
-                        memory("decays", days_old=100, importance=1.0)], now=NOW)
-    code, out, _ = run(capsys, "maintain", "--db", str(db_path), "--dry-run", "--json",
-                       "--now", ISO_NOW)
+        store.add_many(
+            [
+                memory("password = hunter22", days_old=100),
+                memory("expires", days_old=200, importance=0.0),
+                memory("decays", days_old=100, importance=1.0),
+            ],
+            now=NOW,
+        )
+    code, out, _ = run(
+        capsys, "maintain", "--db", str(db_path), "--dry-run", "--json", "--now", ISO_NOW
+    )
     document = json.loads(out)
     expected = ["expire", "consolidate", "decay", "cleanup", "quota"]
     assert code == 0 and document["passes"] == [p for p in expected if p in registered_passes()]
     assert document["archived"] == 1 and document["decayed"] == 2
-    code, out, _ = run(capsys, "maintain", "--db", str(db_path), "--dry-run", "--json",
-                       "--now", ISO_NOW, "--passes", "decay,sensitive")
+    code, out, _ = run(
+        capsys,
+        "maintain",
+        "--db",
+        str(db_path),
+        "--dry-run",
+        "--json",
+        "--now",
+        ISO_NOW,
+        "--passes",
+        "decay,sensitive",
+    )
     document = json.loads(out)
     assert document["passes"] == ["sensitive", "decay"]
     assert [(c["pass"], c["reason"]) for c in document["changes"]][0] == (
-        "sensitive", "holds a password")
+        "sensitive",
+        "holds a password",
+    )
     with pytest.raises(SystemExit) as stop:
         main(["maintain", "--db", str(db_path), "--dry-run", "--passes", "decay,nope"])
     assert stop.value.code == 2
@@ -204,8 +275,9 @@ def test_a_store_changed_while_planning_is_exit_1(
     before = Store(worked).query("SELECT count(*) FROM memory_event")
     code, out, err = run(capsys, "decay", "--db", str(worked), "--apply", "--now", ISO_NOW)
     assert code == 1 and out == ""
-    assert err.startswith("memory-console: error: the store changed while planning; "
-                          "run the command again")
+    assert err.startswith(
+        "memory-console: error: the store changed while planning; run the command again"
+    )
     with Store(worked) as store:
         assert store.query("SELECT count(*) FROM maintenance_run") == [(0,)]
         assert store.query("SELECT count(*) FROM memory_event") == [(before[0][0] + 1,)]
@@ -243,8 +315,7 @@ def test_decay_imports_neither_sqlmodel_nor_textual(worked: Path) -> None:
         "heavy = [m for m in ('sqlmodel', 'sqlalchemy', 'textual') if m in sys.modules]\n"
         "print(code, heavy)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "0 []", done.stderr
 
 

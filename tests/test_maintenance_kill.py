@@ -36,8 +36,12 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def start(path: Path) -> tuple[subprocess.Popen[str], int]:
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), str(NOW)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path), str(NOW)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert child.stdout is not None
     words = child.stdout.readline().split()
     assert words[:1] == ["planned"], child.stderr.read() if child.stderr else ""
@@ -50,8 +54,9 @@ def state(path: Path) -> tuple[int, int, int]:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         return (
             conn.execute("SELECT count(*) FROM maintenance_run").fetchone()[0],
-            conn.execute("SELECT count(*) FROM memory_event WHERE run_id IS NOT NULL")
-            .fetchone()[0],
+            conn.execute("SELECT count(*) FROM memory_event WHERE run_id IS NOT NULL").fetchone()[
+                0
+            ],
             conn.execute("SELECT count(*) FROM memory WHERE confidence < 1.0").fetchone()[0],
         )
 

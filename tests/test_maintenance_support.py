@@ -41,10 +41,27 @@ def synthetic_rows(count: int, seed: int = 1) -> Iterator[tuple[Any, ...]]:
     for i in range(count):
         created = NOW - rng.uniform(40, 400) * DAY
         yield (
-            f"owner{i % 5}", "general", "long_term", rng.choice(("episodic", "procedural")),
-            f"memory {i}", f"memory {i} about a project", "[]", "manual", rng.random(),
-            1.0, 1.0, rng.randrange(12), created, created, None, "standard", 0, "active",
-            None, "{}", None,
+            f"owner{i % 5}",
+            "general",
+            "long_term",
+            rng.choice(("episodic", "procedural")),
+            f"memory {i}",
+            f"memory {i} about a project",
+            "[]",
+            "manual",
+            rng.random(),
+            1.0,
+            1.0,
+            rng.randrange(12),
+            created,
+            created,
+            None,
+            "standard",
+            0,
+            "active",
+            None,
+            "{}",
+            None,
         )
 
 
@@ -67,8 +84,10 @@ def build_synthetic_store(path: Path, count: int, seed: int = 1) -> Path:
             f"INSERT INTO memory ({', '.join(INSERT_COLUMNS)}, revision) VALUES ({marks}, 0)",
             synthetic_rows(count, seed),
         )
-        conn.execute("INSERT INTO memory_fts (rowid, title, content, keywords) "
-                     "SELECT id, title, content, keywords FROM memory")
+        conn.execute(
+            "INSERT INTO memory_fts (rowid, title, content, keywords) "
+            "SELECT id, title, content, keywords FROM memory"
+        )
         conn.execute(trigger)
         for _, sql in indexes:
             conn.execute(sql)

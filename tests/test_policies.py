@@ -92,15 +92,26 @@ def test_relevance_is_idempotent_and_schedule_independent() -> None:
 def test_relevance_eligibility() -> None:
     mask = P.relevance_eligible(
         np.array(["active", "active", "active", "archived", "active", "active", "active"]),
-        np.array(["standard", "aggressive", "none", "standard", "standard", "standard",
-                  "pending_deletion"]),
+        np.array(
+            [
+                "standard",
+                "aggressive",
+                "none",
+                "standard",
+                "standard",
+                "standard",
+                "pending_deletion",
+            ]
+        ),
         np.array([False, False, False, False, True, False, False]),
-        np.array(["episodic", "procedural", "episodic", "episodic", "episodic", "semantic",
-                  "episodic"]),
+        np.array(
+            ["episodic", "procedural", "episodic", "episodic", "episodic", "semantic", "episodic"]
+        ),
     )
     assert_array_equal(mask, [True, True, False, False, False, False, False])
-    with_periods = P.relevance_eligible(["active"] * 2, ["standard"] * 2, [False] * 2,
-                                        ["episodic"] * 2, periods=[0, 1])
+    with_periods = P.relevance_eligible(
+        ["active"] * 2, ["standard"] * 2, [False] * 2, ["episodic"] * 2, periods=[0, 1]
+    )
     assert_array_equal(with_periods, [False, True])
 
 
@@ -148,8 +159,9 @@ def test_floor_time_matches_decay() -> None:
 
 def test_reinforcement_caps_and_never_lowers() -> None:
     confidence = np.array([0.5, 0.96, 0.5, 0.96, 0.5, 0.93, 0.97])
-    types = np.array(["semantic", "semantic", "procedural", "procedural", "episodic",
-                      "episodic", "episodic"])
+    types = np.array(
+        ["semantic", "semantic", "procedural", "procedural", "episodic", "episodic", "episodic"]
+    )
     assert_allclose(P.reinforce(confidence, types), [0.55, 0.99, 0.54, 0.97, 0.53, 0.95, 0.97])
     assert P.reinforce_one(0.97, "episodic") == 0.97
     assert_allclose(P.reinforce([0.5, 0.9], types[:2], policy="periodic"), [0.7, 1.0])
@@ -192,21 +204,33 @@ def test_prune_by_age_score_then_top_n_per_owner() -> None:
     # Owner a has 4 survivors; the protected row keeps its place although it ranks 3rd,
     # so the two lowest evictable rows go.
     assert_array_equal(breakdown.beyond_top_n, [False, True, True, False, False, False, False])
-    assert_array_equal(P.prune(owner, importance, created, NOW, params, evictable),
-                       breakdown.archive)
+    assert_array_equal(
+        P.prune(owner, importance, created, NOW, params, evictable), breakdown.archive
+    )
     rows = [2, 3, 5]
-    reasons = P.prune_reasons(owner[rows], breakdown.effective[rows], created[rows],
-                              breakdown.too_old[rows], breakdown.too_weak[rows], NOW, params)
-    assert reasons == ["owner a beyond top 2 (effective 0.69)", "effective 0.20 below 0.3",
-                       "40 days old, over 30"]
+    reasons = P.prune_reasons(
+        owner[rows],
+        breakdown.effective[rows],
+        created[rows],
+        breakdown.too_old[rows],
+        breakdown.too_weak[rows],
+        NOW,
+        params,
+    )
+    assert reasons == [
+        "owner a beyond top 2 (effective 0.69)",
+        "effective 0.20 below 0.3",
+        "40 days old, over 30",
+    ]
 
 
 # importance ------------------------------------------------------------------------------
 
 
 def test_importance_score_expire_and_quota() -> None:
-    score = P.importance_score([1.0, 0.5, 0.0], [10, 5, 0], [NOW, np.nan, np.nan],
-                               days_ago(10, 30, 400), NOW)
+    score = P.importance_score(
+        [1.0, 0.5, 0.0], [10, 5, 0], [NOW, np.nan, np.nan], days_ago(10, 30, 400), NOW
+    )
     assert_allclose(score, [1.0, 0.2 + 0.15 + 0.3 * np.exp(-1), 0.3 * np.exp(-400 / 30)])
     expired = P.expire_mask([0.05, 0.05, 0.2], days_ago(140, 60, 140), NOW)
     assert_array_equal(expired, [True, False, False])
@@ -247,8 +271,9 @@ def test_rank_within_groups_ties_keep_row_order() -> None:
 
 def test_confidence_labels_and_tiers() -> None:
     values = [0.95, 0.9, 0.8 + 0.1, 0.89, 0.7, 0.5, 0.49, 0.3, 0.29]
-    expected = ["stated explicitly"] * 3 + ["high confidence"] * 2 + ["inferred"] + [
-        "uncertain"] * 3
+    expected = (
+        ["stated explicitly"] * 3 + ["high confidence"] * 2 + ["inferred"] + ["uncertain"] * 3
+    )
     assert [P.confidence_label(v) for v in values] == expected
     assert P.confidence_labels(values).tolist() == expected
     assert_array_equal(P.tier_index(values), [0, 0, 0, 1, 1, 2, 3, 3, 4])
@@ -262,8 +287,15 @@ def test_confidence_labels_and_tiers() -> None:
 def test_forecast_relevance_columns_and_frozen_rows() -> None:
     base = np.array([1.0, 0.8])
     forecast = P.forecast_relevance(
-        base, [0, 0], days_ago(45, 45), days_ago(100, 100), [False, False], NOW, 3,
-        decays=[True, False], confidence=[1.0, 0.8],
+        base,
+        [0, 0],
+        days_ago(45, 45),
+        days_ago(100, 100),
+        [False, False],
+        NOW,
+        3,
+        decays=[True, False],
+        confidence=[1.0, 0.8],
     )
     assert_allclose(forecast[0], [0.95, 0.95**2, 0.95**3, 0.95**4])
     assert_allclose(forecast[1], [0.8] * 4)
@@ -272,10 +304,17 @@ def test_forecast_relevance_columns_and_frozen_rows() -> None:
 
 
 def test_forecast_memory_relevance_and_never_decaying() -> None:
-    common = dict(base_confidence=0.78, confidence=0.78, retrieval_count=2,
-                  last_accessed_at=NOW, created_at=NOW - 200 * DAY, now=NOW)
-    episodic = P.forecast_memory(**common, memory_type="episodic", decay_policy="standard",
-                                 is_protected=False)
+    common = dict(
+        base_confidence=0.78,
+        confidence=0.78,
+        retrieval_count=2,
+        last_accessed_at=NOW,
+        created_at=NOW - 200 * DAY,
+        now=NOW,
+    )
+    episodic = P.forecast_memory(
+        **common, memory_type="episodic", decay_policy="standard", is_protected=False
+    )
     assert episodic.text() == "0.78 -> 0.75 -> 0.72 -> 0.69 -> 0.66 -> 0.63 -> 0.60"
     assert episodic.points[1][0] == NOW + 30 * DAY
     assert episodic.floor_date == NOW + 48 * 30 * DAY
@@ -292,32 +331,67 @@ def test_forecast_memory_relevance_and_never_decaying() -> None:
 
 def test_forecast_memory_periodic_and_exponential() -> None:
     periodic = P.forecast_memory(
-        confidence=0.5, base_confidence=0.5, retrieval_count=0, last_accessed_at=None,
-        created_at=NOW, memory_type="semantic", decay_policy="standard", is_protected=False,
-        now=NOW, policy="periodic", periods_ahead=2,
+        confidence=0.5,
+        base_confidence=0.5,
+        retrieval_count=0,
+        last_accessed_at=None,
+        created_at=NOW,
+        memory_type="semantic",
+        decay_policy="standard",
+        is_protected=False,
+        now=NOW,
+        policy="periodic",
+        periods_ahead=2,
     )
     assert_allclose([v for _, v in periodic.points], [0.5, 0.475, 0.45125])
     assert periodic.action == "archived" and periodic.floor_date is not None
     exponential = P.forecast_memory(
-        confidence=0.5, base_confidence=0.5, retrieval_count=0, last_accessed_at=None,
-        created_at=NOW, memory_type="episodic", decay_policy="standard", is_protected=False,
-        now=NOW, policy="exponential", importance=0.6,
+        confidence=0.5,
+        base_confidence=0.5,
+        retrieval_count=0,
+        last_accessed_at=None,
+        created_at=NOW,
+        memory_type="episodic",
+        decay_policy="standard",
+        is_protected=False,
+        now=NOW,
+        policy="exponential",
+        importance=0.6,
     )
     assert exponential.measure == "effective score"
     assert exponential.floor_date == pytest.approx(NOW + np.log(2) / 0.01 * DAY)
     assert exponential.action_date == NOW + 30 * DAY
     with pytest.raises(ValueError, match="importance"):
-        P.forecast_memory(**{**dict(confidence=0.5, base_confidence=0.5, retrieval_count=0,
-                          last_accessed_at=None, created_at=NOW, memory_type="episodic",
-                          decay_policy="standard", is_protected=False, now=NOW)},
-                          policy="exponential")
+        P.forecast_memory(
+            **{
+                **dict(
+                    confidence=0.5,
+                    base_confidence=0.5,
+                    retrieval_count=0,
+                    last_accessed_at=None,
+                    created_at=NOW,
+                    memory_type="episodic",
+                    decay_policy="standard",
+                    is_protected=False,
+                    now=NOW,
+                )
+            },
+            policy="exponential",
+        )
 
 
 def test_project_tiers() -> None:
     confidence = np.array([0.92, 0.95, 0.6])
     decays = np.array([True, False, True])
     projection = P.project_tiers(
-        confidence, confidence, [0, 0, 0], [NOW] * 3, [NOW] * 3, [False] * 3, decays, NOW,
+        confidence,
+        confidence,
+        [0, 0, 0],
+        [NOW] * 3,
+        [NOW] * 3,
+        [False] * 3,
+        decays,
+        NOW,
         months=(0, 1, 12),
     )
     assert sorted(projection) == [0, 1, 12]
@@ -343,9 +417,17 @@ def test_params_round_trip_overrides_and_validation() -> None:
         P.params_for("relevance", {"flor": 0.2})
     with pytest.raises(ValueError, match="unknown policy"):
         P.params_for("linear", {})
-    for bad in ({"base_rate": 0.0}, {"base_rate": 1.5}, {"floor": 1.0}, {"period_days": 0},
-                {"rate_span": 0.2}, {"resistance_retrievals": 2.5}, {"floor": "x"},
-                {"floor": float("nan")}, {"floor": True}):
+    for bad in (
+        {"base_rate": 0.0},
+        {"base_rate": 1.5},
+        {"floor": 1.0},
+        {"period_days": 0},
+        {"rate_span": 0.2},
+        {"resistance_retrievals": 2.5},
+        {"floor": "x"},
+        {"floor": float("nan")},
+        {"floor": True},
+    ):
         with pytest.raises(ValueError, match="relevance parameter"):
             P.RelevanceParams.from_dict(bad)
     with pytest.raises(ValueError, match="periodic parameter rate"):

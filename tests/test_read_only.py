@@ -39,12 +39,24 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("read-only")
     path = folder / "store.db"
     source = folder / "in.jsonl"
-    source.write_text("".join(json.dumps(line) + "\n" for line in [
-        {"content": "Prefers dark mode.", "memory_type": "episodic",
-         "created_at": "2026-01-01T00:00:00Z"},
-        {"content": "Weekly sync with Bob.", "memory_type": "episodic",
-         "created_at": "2026-02-01T00:00:00Z", "status": "archived"},
-    ]))
+    source.write_text(
+        "".join(
+            json.dumps(line) + "\n"
+            for line in [
+                {
+                    "content": "Prefers dark mode.",
+                    "memory_type": "episodic",
+                    "created_at": "2026-01-01T00:00:00Z",
+                },
+                {
+                    "content": "Weekly sync with Bob.",
+                    "memory_type": "episodic",
+                    "created_at": "2026-02-01T00:00:00Z",
+                    "status": "archived",
+                },
+            ]
+        )
+    )
     assert invoke(["import", str(source), "--db", str(path), "--now", NOW]).code == 0
     assert invoke(["decay", "--apply", "--db", str(path), "--now", NOW]).code == 0
     with Store(path) as store:
@@ -81,9 +93,17 @@ def write_commands(folder: Path) -> dict[str, list[str]]:
     }
 
 
-READ_COMMANDS = [["list"], ["list", "--json"], ["show", "1"], ["stats"], ["runs"],
-                 ["search", "dark", "--mode", "keyword"], ["export"],
-                 ["decay", "--dry-run", "--now", LATER], ["maintain", "--dry-run", "--now", LATER]]
+READ_COMMANDS = [
+    ["list"],
+    ["list", "--json"],
+    ["show", "1"],
+    ["stats"],
+    ["runs"],
+    ["search", "dark", "--mode", "keyword"],
+    ["export"],
+    ["decay", "--dry-run", "--now", LATER],
+    ["maintain", "--dry-run", "--now", LATER],
+]
 
 
 @pytest.mark.parametrize("how", ["global flag", "command flag", "setting"])
@@ -101,8 +121,10 @@ def test_read_only_mode_refuses_every_write_and_reads_all(
     before = store_state(settled)
     for what, command in write_commands(settled.parent).items():
         line = one_error_line(invoke(argv(command)))
-        assert line == (f"memory-console: error: read-only mode: {what} refused "
-                        "(--read-only, or read_only in the settings)"), line
+        assert line == (
+            f"memory-console: error: read-only mode: {what} refused "
+            "(--read-only, or read_only in the settings)"
+        ), line
     for command in READ_COMMANDS:
         result = invoke(argv(command))
         assert result.code == 0, (command, result.err)
@@ -116,8 +138,10 @@ def immutable(path: Path) -> Iterator[None]:
     file system has no such attribute."""
     done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
     if done.returncode != 0:
-        pytest.skip(f"chattr +i does not work here ({done.stderr.strip()}); "
-                    "test_permission_bits_for_an_unprivileged_user covers read-only files")
+        pytest.skip(
+            f"chattr +i does not work here ({done.stderr.strip()}); "
+            "test_permission_bits_for_an_unprivileged_user covers read-only files"
+        )
     try:
         yield
     finally:
@@ -132,8 +156,10 @@ def test_an_unwritable_file_is_read_and_never_written(settled: Path) -> None:
             assert result.code == 0, (command, result.err)
         for what, command in write_commands(settled.parent).items():
             line = one_error_line(invoke([*command, "--db", str(settled)]))
-            assert line == (f"memory-console: error: {settled}: read-only file (no write "
-                            f"permission): {what} refused; nothing was written"), line
+            assert line == (
+                f"memory-console: error: {settled}: read-only file (no write "
+                f"permission): {what} refused; nothing was written"
+            ), line
     assert store_state(settled) == before
 
 
@@ -146,8 +172,10 @@ def test_an_unwritable_folder_is_read_and_never_written(template: Path, settled:
             assert result.code == 0, (command, result.err)
         for what, command in write_commands(folder).items():
             line = one_error_line(invoke([*command, "--db", str(settled)]))
-            assert line == (f"memory-console: error: {settled}: its directory {folder} is "
-                            f"read-only: {what} refused; nothing was written"), line
+            assert line == (
+                f"memory-console: error: {settled}: its directory {folder} is "
+                f"read-only: {what} refused; nothing was written"
+            ), line
         new = folder / "new.db"
         line = one_error_line(invoke([*write_commands(folder)["import"], "--db", str(new)]))
         assert line.startswith(f"memory-console: error: {new}: cannot create")
@@ -188,8 +216,10 @@ def test_permission_bits_for_an_unprivileged_user(template: Path) -> None:
     try:
         base.chmod(0o755)
         paths = {}
-        for case, (file_mode, folder_mode) in {"file": (0o400, 0o700),
-                                               "folder": (0o600, 0o500)}.items():
+        for case, (file_mode, folder_mode) in {
+            "file": (0o400, 0o700),
+            "folder": (0o600, 0o500),
+        }.items():
             folder = base / case
             folder.mkdir()
             path = folder / "store.db"
@@ -202,10 +232,22 @@ def test_permission_bits_for_an_unprivileged_user(template: Path) -> None:
             paths[case] = path
         before = store_state(template)  # their folders hold the store files alone
         done = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-             "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search",
-             sys.executable, "-c", UNPRIVILEGED, *map(str, paths.values())],
-            capture_output=True, text=True, timeout=120, cwd=base,
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=+dac_read_search",
+                "--ambient-caps=+dac_read_search",
+                sys.executable,
+                "-c",
+                UNPRIVILEGED,
+                *map(str, paths.values()),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=base,
         )
         if done.returncode != 0 and "setpriv" in done.stderr:
             pytest.skip(f"setpriv cannot drop to nobody here: {done.stderr.strip()}")
@@ -214,12 +256,18 @@ def test_permission_bits_for_an_unprivileged_user(template: Path) -> None:
         for case, path in paths.items():
             outcome = results[str(path)]
             assert outcome["list"][0] == 0 and outcome["stats"][0] == 0, outcome
-            why = ("read-only file (no write permission)" if case == "file"
-                   else f"its directory {path.parent} is read-only")
+            why = (
+                "read-only file (no write permission)"
+                if case == "file"
+                else f"its directory {path.parent} is read-only"
+            )
             for what in ("protect", "decay", "import"):
                 code, err = outcome[what]
                 assert code == 1 and err.startswith(f"memory-console: error: {path}: {why}: "), (
-                    case, what, err)
+                    case,
+                    what,
+                    err,
+                )
             assert store_state(path) == before
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -280,9 +328,7 @@ def mode(path: Path) -> int:
     return path.stat().st_mode & 0o777
 
 
-def test_new_stores_exports_and_folders_are_owner_only(
-    tmp_path: Path, open_umask: None
-) -> None:
+def test_new_stores_exports_and_folders_are_owner_only(tmp_path: Path, open_umask: None) -> None:
     from memory_console.api import MemoryAPI
 
     source = tmp_path / "in.jsonl"

@@ -23,14 +23,28 @@ NOW = "2026-11-17T00:00:00Z"
 NOW_TS = 1_795_305_600.0
 SECRET = "hunter22x"
 CLEAN = [
-    {"content": "Prefers dark mode in the editor.", "owner": "alice", "keywords": ["editor"],
-     "created_at": "2026-01-01T00:00:00Z", "session": "s-1"},
-    {"content": "Weekly sync with Bob on Tuesdays.", "memory_type": "episodic",
-     "created_at": "2026-03-01T00:00:00Z", "retrieval_count": 3, "confidence": 0.8},
+    {
+        "content": "Prefers dark mode in the editor.",
+        "owner": "alice",
+        "keywords": ["editor"],
+        "created_at": "2026-01-01T00:00:00Z",
+        "session": "s-1",
+    },
+    {
+        "content": "Weekly sync with Bob on Tuesdays.",
+        "memory_type": "episodic",
+        "created_at": "2026-03-01T00:00:00Z",
+        "retrieval_count": 3,
+        "confidence": 0.8,
+    },
 ]
-WITH_SECRET = {"content": f"The router password = {SECRET} for guests", "owner": "bob",
-               "keywords": ["router", SECRET], "created_at": "2026-02-01T00:00:00Z",
-               "original_message": f"remember the router password = {SECRET}"}
+WITH_SECRET = {
+    "content": f"The router password = {SECRET} for guests",
+    "owner": "bob",
+    "keywords": ["router", SECRET],
+    "created_at": "2026-02-01T00:00:00Z",
+    "original_message": f"remember the router password = {SECRET}",
+}
 
 
 def write_jsonl(path: Path, lines: list[dict[str, Any]]) -> Path:
@@ -73,8 +87,9 @@ def test_import_refuses_a_credential_naming_file_and_line(
     store = tmp_path / "store.db"
     source = write_jsonl(tmp_path / "in.jsonl", [*CLEAN, {"content": text}, CLEAN[0]])
     line = one_error_line(run("import", str(source), "--db", str(store)))
-    assert line == (f"memory-console: error: {source}:3: holds {kind} "
-                    "(import with --allow-secrets to keep it)")
+    assert line == (
+        f"memory-console: error: {source}:3: holds {kind} (import with --allow-secrets to keep it)"
+    )
     assert count(store) == 0
     assert run("import", str(source), "--db", str(store), "--allow-secrets").code == 0
     assert count(store) == 4
@@ -87,9 +102,18 @@ def test_import_refuses_a_credential_naming_file_and_line(
         {"content": "Likes tea", "keywords": ["api_key = a8f5f167f44f4964e6c9"]},
         {"content": "Likes tea", "metadata": {"note": "pwd: Tr0ub4dor&3"}},
         {"content": "Likes tea", "original": {"deep": ["SSN 078-05-1120"]}},
-        {"content": "Likes tea", "history": [
-            {"at": "2026-01-01T00:00:00Z", "kind": "edited", "actor": "cli",
-             "before": {"content": "card 4111 1111 1111 1111"}, "after": {"content": "x"}}]},
+        {
+            "content": "Likes tea",
+            "history": [
+                {
+                    "at": "2026-01-01T00:00:00Z",
+                    "kind": "edited",
+                    "actor": "cli",
+                    "before": {"content": "card 4111 1111 1111 1111"},
+                    "after": {"content": "x"},
+                }
+            ],
+        },
     ],
     ids=["title", "keywords", "metadata", "unknown-field", "history"],
 )
@@ -117,8 +141,10 @@ def test_health_data_is_imported_only_when_the_user_asked(tmp_path: Path) -> Non
     unasked = {"content": "Was diagnosed with asthma last spring"}
     source = write_jsonl(tmp_path / "in.jsonl", [asked, unasked])
     line = one_error_line(run("import", str(source), "--db", str(store)))
-    assert line == (f"memory-console: error: {source}:2: holds health data and its "
-                    "metadata.user_requested is not true (import with --allow-health to keep it)")
+    assert line == (
+        f"memory-console: error: {source}:2: holds health data and its "
+        "metadata.user_requested is not true (import with --allow-health to keep it)"
+    )
     write_jsonl(source, [asked, {**unasked, "user_requested": True}])  # unknown -> metadata
     assert run("import", str(source), "--db", str(store), "--json").code == 0
     write_jsonl(source, [unasked])
@@ -146,9 +172,7 @@ def test_export_masks_credentials_unless_revealed(secret_store: Path, tmp_path: 
         assert oct(masked.stat().st_mode & 0o777) == "0o600"
 
 
-def test_a_masked_export_imports_again_and_stays_masked(
-    secret_store: Path, tmp_path: Path
-) -> None:
+def test_a_masked_export_imports_again_and_stays_masked(secret_store: Path, tmp_path: Path) -> None:
     out = tmp_path / "masked.jsonl"
     assert run("export", "--history", "--out", str(out), "--db", str(secret_store)).code == 0
     copy = tmp_path / "copy.db"
@@ -178,9 +202,14 @@ def test_a_store_without_secrets_round_trips_exactly_through_a_masked_export(
 
 def test_list_show_and_search_mask_unless_revealed(secret_store: Path) -> None:
     db = ["--db", str(secret_store)]
-    for argv in (["list"], ["list", "--json"], ["show", "3"], ["show", "3", "--json"],
-                 ["search", "router", "--mode", "keyword"],
-                 ["search", "router", "--mode", "keyword", "--json"]):
+    for argv in (
+        ["list"],
+        ["list", "--json"],
+        ["show", "3"],
+        ["show", "3", "--json"],
+        ["search", "router", "--mode", "keyword"],
+        ["search", "router", "--mode", "keyword", "--json"],
+    ):
         hidden, revealed = run(*argv, *db), run(*argv, *db, "--reveal")
         assert hidden.code == 0 and revealed.code == 0, argv
         assert SECRET not in hidden.out and MASK in hidden.out, argv
@@ -235,10 +264,13 @@ async def test_the_console_masks_until_v_reveals(secret_store: Path) -> None:
 
 
 def test_the_sensitive_pass_plans_then_forgets(secret_store: Path, tmp_path: Path) -> None:
-    health = write_jsonl(tmp_path / "health.jsonl", [
-        {"content": "Is allergic to peanuts", "metadata": {"user_requested": True}},
-        {"content": "Takes medication for migraines"},
-    ])
+    health = write_jsonl(
+        tmp_path / "health.jsonl",
+        [
+            {"content": "Is allergic to peanuts", "metadata": {"user_requested": True}},
+            {"content": "Takes medication for migraines"},
+        ],
+    )
     assert run("import", str(health), "--db", str(secret_store), "--allow-health").code == 0
     db = ["--db", str(secret_store), "--now", NOW]
     plan = json.loads(run("maintain", "--passes", "sensitive", "--dry-run", "--json", *db).out)
@@ -264,14 +296,22 @@ def test_the_agent_api_refuses_secrets_with_the_reason(tmp_path: Path) -> None:
         assert (hidden.action, hidden.reason) == ("refused", "its metadata holds a password")
         health = memory.remember("Takes insulin twice a day", now=NOW_TS)
         assert health.action == "refused" and "health data" in health.reason
-        asked = memory.remember("Takes insulin twice a day", metadata={"user_requested": True},
-                                now=NOW_TS)
+        asked = memory.remember(
+            "Takes insulin twice a day", metadata={"user_requested": True}, now=NOW_TS
+        )
         assert asked.action == "stored"
-        document = {"memory_actions": [
-            {"target_memory_bank": "LTM", "action_type": "STORE", "content": "Likes jazz"},
-            {"target_memory_bank": "LTM", "action_type": "UPDATE", "memory_id": asked.id,
-             "content": "Takes insulin", "reasoning": f"token: Bearer {SECRET}-0123456789"},
-        ]}
+        document = {
+            "memory_actions": [
+                {"target_memory_bank": "LTM", "action_type": "STORE", "content": "Likes jazz"},
+                {
+                    "target_memory_bank": "LTM",
+                    "action_type": "UPDATE",
+                    "memory_id": asked.id,
+                    "content": "Takes insulin",
+                    "reasoning": f"token: Bearer {SECRET}-0123456789",
+                },
+            ]
+        }
         result = memory.apply_actions(json.dumps(document), now=NOW_TS)
         assert not result.ok and "its reasoning holds a bearer token" in result.reason
         assert memory.store.count() == 1, "nothing of a refused document is applied"
@@ -279,10 +319,29 @@ def test_the_agent_api_refuses_secrets_with_the_reason(tmp_path: Path) -> None:
 
 # -- masking itself -----------------------------------------------------------------------------
 
-pieces = st.sampled_from(POSITIVE + NEGATIVE + [
-    "password", " is ", "=", ":", " ", "\n", "bearer ", "api key ", "4111", " 1111", "-",
-    "123-45-6789", MASK, "ssh-rsa ", "AAAA", "sk-", "-----BEGIN RSA PRIVATE KEY-----",
-])
+pieces = st.sampled_from(
+    POSITIVE
+    + NEGATIVE
+    + [
+        "password",
+        " is ",
+        "=",
+        ":",
+        " ",
+        "\n",
+        "bearer ",
+        "api key ",
+        "4111",
+        " 1111",
+        "-",
+        "123-45-6789",
+        MASK,
+        "ssh-rsa ",
+        "AAAA",
+        "sk-",
+        "-----BEGIN RSA PRIVATE KEY-----",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -298,6 +357,12 @@ def test_masked_text_holds_no_credential(parts: list[str]) -> None:
 
 def test_every_labelled_secret_is_gone_from_a_masked_record() -> None:
     for text in POSITIVE:
-        record = mask_record({"content": text, "title": text[:50], "keywords": text.split(),
-                              "metadata": {"original": text}})
+        record = mask_record(
+            {
+                "content": text,
+                "title": text[:50],
+                "keywords": text.split(),
+                "metadata": {"original": text},
+            }
+        )
         assert find_sensitive(json.dumps(record, ensure_ascii=False), health=False) == [], text

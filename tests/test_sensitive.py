@@ -107,8 +107,10 @@ def test_labelled_set_precision_and_recall() -> None:
     true_positive, false_positive = len(found_positive), len(found_negative)
     precision = true_positive / max(1, true_positive + false_positive)
     recall = true_positive / len(POSITIVE)
-    print(f"\nsensitive scan: precision {precision:.3f}, recall {recall:.3f} "
-          f"({len(POSITIVE)} positive, {len(NEGATIVE)} negative examples)")
+    print(
+        f"\nsensitive scan: precision {precision:.3f}, recall {recall:.3f} "
+        f"({len(POSITIVE)} positive, {len(NEGATIVE)} negative examples)"
+    )
     missed = sorted(set(POSITIVE) - set(found_positive))
     assert recall >= 0.95, f"missed: {missed}"
     assert precision >= 0.95, f"false alarms: {found_negative}"

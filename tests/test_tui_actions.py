@@ -103,8 +103,16 @@ async def test_actions_in_bulk_and_undo(demo_store: Store) -> None:
     assert any("protected 2 memories" in text for text in seen)
     assert any(text.startswith("undid archive of 3 memories") for text in seen)
     kinds = [e.kind for e in demo_store.history(first)]
-    assert kinds[-8:] == ["protected", "unprotected", "archived", "restored", "archived",
-                          "restored", "archived", "restored"]
+    assert kinds[-8:] == [
+        "protected",
+        "unprotected",
+        "archived",
+        "restored",
+        "archived",
+        "restored",
+        "archived",
+        "restored",
+    ]
     restored = events_of(demo_store, ids[0], "restored")
     assert restored[0].query is not None and restored[0].query.startswith("undo of event")
 
@@ -249,8 +257,9 @@ async def test_sort_filter_and_topic_narrow_the_table(demo_store: Store) -> None
         await settle(pilot)
         assert screen.view.memory_filter.owner == owner
         assert screen.view.memory_filter.topic == topic
-        assert screen.count == demo_store.count(MemoryFilter(owner=owner, topic=topic,
-                                                             text="coffee"))
+        assert screen.count == demo_store.count(
+            MemoryFilter(owner=owner, topic=topic, text="coffee")
+        )
 
 
 async def test_moving_past_the_edges_pages_through_the_store(demo_store: Store) -> None:
@@ -258,8 +267,9 @@ async def test_moving_past_the_edges_pages_through_the_store(demo_store: Store) 
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = main_screen(app)
-        order = [r.id for r in demo_store.page(sort="last_accessed_at", descending=True,
-                                               limit=60).rows]
+        order = [
+            r.id for r in demo_store.page(sort="last_accessed_at", descending=True, limit=60).rows
+        ]
         assert [r.id for r in screen.table.records] == order[:20]
         for _ in range(25):
             await pilot.press("down")
@@ -327,9 +337,28 @@ def test_help_lists_every_key() -> None:
     from memory_console.tui.screens.help import key_sections
 
     actions = {action for _, rows in key_sections() for _, action, _ in rows}
-    for description in ("Protect", "Unprotect", "Archive", "Restore", "Forget", "Edit", "Undo",
-                        "Search", "Sort", "Select", "Open", "Quit", "Help", "Back", "Filter",
-                        "Topics", "Reveal", "Select page", "Last page", "Commands"):
+    for description in (
+        "Protect",
+        "Unprotect",
+        "Archive",
+        "Restore",
+        "Forget",
+        "Edit",
+        "Undo",
+        "Search",
+        "Sort",
+        "Select",
+        "Open",
+        "Quit",
+        "Help",
+        "Back",
+        "Filter",
+        "Topics",
+        "Reveal",
+        "Select page",
+        "Last page",
+        "Commands",
+    ):
         assert description in actions, description
 
 
@@ -370,9 +399,10 @@ async def test_semantic_search_joins_in_or_says_why_not(demo_store: Store) -> No
     from memory_console.tui.app import make_app
     from memory_console.tui.widgets.search_readiness import SearchReadiness
 
-    for engine, state in ((FakeEmbedder(demo_store), "hybrid search"),
-                          (FakeEmbedder(demo_store, "model file missing"),
-                           "keyword search only")):
+    for engine, state in (
+        (FakeEmbedder(demo_store), "hybrid search"),
+        (FakeEmbedder(demo_store, "model file missing"), "keyword search only"),
+    ):
         app = make_app(Settings(), demo_store, now=NOW, search=engine)
         seen = notes(app)
         async with app.run_test(size=SIZE) as pilot:
@@ -382,8 +412,9 @@ async def test_semantic_search_joins_in_or_says_why_not(demo_store: Store) -> No
             await pilot.press("slash", *"coffee", "enter")
             await settle(pilot)
             mode = "hybrid" if engine.failure is None else "keyword"
-            assert app.screen.query_one("#status").position.endswith(f"({mode}) · "
-                                                                     "Escape: back to browsing")
+            assert app.screen.query_one("#status").position.endswith(
+                f"({mode}) · Escape: back to browsing"
+            )
         if engine.failure:
             assert "semantic search unavailable: RuntimeError: model file missing" in seen
         else:

@@ -58,9 +58,11 @@ async def test_large_store_opens_and_pages_like_a_tiny_one(
     await measure(demo_file, keys=0)  # warm-up: one-time imports and caches count for neither
     large_open, large_moves, pages = await measure(large_file)
     tiny_open, tiny_moves, _ = await measure(demo_file)
-    print(f"\nfirst screen: tiny {tiny_open:.3f}s, {LARGE_COUNT:,} memories {large_open:.3f}s;"
-          f" {PAGE_KEYS} page-downs ({pages} pages): tiny {tiny_moves:.3f}s,"
-          f" large {large_moves:.3f}s (ratio {large_moves / tiny_moves:.2f})")
+    print(
+        f"\nfirst screen: tiny {tiny_open:.3f}s, {LARGE_COUNT:,} memories {large_open:.3f}s;"
+        f" {PAGE_KEYS} page-downs ({pages} pages): tiny {tiny_moves:.3f}s,"
+        f" large {large_moves:.3f}s (ratio {large_moves / tiny_moves:.2f})"
+    )
     assert pages == 2
     assert large_open < RATIO * tiny_open
     assert large_moves < RATIO * tiny_moves

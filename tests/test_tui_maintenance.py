@@ -63,8 +63,9 @@ def decayed_events(store: Store, ident: int) -> list[Any]:
     return [e for e in store.history(ident) if e.kind == "decayed"]
 
 
-async def open_preview(app: MemoryConsoleApp, pilot: Any, request: PlanRequest | None = None
-                       ) -> PreviewScreen:
+async def open_preview(
+    app: MemoryConsoleApp, pilot: Any, request: PlanRequest | None = None
+) -> PreviewScreen:
     if request is None:
         await pilot.press("m")
         await settle(pilot)
@@ -257,8 +258,9 @@ async def test_the_form_checks_parameters_and_simulates_a_date(demo_store: Store
 
 
 async def open_preview_at(app: MemoryConsoleApp, pilot: Any, now: float) -> PreviewScreen:
-    return await open_preview(app, pilot, PlanRequest(("decay", "cleanup"), "relevance", {},
-                                                      now, NOW))
+    return await open_preview(
+        app, pilot, PlanRequest(("decay", "cleanup"), "relevance", {}, now, NOW)
+    )
 
 
 async def test_read_only_preview_says_why_apply_is_off(demo_file: Any, tmp_path: Any) -> None:

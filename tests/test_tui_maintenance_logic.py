@@ -63,7 +63,8 @@ def test_rejected_and_split_merges_reach_the_store(demo_store: Store) -> None:
     edits = PlanEdits().reject(groups[rejected]).split(part)
     edited = edit_plan(proposed, edits, lambda ids: merge_members(demo_store, ids))
     assert len(edited.plan.new_memories) == len(proposed.new_memories) - 1 + (
-        1 if len(groups[biggest]) >= 4 else 0)
+        1 if len(groups[biggest]) >= 4 else 0
+    )
     apply(demo_store, edited.plan, actor="tui")
     for ident in groups[rejected]:
         assert demo_store.require(ident).status == "active"
@@ -147,8 +148,9 @@ def test_tier_projection_matches_the_store_forecast(demo_store: Store) -> None:
     forecast = store_forecast(demo_store, NOW)
     assert [projection.count(0, t) for t in range(5)] == list(forecast["current"].values())
     assert [projection.count(6, t) for t in range(5)] == list(forecast["months"]["6"].values())
-    assert [demo_store.count(tier_filter(t)) for t in range(5)] == \
-        list(forecast["current"].values())
+    assert [demo_store.count(tier_filter(t)) for t in range(5)] == list(
+        forecast["current"].values()
+    )
 
 
 def test_run_changes_page_through_a_run(demo_store: Store) -> None:
@@ -173,8 +175,18 @@ def test_every_maintenance_key_has_an_id_and_a_tooltip() -> None:
     from memory_console.tui.widgets.figure_table import FigureTable
     from memory_console.tui.widgets.run_changes import RunChangesTable
 
-    owners = (MaintenanceScreen, PreviewScreen, ReviewScreen, RunsScreen, HealthScreen,
-              ConfirmScreen, ChoiceScreen, ChangeTable, FigureTable, RunChangesTable)
+    owners = (
+        MaintenanceScreen,
+        PreviewScreen,
+        ReviewScreen,
+        RunsScreen,
+        HealthScreen,
+        ConfirmScreen,
+        ChoiceScreen,
+        ChangeTable,
+        FigureTable,
+        RunChangesTable,
+    )
     for owner in owners:
         for binding in owner.BINDINGS:
             assert isinstance(binding, Binding) and binding.id and binding.tooltip, owner

@@ -17,8 +17,12 @@ SMALL = (80, 24)
 
 def story_memory(store: Store) -> int:
     """A memory with a history worth drawing: accessed several times, not protected."""
-    rows = store.page(MemoryFilter(status="active", is_protected=False, memory_type="episodic"),
-                      sort="retrieval_count", descending=True, limit=1).rows
+    rows = store.page(
+        MemoryFilter(status="active", is_protected=False, memory_type="episodic"),
+        sort="retrieval_count",
+        descending=True,
+        limit=1,
+    ).rows
     return rows[0].id
 
 

@@ -44,8 +44,11 @@ def test_maintenance_screen(snap_compare: Any, demo_store: Store) -> None:
 
 
 def test_preview_screen(snap_compare: Any, demo_store: Store) -> None:
-    assert snap_compare(console(demo_store), terminal_size=WIDE,
-                        run_before=press("m", "ctrl+r", "down", "x", "down"))
+    assert snap_compare(
+        console(demo_store),
+        terminal_size=WIDE,
+        run_before=press("m", "ctrl+r", "down", "x", "down"),
+    )
 
 
 def test_merge_review_screen(snap_compare: Any, demo_store: Store) -> None:
@@ -53,8 +56,9 @@ def test_merge_review_screen(snap_compare: Any, demo_store: Store) -> None:
         from memory_console.tui.screens.preview import PreviewScreen
 
         await settle(pilot)
-        pilot.app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {},
-                                                        NOW, NOW)))
+        pilot.app.push_screen(
+            PreviewScreen(PlanRequest(("consolidate",), "relevance", {}, NOW, NOW))
+        )
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
@@ -70,8 +74,9 @@ def test_merge_review_screen(snap_compare: Any, demo_store: Store) -> None:
 
 def test_runs_screen(snap_compare: Any, demo_store: Store) -> None:
     apply(demo_store, plan(demo_store, ("decay", "cleanup"), now=NOW - 86400 * 30), actor="tui")
-    undone = apply(demo_store, plan(demo_store, ("sensitive", "decay", "cleanup"), now=NOW),
-                   actor="cli")
+    undone = apply(
+        demo_store, plan(demo_store, ("sensitive", "decay", "cleanup"), now=NOW), actor="cli"
+    )
     undo(demo_store, undone.id, now=NOW + 300)
     assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=press("R"))
 

@@ -131,8 +131,11 @@ def open_store(
     except StoreError as error:
         raise UserError(str(error)) from error
     if store.migration_backup is not None:
-        print(f"memory-console: migrated {path} to schema {SCHEMA_VERSION}; the file as it was "
-              f"is kept at {store.migration_backup}", file=sys.stderr)
+        print(
+            f"memory-console: migrated {path} to schema {SCHEMA_VERSION}; the file as it was "
+            f"is kept at {store.migration_backup}",
+            file=sys.stderr,
+        )
     return store
 
 
@@ -172,8 +175,10 @@ def offer_demo(path: Path) -> bool:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return False
     try:
-        answer = input(f"No store at {path} yet. Create a demo store there "
-                       "(2,000 memories over 12 months)? [Y/n] ")
+        answer = input(
+            f"No store at {path} yet. Create a demo store there "
+            "(2,000 memories over 12 months)? [Y/n] "
+        )
     except EOFError:
         return False
     return answer.strip().lower() in ("", "y", "yes")

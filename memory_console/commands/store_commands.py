@@ -346,9 +346,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         common.print_json([render.memory_json(r, reveal=args.reveal) for r in page.rows])
     else:
-        render.print_memory_table(
-            page.rows, more=page.next_cursor is not None, reveal=args.reveal
-        )
+        render.print_memory_table(page.rows, more=page.next_cursor is not None, reveal=args.reveal)
     return 0
 
 

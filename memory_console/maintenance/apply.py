@@ -21,9 +21,7 @@ from memory_console.store.validate import complete_memory
 PLACEHOLDER_FIELDS = ("consolidated_into",)  # fields whose after may name a NewMemory key
 
 
-def apply(
-    store: Store, plan: Plan, *, actor: str | None = None, skip_stale: bool = False
-) -> Run:
+def apply(store: Store, plan: Plan, *, actor: str | None = None, skip_stale: bool = False) -> Run:
     """Write every change of `plan`, one event per memory and pass, and the run row, in one
     write transaction; a crash or an error leaves the store as it was.
 
@@ -50,9 +48,15 @@ def apply(
         counts = {**plan.counts(), **skipped.counts()}
         changed = plan.changed + len(plan.new_memories)
         row: dict[str, Any] = {
-            "started_at": started_at, "now": plan.now, "passes": dumps(list(plan.passes)),
-            "policy": plan.policy, "params": dumps(plan.params.to_dict()),
-            "counts": dumps(counts), "changed": changed, "duration_ms": 0, "actor": who,
+            "started_at": started_at,
+            "now": plan.now,
+            "passes": dumps(list(plan.passes)),
+            "policy": plan.policy,
+            "params": dumps(plan.params.to_dict()),
+            "counts": dumps(counts),
+            "changed": changed,
+            "duration_ms": 0,
+            "actor": who,
         }
         if skipped.ids:
             row["undo_report"] = dumps(skipped_record(skipped.ids))
@@ -66,9 +70,17 @@ def apply(
         store.notify(change_set.kind, change_set.ids.tolist())
     store.notify("added", sorted(keys.values()))
     return Run(
-        id=run_id, started_at=started_at, now=plan.now, passes=list(plan.passes),
-        policy=plan.policy, params=plan.params.to_dict(), counts=counts, changed=changed,
-        duration_ms=duration_ms, actor=who, skipped=skipped.ids,
+        id=run_id,
+        started_at=started_at,
+        now=plan.now,
+        passes=list(plan.passes),
+        policy=plan.policy,
+        params=plan.params.to_dict(),
+        counts=counts,
+        changed=changed,
+        duration_ms=duration_ms,
+        actor=who,
+        skipped=skipped.ids,
     )
 
 
@@ -93,8 +105,9 @@ def placeholder_groups(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
         for name in PLACEHOLDER_FIELDS:
             if name not in change_set.values:
                 continue
-            for ident, value in zip(change_set.ids.tolist(),
-                                    change_set.values[name][1].tolist(), strict=True):
+            for ident, value in zip(
+                change_set.ids.tolist(), change_set.values[name][1].tolist(), strict=True
+            ):
                 if isinstance(value, int) and value < 0:
                     members.append(ident)
                     groups.append(value)
@@ -122,18 +135,26 @@ def without_stale(plan: Plan, stale_ids: np.ndarray) -> tuple[Plan, Skipped]:
         if keep.all():
             change_sets.append(change_set)
         elif keep.any():
-            change_sets.append(ChangeSet(
-                change_set.pass_name, change_set.kind, change_set.ids[keep],
-                {name: (before[keep], after[keep])
-                 for name, (before, after) in change_set.values.items()},
-                change_set.reasons.take(keep),
-            ))
+            change_sets.append(
+                ChangeSet(
+                    change_set.pass_name,
+                    change_set.kind,
+                    change_set.ids[keep],
+                    {
+                        name: (before[keep], after[keep])
+                        for name, (before, after) in change_set.values.items()
+                    },
+                    change_set.reasons.take(keep),
+                )
+            )
     gone = set(dropped_keys.tolist())
     kept = ~np.isin(plan.touched_ids, dropped)
     narrowed = replace(
-        plan, change_sets=change_sets,
+        plan,
+        change_sets=change_sets,
         new_memories=[m for m in plan.new_memories if m.key not in gone],
-        touched_ids=plan.touched_ids[kept], touched_revisions=plan.touched_revisions[kept],
+        touched_ids=plan.touched_ids[kept],
+        touched_revisions=plan.touched_revisions[kept],
     )
     ids = {"skipped_stale": stale_ids.tolist()}
     grouped = np.setdiff1d(dropped, stale_ids)
@@ -150,8 +171,21 @@ def insert_new_memories(store: Store, plan: Plan, run_id: int) -> dict[int, int]
         ident = bulk.insert_memory(store.connection, row)
         keys[memory.key] = ident
         after = {"confidence": row["confidence"], "status": row["status"]}
-        store.write_events([(ident, plan.now, memory.pass_name, memory.kind, None, dumps(after),
-                             run_id, memory.reason, None)])
+        store.write_events(
+            [
+                (
+                    ident,
+                    plan.now,
+                    memory.pass_name,
+                    memory.kind,
+                    None,
+                    dumps(after),
+                    run_id,
+                    memory.reason,
+                    None,
+                )
+            ]
+        )
     return keys
 
 
@@ -219,8 +253,12 @@ def write_changes(conn: Any, plan: Plan, keys: dict[int, int]) -> None:
             rows = rows[np.argsort(order[rows], kind="stable")]
             fields = [name for bit, name in enumerate(names) if group >> bit & 1]
             columns = [column_values(values[name][rows], name, keys) for name in fields]
-            tuples = zip(*columns, plan.touched_ids[rows].tolist(),
-                         plan.touched_revisions[rows].tolist(), strict=True)
+            tuples = zip(
+                *columns,
+                plan.touched_ids[rows].tolist(),
+                plan.touched_revisions[rows].tolist(),
+                strict=True,
+            )
             updated += bulk.update_memories(conn, fields, tuples, check_revision=True)
         if updated != expected:
             raise StalePlanError(expected - updated, expected)
@@ -267,9 +305,7 @@ def change_set_events(
 ) -> Iterator[tuple[Any, ...]]:
     names = list(change_set.fields)
     befores = json_rows(names, [change_set.values[n][0].tolist() for n in names])
-    afters = json_rows(
-        names, [column_values(change_set.values[n][1], n, keys) for n in names]
-    )
+    afters = json_rows(names, [column_values(change_set.values[n][1], n, keys) for n in names])
     texts, index = change_set.reasons.texts, change_set.reasons.index.tolist()
     actor, kind = change_set.pass_name, change_set.kind
     for ident, before, after, reason in zip(

@@ -67,13 +67,23 @@ def store_forecast(
     confidence = frame.column("confidence")
     decay_policy = frame.column("decay_policy")
     decays = decays_mask(
-        frame.column("status"), decay_policy, frame.column("is_protected"),
-        frame.column("memory_type"), p,  # type: ignore[arg-type]
+        frame.column("status"),
+        decay_policy,
+        frame.column("is_protected"),
+        frame.column("memory_type"),
+        p,  # type: ignore[arg-type]
     )
     projected = project_tiers(
-        confidence, frame.column("base_confidence"), frame.column("retrieval_count"),
-        frame.column("last_accessed_at"), frame.column("created_at"),
-        is_aggressive(decay_policy), decays, now, months, p,  # type: ignore[arg-type]
+        confidence,
+        frame.column("base_confidence"),
+        frame.column("retrieval_count"),
+        frame.column("last_accessed_at"),
+        frame.column("created_at"),
+        is_aggressive(decay_policy),
+        decays,
+        now,
+        months,
+        p,  # type: ignore[arg-type]
     )
     return {
         "now": to_iso(now),

@@ -100,8 +100,9 @@ class Frame:
             if after.ndim == 0:
                 self._codes[name][rows] = lookup.get(str(after), len(vocabulary))
             else:
-                self._codes[name][rows] = [lookup.get(str(v), len(vocabulary))
-                                           for v in after.tolist()]
+                self._codes[name][rows] = [
+                    lookup.get(str(v), len(vocabulary)) for v in after.tolist()
+                ]
         elif name in self._values:
             self._values[name][rows] = values
 

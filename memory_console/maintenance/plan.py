@@ -96,8 +96,9 @@ class ChangeSet:
         reasons = self.reasons.tolist()
         for row, ident in enumerate(ids):
             for name, (before, after) in columns.items():
-                yield Change(ident, name, before[row], after[row], reasons[row],
-                             self.pass_name, self.kind)
+                yield Change(
+                    ident, name, before[row], after[row], reasons[row], self.pass_name, self.kind
+                )
 
     @classmethod
     def build(
@@ -130,8 +131,10 @@ class ChangeSet:
         for names, members in groups.items():
             ids = [next(iter(m.values())).id for m in members]
             values = {
-                name: (np.array([m[name].before for m in members], dtype=object),
-                       np.array([m[name].after for m in members], dtype=object))
+                name: (
+                    np.array([m[name].before for m in members], dtype=object),
+                    np.array([m[name].after for m in members], dtype=object),
+                )
                 for name in names
             }
             reasons = [next(iter(m.values())).reason for m in members]

@@ -45,8 +45,10 @@ def change_set_json(change_set: ChangeSet) -> Iterator[str]:
         befores = [value_json(v) for v in before.tolist()]
         afters = [value_json(v) for v in after.tolist()]
         for ident, b, a, r in zip(ids, befores, afters, index, strict=True):
-            yield (f'{{"id": {ident}, "field": {field}, "before": {b}, "after": {a}, '
-                   f'"reason": {reasons[r]}, {head}}}')
+            yield (
+                f'{{"id": {ident}, "field": {field}, "before": {b}, "after": {a}, '
+                f'"reason": {reasons[r]}, {head}}}'
+            )
 
 
 def plan_json_chunks(plan: Plan, extra: dict[str, Any] | None = None) -> Iterator[str]:
@@ -93,7 +95,11 @@ def first_changes(plan: Plan, limit: int = 20) -> dict[str, list[Change]]:
 def row_change(change_set: ChangeSet, row: int, name: str) -> Change:
     before, after = change_set.values[name]
     return Change(
-        int(change_set.ids[row]), name, before[row : row + 1].tolist()[0],
+        int(change_set.ids[row]),
+        name,
+        before[row : row + 1].tolist()[0],
         after[row : row + 1].tolist()[0],
-        change_set.reasons[row], change_set.pass_name, change_set.kind,
+        change_set.reasons[row],
+        change_set.pass_name,
+        change_set.kind,
     )

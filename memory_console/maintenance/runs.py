@@ -46,9 +46,18 @@ class Run:
         if undone_at is None and isinstance(report, dict) and SKIPPED_KEY in report:
             skipped, report = report[SKIPPED_KEY], None
         return cls(
-            id=ident, started_at=started, now=now, passes=json.loads(passes), policy=policy,
-            params=json.loads(params), counts=json.loads(counts), changed=changed,
-            duration_ms=duration, actor=actor, undone_at=undone_at, undo_report=report,
+            id=ident,
+            started_at=started,
+            now=now,
+            passes=json.loads(passes),
+            policy=policy,
+            params=json.loads(params),
+            counts=json.loads(counts),
+            changed=changed,
+            duration_ms=duration,
+            actor=actor,
+            undone_at=undone_at,
+            undo_report=report,
             skipped=skipped,
         )
 

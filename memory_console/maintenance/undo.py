@@ -18,11 +18,28 @@ JSON_FIELDS = ("keywords", "metadata")
 ONE_NUMBER = re.compile(r'\{"(\w+)":([^,{}\[\]"]+)\}')
 FLOAT_TEXT = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")  # as repr writes a finite float
 # Fields whose event value is also their database value (no JSON text, no 0/1 flag).
-PLAIN_FIELDS = frozenset({
-    "owner", "topic", "tier", "memory_type", "title", "content", "source", "importance",
-    "confidence", "base_confidence", "retrieval_count", "created_at", "updated_at",
-    "last_accessed_at", "decay_policy", "status", "consolidated_into", "external_id",
-})
+PLAIN_FIELDS = frozenset(
+    {
+        "owner",
+        "topic",
+        "tier",
+        "memory_type",
+        "title",
+        "content",
+        "source",
+        "importance",
+        "confidence",
+        "base_confidence",
+        "retrieval_count",
+        "created_at",
+        "updated_at",
+        "last_accessed_at",
+        "decay_policy",
+        "status",
+        "consolidated_into",
+        "external_id",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -235,6 +252,17 @@ def undo_events(
     status = names.index("status")
     for ident in report.deleted:
         was = current[ident][status]
-        rows.append((ident, at, "undo", "purged", dumps({"status": was}), None, run_id,
-                     f"{note}: created by the run", None))
+        rows.append(
+            (
+                ident,
+                at,
+                "undo",
+                "purged",
+                dumps({"status": was}),
+                None,
+                run_id,
+                f"{note}: created by the run",
+                None,
+            )
+        )
     return rows

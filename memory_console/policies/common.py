@@ -75,11 +75,7 @@ def period_boundaries(
 
 def maintainable(status: ArrayLike, decay_policy: ArrayLike, is_protected: ArrayLike) -> BoolArray:
     """Rows any pass may change: active, not protected, decay_policy not none."""
-    return (
-        (as_str(status) == "active")
-        & ~as_bool(is_protected)
-        & (as_str(decay_policy) != "none")
-    )
+    return (as_str(status) == "active") & ~as_bool(is_protected) & (as_str(decay_policy) != "none")
 
 
 def decaying(status: ArrayLike, decay_policy: ArrayLike, is_protected: ArrayLike) -> BoolArray:

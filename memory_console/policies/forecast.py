@@ -142,8 +142,16 @@ def _forecast_relevance_one(
     decays = relevance_eligible(one.status, one.decay_policy, one.protected, one.memory_type)
     aggressive = is_aggressive(one.decay_policy)
     values = forecast_relevance(
-        one.base, one.retrievals, one.last, one.created, aggressive, now, periods_ahead, p,
-        decays=decays, confidence=one.confidence,
+        one.base,
+        one.retrievals,
+        one.last,
+        one.created,
+        aggressive,
+        now,
+        periods_ahead,
+        p,
+        decays=decays,
+        confidence=one.confidence,
     )
     floor_date = action_date = None
     if decays[0]:
@@ -167,8 +175,14 @@ def _forecast_periodic_one(
 ) -> MemoryForecast:
     decays = periodic_eligible(one.status, one.decay_policy, one.protected)
     values = forecast_periodic(
-        one.base, one.last, one.created, now, periods_ahead, p,
-        decays=decays, confidence=one.confidence,
+        one.base,
+        one.last,
+        one.created,
+        now,
+        periods_ahead,
+        p,
+        decays=decays,
+        confidence=one.confidence,
     )
     floor_date = None
     if decays[0]:

@@ -161,8 +161,14 @@ def project_tiers(
         int(m): tier_counts(
             confidence_at(
                 float(now) + m * MONTH_DAYS * SECONDS_PER_DAY,
-                confidence, base_confidence, retrieval_count,
-                last_accessed_at, created_at, aggressive, decays, p,
+                confidence,
+                base_confidence,
+                retrieval_count,
+                last_accessed_at,
+                created_at,
+                aggressive,
+                decays,
+                p,
             )
         )
         for m in months

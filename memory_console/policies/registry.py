@@ -27,7 +27,5 @@ def params_for(name: str, overrides: Mapping[str, Any] | None = None) -> PolicyP
     try:
         kind = PARAMETER_SETS[name]
     except KeyError:
-        raise ValueError(
-            f"unknown policy {name!r}; known: {', '.join(PARAMETER_SETS)}"
-        ) from None
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(PARAMETER_SETS)}") from None
     return kind.from_dict(overrides or {})

@@ -28,7 +28,6 @@ SCOPES: dict[str, str] = {
 }
 
 
-
 @dataclass(frozen=True)
 class Rows:
     """Which memories a plan loads: a scope, optionally narrowed by a condition that the
@@ -80,8 +79,12 @@ RUN_COLUMNS = (
 
 # The values each scope's WHERE leaves possible, so the code needs fewer comparisons.
 SCOPE_VALUES: dict[str, dict[str, tuple[Any, ...]]] = {
-    "decaying": {"status": ("active",), "decay_policy": ("standard", "aggressive"),
-                 "memory_type": ("episodic", "procedural"), "is_protected": (0,)},
+    "decaying": {
+        "status": ("active",),
+        "decay_policy": ("standard", "aggressive"),
+        "memory_type": ("episodic", "procedural"),
+        "is_protected": (0,),
+    },
     "maintainable": {"status": ("active",), "is_protected": (0,)},
     "active": {"status": ("active",)},
 }
@@ -105,8 +108,9 @@ def category_sql(name: str, possible: tuple[Any, ...] | None = None) -> str:
 def code_sql(scope: str = "active") -> str:
     """The packed categorical code of a row of `scope`, as a SQL expression."""
     known = SCOPE_VALUES.get(scope, {})
-    parts = [f"{CATEGORY_SHIFTS[name][0]} * {category_sql(name, known.get(name))}"
-             for name in CATEGORIES]
+    parts = [
+        f"{CATEGORY_SHIFTS[name][0]} * {category_sql(name, known.get(name))}" for name in CATEGORIES
+    ]
     protected = known.get("is_protected")
     flag = str(protected[0]) if protected and len(protected) == 1 else "is_protected"
     return " + ".join(parts) + f" + {PROTECTED_BIT} * {flag}"
@@ -129,8 +133,17 @@ def load_memory_arrays(
     it a consistent snapshot."""
     names = [name for name, _ in BASE_COLUMNS] + list(extra)
     dtype = np.dtype(list(BASE_COLUMNS) + [(name, EXTRA_COLUMNS[name]) for name in extra])
-    select = ["id", "revision", code_sql(rows.scope), "confidence", "base_confidence",
-              "retrieval_count", "created_at", "ifnull(last_accessed_at, -1e999)", *extra]
+    select = [
+        "id",
+        "revision",
+        code_sql(rows.scope),
+        "confidence",
+        "base_confidence",
+        "retrieval_count",
+        "created_at",
+        "ifnull(last_accessed_at, -1e999)",
+        *extra,
+    ]
     # A full scan in rowid order beats walking the status index when most rows are active.
     sql = f"SELECT {', '.join(select)} FROM memory NOT INDEXED WHERE {rows.where()} ORDER BY id"
     table = np.array(conn.execute(sql, dict(rows.params)).fetchall(), dtype=dtype)
@@ -242,9 +255,7 @@ def update_memories(
 ID_BITS = 40  # a memory id and its revision packed in one integer: revision << ID_BITS | id
 
 
-def changed_since(
-    conn: sqlite3.Connection, ids: np.ndarray, revisions: np.ndarray
-) -> np.ndarray:
+def changed_since(conn: sqlite3.Connection, ids: np.ndarray, revisions: np.ndarray) -> np.ndarray:
     """Those of `ids` whose revision is no longer the matching one of `revisions`, or that no
     longer exist, in the order of `ids`.
 
@@ -257,8 +268,12 @@ def changed_since(
     if not wanted.shape[0]:
         return wanted[:0]
     mask = (1 << ID_BITS) - 1
-    if (wanted.min() >= 0 and wanted.max() <= mask and expected.min() >= 0
-            and expected.max() < 1 << (63 - ID_BITS)):
+    if (
+        wanted.min() >= 0
+        and wanted.max() <= mask
+        and expected.min() >= 0
+        and expected.max() < 1 << (63 - ID_BITS)
+    ):
         rows = conn.execute(
             f"SELECT j.value & {mask} FROM json_each(?) AS j LEFT JOIN memory AS m "
             f"ON m.id = j.value & {mask} WHERE m.revision IS NOT j.value >> {ID_BITS}",
@@ -267,14 +282,18 @@ def changed_since(
         return np.array([row[0] for row in rows], dtype=np.int64)
     # Beyond the packed range: every present revision back, compared here.
     rows = conn.execute(
-        "SELECT m.id, m.revision FROM json_each(?) AS j CROSS JOIN memory AS m "
-        "ON m.id = j.value",
+        "SELECT m.id, m.revision FROM json_each(?) AS j CROSS JOIN memory AS m ON m.id = j.value",
         (json.dumps(wanted.tolist()),),
     ).fetchall()
     present = dict(rows)
-    return np.array([ident for ident, revision in zip(wanted.tolist(), expected.tolist(),
-                                                      strict=True)
-                     if present.get(ident) != revision], dtype=np.int64)
+    return np.array(
+        [
+            ident
+            for ident, revision in zip(wanted.tolist(), expected.tolist(), strict=True)
+            if present.get(ident) != revision
+        ],
+        dtype=np.int64,
+    )
 
 
 def insert_memory(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
@@ -297,8 +316,9 @@ def current_values(
     """The present values of `fields` for the memories `ids` that still exist."""
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS maintenance_ids (id INTEGER PRIMARY KEY)")
     conn.execute("DELETE FROM maintenance_ids")
-    conn.executemany("INSERT OR IGNORE INTO maintenance_ids (id) VALUES (?)",
-                     ((int(i),) for i in ids))
+    conn.executemany(
+        "INSERT OR IGNORE INTO maintenance_ids (id) VALUES (?)", ((int(i),) for i in ids)
+    )
     select = ", ".join(f"m.{name}" for name in fields)
     rows = conn.execute(
         f"SELECT m.id, {select} FROM maintenance_ids t JOIN memory m ON m.id = t.id"
@@ -318,8 +338,9 @@ def insert_run(conn: sqlite3.Connection, values: dict[str, Any]) -> int:
 
 def update_run(conn: sqlite3.Connection, run_id: int, values: dict[str, Any]) -> None:
     assignments = ", ".join(f"{name} = ?" for name in values)
-    conn.execute(f"UPDATE maintenance_run SET {assignments} WHERE id = ?",
-                 [*values.values(), run_id])
+    conn.execute(
+        f"UPDATE maintenance_run SET {assignments} WHERE id = ?", [*values.values(), run_id]
+    )
 
 
 def run_rows(conn: sqlite3.Connection, limit: int) -> list[tuple[Any, ...]]:

@@ -42,7 +42,6 @@ FTS_TRIGGER_NAMES = ("memory_fts_ai", "memory_fts_ad", "memory_fts_au")
 OUR_TABLES = {"memory", "memory_event", "maintenance_run", "embedding", "console_meta"}
 
 
-
 def schema_statements(with_indexes: bool = True) -> list[str]:
     """The DDL of the current schema, generated from the SQLModel tables (imports SQLModel)."""
     from sqlalchemy.dialects import sqlite as sqlite_dialect

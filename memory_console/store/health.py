@@ -35,8 +35,9 @@ class ReadCancelled(Exception):
 
 
 @contextmanager
-def cancellable(store: Store, cancelled: Callable[[], bool], steps: int = PROGRESS_STEPS
-                ) -> Iterator[None]:
+def cancellable(
+    store: Store, cancelled: Callable[[], bool], steps: int = PROGRESS_STEPS
+) -> Iterator[None]:
     """Hold the store for a long read (a plan, a scan) that stops within milliseconds once
     `cancelled()` is true: SQLite's progress handler aborts the running statement, and
     the read ends with ReadCancelled. The store's lock is held throughout, so no other
@@ -64,7 +65,9 @@ def active_confidences(store: Store) -> tuple[np.ndarray, np.ndarray]:
     while True:
         rows = store.query(
             "SELECT id, confidence FROM memory NOT INDEXED WHERE status = 'active' AND id > ? "
-            "ORDER BY id LIMIT ?", (last, CONFIDENCE_BATCH))
+            "ORDER BY id LIMIT ?",
+            (last, CONFIDENCE_BATCH),
+        )
         if not rows:
             break
         table = np.array(rows, dtype=[("id", np.int64), ("confidence", np.float64)])
@@ -78,57 +81,75 @@ def active_confidences(store: Store) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(ids), np.concatenate(values)
 
 
-def run_changes(store: Store, run_id: int, after_event: int = 0, limit: int = 100
-                ) -> list[EventRecord]:
+def run_changes(
+    store: Store, run_id: int, after_event: int = 0, limit: int = 100
+) -> list[EventRecord]:
     """The events a maintenance run wrote, in order, after the event id `after_event`."""
     rows = store.query(
         f"SELECT {EVENT_SELECT} FROM memory_event WHERE run_id = ? AND actor != 'undo' "
-        "AND id > ? ORDER BY id LIMIT ?", (run_id, after_event, limit))
+        "AND id > ? ORDER BY id LIMIT ?",
+        (run_id, after_event, limit),
+    )
     return [EventRecord.from_row(row) for row in rows]
 
 
-def run_changes_before(store: Store, run_id: int, before_event: int, limit: int = 100
-                       ) -> list[EventRecord]:
+def run_changes_before(
+    store: Store, run_id: int, before_event: int, limit: int = 100
+) -> list[EventRecord]:
     """The `limit` events of a run just before the event id `before_event`, in order."""
     rows = store.query(
         f"SELECT {EVENT_SELECT} FROM memory_event WHERE run_id = ? AND actor != 'undo' "
-        "AND id < ? ORDER BY id DESC LIMIT ?", (run_id, before_event, limit))
+        "AND id < ? ORDER BY id DESC LIMIT ?",
+        (run_id, before_event, limit),
+    )
     return [EventRecord.from_row(row) for row in reversed(rows)]
 
 
 def run_change_count(store: Store, run_id: int) -> int:
     rows = store.query(
-        "SELECT count(*) FROM memory_event WHERE run_id = ? AND actor != 'undo'", (run_id,))
+        "SELECT count(*) FROM memory_event WHERE run_id = ? AND actor != 'undo'", (run_id,)
+    )
     return int(rows[0][0])
 
 
-def newest_ids(store: Store, condition: str, params: Sequence[object], limit: int, *,
-               active: bool = True) -> list[int]:
+def newest_ids(
+    store: Store, condition: str, params: Sequence[object], limit: int, *, active: bool = True
+) -> list[int]:
     """The newest `limit` ids of the (active) memories meeting `condition`."""
     where = f"status = 'active' AND {condition}" if active else condition
-    rows = store.query(f"SELECT id FROM memory WHERE {where} ORDER BY id DESC LIMIT ?",
-                       [*params, limit])
+    rows = store.query(
+        f"SELECT id FROM memory WHERE {where} ORDER BY id DESC LIMIT ?", [*params, limit]
+    )
     return [int(row[0]) for row in rows]
 
 
 def stale_ids(store: Store, now: float, limit: int) -> list[int]:
     """Active standard memories not accessed (or created) in STALE_DAYS, as `stats` counts."""
     return newest_ids(
-        store, "decay_policy = 'standard' AND coalesce(last_accessed_at, created_at) < ?",
-        (now - STALE_DAYS * DAY,), limit)
+        store,
+        "decay_policy = 'standard' AND coalesce(last_accessed_at, created_at) < ?",
+        (now - STALE_DAYS * DAY,),
+        limit,
+    )
 
 
 def recently_accessed_ids(store: Store, now: float, limit: int) -> list[int]:
     """Memories accessed in the last RECENT_DAYS, whatever their status (as `stats` counts)."""
-    return newest_ids(store, "last_accessed_at >= ?", (now - RECENT_DAYS * DAY,), limit,
-                      active=False)
+    return newest_ids(
+        store, "last_accessed_at >= ?", (now - RECENT_DAYS * DAY,), limit, active=False
+    )
 
 
-def created_between_ids(store: Store, now: float, low_days: float, high_days: float,
-                        limit: int) -> list[int]:
+def created_between_ids(
+    store: Store, now: float, low_days: float, high_days: float, limit: int
+) -> list[int]:
     """Active memories whose age in days lies in [low_days, high_days), as `stats` buckets."""
-    return newest_ids(store, "created_at > ? AND created_at <= ?",
-                      (now - high_days * DAY, now - low_days * DAY), limit)
+    return newest_ids(
+        store,
+        "created_at > ? AND created_at <= ?",
+        (now - high_days * DAY, now - low_days * DAY),
+        limit,
+    )
 
 
 def daily_accesses(store: Store, now: float, days: int) -> list[int]:
@@ -137,7 +158,9 @@ def daily_accesses(store: Store, now: float, days: int) -> list[int]:
     counts = [0] * days
     for day, count in store.query(
         "SELECT CAST((at - ?) / ? AS INTEGER) AS d, count(*) FROM memory_event "
-        "WHERE kind = 'accessed' AND at >= ? AND at < ? GROUP BY d", (start, DAY, start, now)):
+        "WHERE kind = 'accessed' AND at >= ? AND at < ? GROUP BY d",
+        (start, DAY, start, now),
+    ):
         if 0 <= day < days:
             counts[int(day)] = int(count)
     return counts

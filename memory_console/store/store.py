@@ -783,10 +783,12 @@ UNDO_NOTE = "undo of event "
 def changed_since(later: list[tuple[int, str | None]]) -> bool:
     """Whether events after the one being undone changed the memory: events that were
     themselves undone, and the undo events, cancel out (so undo works as a stack)."""
-    undone = {int(query[len(UNDO_NOTE):]) for _, query in later
-              if query and query.startswith(UNDO_NOTE)}
-    return any(ident not in undone and not (query or "").startswith(UNDO_NOTE)
-               for ident, query in later)
+    undone = {
+        int(query[len(UNDO_NOTE) :]) for _, query in later if query and query.startswith(UNDO_NOTE)
+    }
+    return any(
+        ident not in undone and not (query or "").startswith(UNDO_NOTE) for ident, query in later
+    )
 
 
 def memories(count: int) -> str:
@@ -830,7 +832,7 @@ def undo_kind(kind: str) -> str:
 
 
 def unindexed(column: str, sort: str | None) -> str:
-    """"+" (no index) for a column filtered by equality while sorting by another column,
+    """ "+" (no index) for a column filtered by equality while sorting by another column,
     except status under confidence, which has its own (status, confidence) index."""
     if sort in (None, "id") or column == sort:
         return ""

@@ -100,8 +100,10 @@ def describe_result(name: str, result: ChangeResult) -> str:
 
 def describe_undo(done: DoneAction, result: ChangeResult) -> str:
     if not result.changed:
-        return (f"could not undo {done.action}: {plural(len(result.unchanged))} changed again "
-                "since, left as they are")
+        return (
+            f"could not undo {done.action}: {plural(len(result.unchanged))} changed again "
+            "since, left as they are"
+        )
     text = f"undid {done.action} of {plural(len(result.changed))}"
     if result.unchanged:
         text += f" ({len(result.unchanged):,} changed again since, left as they are)"

@@ -23,15 +23,38 @@ class MemoryConsoleApp(App[None]):
     TITLE = "memory-console"
     COMMANDS = App.COMMANDS | {ConsoleCommands}
     BINDINGS = [
-        Binding("question_mark", "help", "Help", id="app.help",
-                tooltip="Every key and what the console's words mean"),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            id="app.help",
+            tooltip="Every key and what the console's words mean",
+        ),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave the console"),
-        Binding("m", "maintenance", "Maintenance", show=False, id="app.maintenance",
-                tooltip="Choose maintenance passes, preview what they would change, apply"),
-        Binding("R", "runs", "Runs", show=False, id="app.runs",
-                tooltip="Applied maintenance runs: what each changed; undo one"),
-        Binding("H", "health", "Health", show=False, id="app.health",
-                tooltip="The store's health: tiers now and ahead, age, staleness, quotas"),
+        Binding(
+            "m",
+            "maintenance",
+            "Maintenance",
+            show=False,
+            id="app.maintenance",
+            tooltip="Choose maintenance passes, preview what they would change, apply",
+        ),
+        Binding(
+            "R",
+            "runs",
+            "Runs",
+            show=False,
+            id="app.runs",
+            tooltip="Applied maintenance runs: what each changed; undo one",
+        ),
+        Binding(
+            "H",
+            "health",
+            "Health",
+            show=False,
+            id="app.health",
+            tooltip="The store's health: tiers now and ahead, age, staleness, quotas",
+        ),
     ]
 
     def __init__(self, context: ConsoleContext, *, semantic: bool = True) -> None:
@@ -104,8 +127,10 @@ class MemoryConsoleApp(App[None]):
     def explain_disabled(self, title: str) -> None:
         """A palette choice that does not apply here says why."""
         if self.context.read_only:
-            self.notify(f"read-only store: {title.lower()} is disabled (opened with --read-only)",
-                        severity="warning")
+            self.notify(
+                f"read-only store: {title.lower()} is disabled (opened with --read-only)",
+                severity="warning",
+            )
         else:
             self.notify(f"{title.lower()} does not apply here", severity="warning")
 
@@ -118,8 +143,11 @@ class MemoryConsoleApp(App[None]):
         yield "Help", "Every key and what the console's words mean", self.action_help
         if isinstance(screen, MainScreen) and screen.table.current is not None:
             record = screen.table.current
-            yield ("Open story", f"The whole story of memory #{record.id}",
-                   lambda: screen.post_message(screen.table.Opened(screen.table, record)))
+            yield (
+                "Open story",
+                f"The whole story of memory #{record.id}",
+                lambda: screen.post_message(screen.table.Opened(screen.table, record)),
+            )
         if not isinstance(screen, MainScreen) and len(self.screen_stack) > 1:
             yield "Back", "Back to the memory list", self.pop_screen
 

@@ -61,8 +61,9 @@ def chart_spec(story: Story, width: int, height: int) -> ChartSpec:
         high = low + 1
     ticks = [low, 0.0, high] if low < -1 and high > 1 else [low, high]
     labels = [to_date(now + tick * DAY) for tick in ticks]
-    return ChartSpec(past, future, story.forecast.threshold, max(30, width), max(8, height),
-                     ticks, labels)
+    return ChartSpec(
+        past, future, story.forecast.threshold, max(30, width), max(8, height), ticks, labels
+    )
 
 
 def build_chart(story: Story, width: int, height: int) -> Text:
@@ -72,8 +73,9 @@ def build_chart(story: Story, width: int, height: int) -> Text:
     with PLOTEXT_LOCK:
         import plotext
 
-        ansi = draw_v5(plotext, spec) if hasattr(plotext, "clear_figure") else draw_v6(plotext,
-                                                                                       spec)
+        ansi = (
+            draw_v5(plotext, spec) if hasattr(plotext, "clear_figure") else draw_v6(plotext, spec)
+        )
     return Text.from_ansi(BACKGROUND.sub("", ansi), no_wrap=True)
 
 
@@ -103,8 +105,7 @@ def draw_v5(plotext: Any, spec: ChartSpec) -> str:
     plotext.theme("clear")
     for series, color in ((spec.past, PAST_COLOR), (spec.future, FORECAST_COLOR)):
         if len(series) > 1:
-            plotext.plot([x for x, _ in series], [y for _, y in series], color=color,
-                         marker=MARKER)
+            plotext.plot([x for x, _ in series], [y for _, y in series], color=color, marker=MARKER)
     plotext.hline(spec.floor, color=FLOOR_COLOR)
     plotext.vline(0.0, color=NOW_COLOR)
     plotext.ylim(0, 1)

@@ -53,8 +53,9 @@ def tier_filter(tier: int) -> MemoryFilter:
     edges = [edge - FLOOR_TOLERANCE for edge in sorted(TIER_EDGES, reverse=True)]
     low = edges[tier] if tier < len(edges) else None
     high = np.nextafter(edges[tier - 1], -1.0) if tier > 0 else None
-    return MemoryFilter(status="active", min_confidence=low,
-                        max_confidence=None if high is None else float(high))
+    return MemoryFilter(
+        status="active", min_confidence=low, max_confidence=None if high is None else float(high)
+    )
 
 
 @dataclass(frozen=True)
@@ -89,16 +90,29 @@ def project_tiers(store: Store, now: float) -> TierProjection:
     tiers = {0: tier_index(confidence).astype(np.int8)}
     for months in MONTHS:
         later = confidence_at(
-            now + months * MONTH_DAYS * SECONDS_PER_DAY, confidence,
-            frame.column("base_confidence"), frame.column("retrieval_count"),
-            frame.column("last_accessed_at"), frame.column("created_at"),
-            is_aggressive(decay_policy), decays, p)
+            now + months * MONTH_DAYS * SECONDS_PER_DAY,
+            confidence,
+            frame.column("base_confidence"),
+            frame.column("retrieval_count"),
+            frame.column("last_accessed_at"),
+            frame.column("created_at"),
+            is_aggressive(decay_policy),
+            decays,
+            p,
+        )
         tiers[months] = tier_index(later).astype(np.int8)
     candidates = promotion_candidates(
-        frame.column("memory_type"), frame.column("retrieval_count"), confidence,
-        decay_policy, frame.column("is_protected"), p, status=frame.column("status"))
-    return TierProjection(frame.ids, tiers, int(np.count_nonzero(decays)),
-                          frame.ids[candidates][::-1])
+        frame.column("memory_type"),
+        frame.column("retrieval_count"),
+        confidence,
+        decay_policy,
+        frame.column("is_protected"),
+        p,
+        status=frame.column("status"),
+    )
+    return TierProjection(
+        frame.ids, tiers, int(np.count_nonzero(decays)), frame.ids[candidates][::-1]
+    )
 
 
 @dataclass(frozen=True)

@@ -89,8 +89,9 @@ def keyword_similarity(records: Sequence[MemoryRecord]) -> np.ndarray:
     return matrix
 
 
-def similarities(store: Store, records: Sequence[MemoryRecord], reason: str
-                 ) -> tuple[np.ndarray, str]:
+def similarities(
+    store: Store, records: Sequence[MemoryRecord], reason: str
+) -> tuple[np.ndarray, str]:
     """Pairwise cosine of the stored embeddings when the plan grouped by them, else keyword
     Jaccard (the measure the consolidate pass used, as its reason says)."""
     if "cosine" in reason:
@@ -126,5 +127,6 @@ def load_group(store: Store, plan: Plan, edited: EditedPlan, key: int) -> MergeG
     records = store.get_many(proposed[key])
     members = [records[i] for i in proposed[key] if i in records]
     matrix, measure = similarities(store, members, reason)
-    return MergeGroup(key, number, members, matrix, measure, reason,
-                      parts_by_group(plan, edited)[key])
+    return MergeGroup(
+        key, number, members, matrix, measure, reason, parts_by_group(plan, edited)[key]
+    )

@@ -55,11 +55,15 @@ class Pager:
     def forward(self, view: View, after: Cursor | None, number: int | None) -> PageSlice:
         """The page that starts just after `after` (None: the first page)."""
         page = self.store.page(
-            view.memory_filter, sort=view.sort, descending=view.descending,
-            after=after, limit=self.page_size,
+            view.memory_filter,
+            sort=view.sort,
+            descending=view.descending,
+            after=after,
+            limit=self.page_size,
         )
-        return PageSlice(view, page.rows, after, page.next_cursor is not None,
-                         after is not None, number)
+        return PageSlice(
+            view, page.rows, after, page.next_cursor is not None, after is not None, number
+        )
 
     def first(self, view: View) -> PageSlice:
         return self.forward(view, None, 1)
@@ -88,8 +92,11 @@ class Pager:
         it, whose cursor becomes the page's `after`.
         """
         page = self.store.page(
-            view.memory_filter, sort=view.sort, descending=not view.descending,
-            after=before, limit=self.page_size + 1,
+            view.memory_filter,
+            sort=view.sort,
+            descending=not view.descending,
+            after=before,
+            limit=self.page_size + 1,
         )
         rows = page.rows
         if len(rows) <= self.page_size:

@@ -47,8 +47,11 @@ def after_plan(ids: np.ndarray, confidence: np.ndarray, plan: Plan) -> np.ndarra
             values[rows] = change_set.values["confidence"][1][present].astype(np.float64)
         if "status" in change_set.values:
             active[rows] = change_set.values["status"][1][present] == "active"
-    added = [float(m.fields.get("confidence", 1.0)) for m in plan.new_memories
-             if m.fields.get("status", "active") == "active"]
+    added = [
+        float(m.fields.get("confidence", 1.0))
+        for m in plan.new_memories
+        if m.fields.get("status", "active") == "active"
+    ]
     return np.concatenate([values[active], np.array(added, dtype=np.float64)])
 
 
@@ -76,8 +79,10 @@ def draw_v6(plotext: Any, spread: Distribution, size: tuple[int, int], ticks: li
     figure.plot_size(*size)
     figure.theme("colorless")
     figure.canvas("default")
-    markers = [plotext.marker(MARKER, pixel=plotext.pixel(color, "default"))
-               for color in (BEFORE_COLOR, AFTER_COLOR)]
+    markers = [
+        plotext.marker(MARKER, pixel=plotext.pixel(color, "default"))
+        for color in (BEFORE_COLOR, AFTER_COLOR)
+    ]
     figure.draw(figure.bar(LABELS, [spread.before, spread.after], marker=markers))
     figure.ruler("y").ticks(ticks, [f"{tick:,}" for tick in ticks])
     return str(figure.build().string())
@@ -88,8 +93,9 @@ def draw_v5(plotext: Any, spread: Distribution, size: tuple[int, int], ticks: li
     plotext.clear_figure()
     plotext.plotsize(*size)
     plotext.theme("clear")
-    plotext.multiple_bar(LABELS, [spread.before, spread.after],
-                         color=[BEFORE_COLOR, AFTER_COLOR], marker=MARKER)
+    plotext.multiple_bar(
+        LABELS, [spread.before, spread.after], color=[BEFORE_COLOR, AFTER_COLOR], marker=MARKER
+    )
     plotext.yticks(ticks, [f"{tick:,}" for tick in ticks])
     return str(plotext.build())
 

@@ -78,8 +78,9 @@ def merge_groups(plan: Plan) -> dict[int, list[int]]:
     for change_set in plan.change_sets:
         if INTO not in change_set.values:
             continue
-        for ident, key in zip(change_set.ids.tolist(), change_set.values[INTO][1].tolist(),
-                              strict=True):
+        for ident, key in zip(
+            change_set.ids.tolist(), change_set.values[INTO][1].tolist(), strict=True
+        ):
             if isinstance(key, int) and key in groups:
                 groups[key].append(int(ident))
     return groups
@@ -123,21 +124,35 @@ def edit_plan(plan: Plan, edits: PlanEdits, merge: Merge | None = None) -> Edite
         if keep.any():
             change_sets.append(narrowed(change_set, keep, member_key, groups, changed))
     new_memories = merged_memories(plan, groups, changed, merge)
-    touched = np.unique(np.concatenate([s.ids for s in change_sets])) if change_sets \
+    touched = (
+        np.unique(np.concatenate([s.ids for s in change_sets]))
+        if change_sets
         else np.empty(0, np.int64)
+    )
     revisions = plan.touched_revisions[np.searchsorted(plan.touched_ids, touched)]
-    edited = replace(plan, change_sets=change_sets, new_memories=new_memories,
-                     touched_ids=touched.astype(np.int64), touched_revisions=revisions)
+    edited = replace(
+        plan,
+        change_sets=change_sets,
+        new_memories=new_memories,
+        touched_ids=touched.astype(np.int64),
+        touched_revisions=revisions,
+    )
     kept_new = frozenset(key for key in original if key in groups)
     return EditedPlan(edited, kept, groups, kept_new)
 
 
-def narrowed(change_set: ChangeSet, keep: np.ndarray, member_key: dict[int, int],
-             groups: dict[int, list[int]], changed: set[int]) -> ChangeSet:
+def narrowed(
+    change_set: ChangeSet,
+    keep: np.ndarray,
+    member_key: dict[int, int],
+    groups: dict[int, list[int]],
+    changed: set[int],
+) -> ChangeSet:
     """The change set's rows under `keep`; merge targets and reasons follow the regrouping."""
     rows = np.flatnonzero(keep)
-    values = {name: (before[rows], after[rows]) for name, (before, after)
-              in change_set.values.items()}
+    values = {
+        name: (before[rows], after[rows]) for name, (before, after) in change_set.values.items()
+    }
     reasons = change_set.reasons.take(rows)
     if INTO in values and changed:
         ids = change_set.ids[rows].tolist()
@@ -159,12 +174,15 @@ def similarity_of(reason: str) -> str:
 
 
 def member_reason(size: int, previous: str) -> str:
-    return (f"merged into the new memory with {size - 1} others "
-            f"({similarity_of(previous)}; regrouped in review)")
+    return (
+        f"merged into the new memory with {size - 1} others "
+        f"({similarity_of(previous)}; regrouped in review)"
+    )
 
 
-def merged_memories(plan: Plan, groups: dict[int, list[int]], changed: set[int],
-                    merge: Merge | None) -> list[NewMemory]:
+def merged_memories(
+    plan: Plan, groups: dict[int, list[int]], changed: set[int], merge: Merge | None
+) -> list[NewMemory]:
     """The plan's new memories still merged, with fresh merges for regrouped groups."""
     by_key = {memory.key: memory for memory in plan.new_memories}
     template = next(iter(by_key.values()), None)
@@ -177,7 +195,9 @@ def merged_memories(plan: Plan, groups: dict[int, list[int]], changed: set[int],
         assert merge is not None and template is not None
         fields = dict(merge(groups[key]))
         similarity = similarity_of((memory or template).reason)
-        reason = (f"{len(groups[key])} near-duplicates ({similarity}) of "
-                  f"{fields.get('owner')}/{fields.get('topic')}; regrouped in review")
+        reason = (
+            f"{len(groups[key])} near-duplicates ({similarity}) of "
+            f"{fields.get('owner')}/{fields.get('topic')}; regrouped in review"
+        )
         kept.append(NewMemory(key, template.pass_name, fields, reason, kind=template.kind))
     return kept

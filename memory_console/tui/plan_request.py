@@ -14,8 +14,13 @@ from memory_console.tui.formatting import when as when_text
 
 AHEAD = re.compile(r"^\+?\s*(\d+(?:\.\d+)?)\s*([dwmy]?)$")
 UNIT_DAYS = {"": 1.0, "d": 1.0, "w": 7.0, "m": 30.0, "y": 365.0}
-PRESETS = (("now", "now"), ("+30", "in 30 days"), ("+90", "in 90 days"),
-           ("+180", "in 180 days"), ("+365", "in a year"))
+PRESETS = (
+    ("now", "now"),
+    ("+30", "in 30 days"),
+    ("+90", "in 90 days"),
+    ("+180", "in 180 days"),
+    ("+365", "in a year"),
+)
 
 
 @dataclass(frozen=True)

@@ -51,19 +51,28 @@ class ChangeRows:
         sizes = [len(s) for s in sets]
         self.set_index = np.concatenate(
             [np.full(n, i, np.int32) for i, n in enumerate(sizes)]
-            + [np.full(len(plan.new_memories), NEW, np.int32)])
-        self.row = np.concatenate([np.arange(n, dtype=np.int64) for n in sizes]
-                                  + [np.arange(len(plan.new_memories), dtype=np.int64)])
-        self.ids = np.concatenate([s.ids for s in sets]
-                                  + [np.array([m.key for m in plan.new_memories], np.int64)])
-        self.drop = np.concatenate([drops(s) for s in sets]
-                                   + [np.full(len(plan.new_memories), np.nan)])
+            + [np.full(len(plan.new_memories), NEW, np.int32)]
+        )
+        self.row = np.concatenate(
+            [np.arange(n, dtype=np.int64) for n in sizes]
+            + [np.arange(len(plan.new_memories), dtype=np.int64)]
+        )
+        self.ids = np.concatenate(
+            [s.ids for s in sets] + [np.array([m.key for m in plan.new_memories], np.int64)]
+        )
+        self.drop = np.concatenate(
+            [drops(s) for s in sets] + [np.full(len(plan.new_memories), np.nan)]
+        )
         self.reason_index = np.concatenate(
             [s.reasons.index + offset for s, offset in zip(sets, self._offsets(), strict=True)]
-            + [np.arange(len(plan.new_memories), dtype=np.int64) + sum(
-                len(s.reasons.texts) for s in sets)])
+            + [
+                np.arange(len(plan.new_memories), dtype=np.int64)
+                + sum(len(s.reasons.texts) for s in sets)
+            ]
+        )
         self.reason_texts = [t for s in sets for t in s.reasons.texts] + [
-            m.reason for m in plan.new_memories]
+            m.reason for m in plan.new_memories
+        ]
 
     def _offsets(self) -> list[int]:
         offsets, total = [], 0
@@ -82,15 +91,19 @@ class ChangeRows:
             seen[f"{self.plan.new_memories[0].pass_name}:created"] = None
         return [(value, value.replace(":", ": ")) for value in seen]
 
-    def matching(self, kind: str | None, text: str | None, kept: np.ndarray | None,
-                 left_out: bool = False) -> np.ndarray:
+    def matching(
+        self, kind: str | None, text: str | None, kept: np.ndarray | None, left_out: bool = False
+    ) -> np.ndarray:
         """Rows of a pass:kind, whose reason holds `text` (or whose id it is), and with
         left_out only those the edits took out (`kept` False)."""
         mask = np.ones(len(self), dtype=bool)
         if kind:
             pass_name, _, kind_name = kind.partition(":")
-            chosen = [i for i, s in enumerate(self.plan.change_sets)
-                      if s.pass_name == pass_name and s.kind == kind_name]
+            chosen = [
+                i
+                for i, s in enumerate(self.plan.change_sets)
+                if s.pass_name == pass_name and s.kind == kind_name
+            ]
             if kind_name == "created":
                 chosen.append(NEW)
             mask &= np.isin(self.set_index, chosen)
@@ -128,14 +141,19 @@ class ChangeRows:
         reason = self.reason_texts[int(self.reason_index[position])]
         if index == NEW:
             memory = self.plan.new_memories[row]
-            fields = {"confidence": (None, memory.fields.get("confidence")),
-                      "status": (None, "active")}
+            fields = {
+                "confidence": (None, memory.fields.get("confidence")),
+                "status": (None, "active"),
+            }
             return RowChange(memory.key, memory.pass_name, memory.kind, fields, reason)
         change_set = self.plan.change_sets[index]
-        fields = {name: (before[row : row + 1].tolist()[0], after[row : row + 1].tolist()[0])
-                  for name, (before, after) in change_set.values.items()}
-        return RowChange(int(change_set.ids[row]), change_set.pass_name, change_set.kind,
-                         fields, reason)
+        fields = {
+            name: (before[row : row + 1].tolist()[0], after[row : row + 1].tolist()[0])
+            for name, (before, after) in change_set.values.items()
+        }
+        return RowChange(
+            int(change_set.ids[row]), change_set.pass_name, change_set.kind, fields, reason
+        )
 
     def kept_mask(self, kept: list[np.ndarray], kept_new: frozenset[int]) -> np.ndarray:
         """Per row, whether the edited plan still proposes it."""

@@ -35,8 +35,10 @@ def detail_text(record: MemoryRecord, change: RowChange, now: float) -> Text:
     and its forecast."""
     text = Text(f"#{record.id} ", style="dim", no_wrap=True, overflow="ellipsis")
     text.append(one_line(shown(record.title, reveal=False), 60), style="bold")
-    text.append(f"  {record.owner}/{record.topic} · {record.memory_type} · "
-                f"retrieved {record.retrieval_count:,} times")
+    text.append(
+        f"  {record.owner}/{record.topic} · {record.memory_type} · "
+        f"retrieved {record.retrieval_count:,} times"
+    )
     if record.is_protected:
         text.append(" · protected", style="bold")
     text.append(f"\n{change.pass_name}: ", style="bold")
@@ -53,8 +55,11 @@ def new_detail(memory: NewMemory) -> Text:
     text = Text("new memory ", style="dim", no_wrap=True, overflow="ellipsis")
     text.append(one_line(shown(str(fields.get("title", "")), reveal=False), 80), style="bold")
     members = fields.get("metadata", {}).get("consolidated_from", [])
-    text.append(f"  merges {plural(len(members))}: "
-                + ", ".join(f"#{i}" for i in members[:8]) + (" …" if len(members) > 8 else ""))
+    text.append(
+        f"  merges {plural(len(members))}: "
+        + ", ".join(f"#{i}" for i in members[:8])
+        + (" …" if len(members) > 8 else "")
+    )
     text.append(f"\n{one_line(shown(str(fields.get('content', '')), reveal=False), 230)}")
     text.append(f"\n{memory.reason} · Enter or c: review the merges", style="dim")
     return text
@@ -73,7 +78,9 @@ def apply_question(request: PlanRequest, plan: Plan, left_out: int) -> Text:
     text.append(f"\n{plural(plan.changed)} change", style="bold")
     if plan.new_memories:
         text.append(f" and {len(plan.new_memories):,} new ones are added", style="bold")
-    text.append(". All of it is written in one transaction, with an event for each memory "
-                "and a run record; if any of these memories changed since the plan was made, "
-                "nothing is written. The runs screen (R) can undo the run.")
+    text.append(
+        ". All of it is written in one transaction, with an event for each memory "
+        "and a run record; if any of these memories changed since the plan was made, "
+        "nothing is written. The runs screen (R) can undo the run."
+    )
     return text

@@ -14,8 +14,10 @@ from memory_console.maintenance.registry import parameter_classes, registered_pa
 from memory_console.tui.formatting import when
 
 SHOWN_NOT_RESTORED = 30
-SKIP_REASONS = {"skipped_stale": "changed after the plan was made",
-                "skipped_with_group": "in a merge group with one of those"}
+SKIP_REASONS = {
+    "skipped_stale": "changed after the plan was made",
+    "skipped_with_group": "in a merge group with one of those",
+}
 
 
 def counts_text(counts: dict[str, int]) -> str:
@@ -29,8 +31,9 @@ def parameters_table(run: Run) -> Table:
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
-    if all(p in known and not known[p].param_sets and not known[p].params_class
-           for p in run.passes):
+    if all(
+        p in known and not known[p].param_sets and not known[p].params_class for p in run.passes
+    ):
         grid.add_row("none", "these passes take no parameters")
         return grid
     try:
@@ -53,8 +56,9 @@ def parameters_table(run: Run) -> Table:
 def undo_text(run: Run) -> Text:
     """`undone at …: restored 12, deleted 2, not restored 1` and what and why."""
     if run.undone_at is None:
-        return Text("not undone: u undoes it (memories changed since stay as they are)",
-                    style="dim")
+        return Text(
+            "not undone: u undoes it (memories changed since stay as they are)", style="dim"
+        )
     report = run.undo_report or {}
     text = Text(f"undone {when(run.undone_at)}: ", style="bold")
     deleted = report.get("deleted") or []
@@ -62,23 +66,33 @@ def undo_text(run: Run) -> Text:
     text.append(f"restored {int(report.get('restored', 0)):,}")
     if deleted:
         text.append(f", deleted {len(deleted):,} it created")
-    text.append(f", not restored {len(missed):,} (changed since the run):" if missed
-                else ", nothing left out")
+    text.append(
+        f", not restored {len(missed):,} (changed since the run):"
+        if missed
+        else ", nothing left out"
+    )
     for item in missed[:SHOWN_NOT_RESTORED]:
         text.append(f"\n  #{item.get('id')}: ", style="bold")
         text.append(str(item.get("reason", "")))
     if len(missed) > SHOWN_NOT_RESTORED:
-        text.append(f"\n  … and {len(missed) - SHOWN_NOT_RESTORED:,} more "
-                    "(memory-console undo --json lists them all)", style="dim")
+        text.append(
+            f"\n  … and {len(missed) - SHOWN_NOT_RESTORED:,} more "
+            "(memory-console undo --json lists them all)",
+            style="dim",
+        )
     return text
 
 
 def run_facts(run: Run) -> Group:
     head = Text(f"run {run.id}", style="bold")
-    head.append(f" by {run.actor} · applied {when(run.started_at)} · evaluated at "
-                f"{when(run.now)} · {run.duration_ms:,} ms")
-    counts = Text(f"{', '.join(run.passes)} ({run.policy}): {counts_text(run.counts)}; "
-                  f"{run.changed:,} memories")
+    head.append(
+        f" by {run.actor} · applied {when(run.started_at)} · evaluated at "
+        f"{when(run.now)} · {run.duration_ms:,} ms"
+    )
+    counts = Text(
+        f"{', '.join(run.passes)} ({run.policy}): {counts_text(run.counts)}; "
+        f"{run.changed:,} memories"
+    )
     parts = [head, counts, Text(), undo_text(run)]
     if run.skipped:
         parts.append(skipped_text(run.skipped))
@@ -90,7 +104,10 @@ def skipped_text(skipped: dict[str, list[int]]) -> Text:
     text = Text("skipped when applied:", style="bold")
     for reason, ids in skipped.items():
         shown = ", ".join(f"#{i}" for i in ids[:SHOWN_NOT_RESTORED])
-        more = f" … and {len(ids) - SHOWN_NOT_RESTORED:,} more" if len(ids) > SHOWN_NOT_RESTORED \
+        more = (
+            f" … and {len(ids) - SHOWN_NOT_RESTORED:,} more"
+            if len(ids) > SHOWN_NOT_RESTORED
             else ""
+        )
         text.append(f"\n  {SKIP_REASONS.get(reason, reason)} ({len(ids):,}): {shown}{more}")
     return text

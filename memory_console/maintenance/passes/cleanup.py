@@ -28,19 +28,22 @@ def plan_cleanup(frame: Frame, params: MaintenanceParams, now: float) -> PassRes
     created more than cleanup_age_days ago get decay_policy pending_deletion."""
     p = params.of(RelevanceParams)
     eligible = relevance_eligible(
-        frame.column("status"), frame.column("decay_policy"), frame.column("is_protected"),
+        frame.column("status"),
+        frame.column("decay_policy"),
+        frame.column("is_protected"),
         frame.column("memory_type"),
     )
     created = frame.column("created_at")
     rows = np.flatnonzero(cleanup_flags(frame.column("confidence"), created, now, eligible, p))
     before = frame.column("decay_policy")[rows]
     age_days = np.floor((now - created[rows]) / SECONDS_PER_DAY)
-    reasons = grouped_reasons(
-        [age_days], lambda first: cleanup_reasons(created[rows][first], now)
-    )
+    reasons = grouped_reasons([age_days], lambda first: cleanup_reasons(created[rows][first], now))
     change = ChangeSet.build(
-        "cleanup", "flagged", frame.ids[rows],
-        {"decay_policy": (before, np.full(rows.shape, "pending_deletion"))}, reasons,
+        "cleanup",
+        "flagged",
+        frame.ids[rows],
+        {"decay_policy": (before, np.full(rows.shape, "pending_deletion"))},
+        reasons,
     )
     frame.record(change)
     return PassResult([change], figures={"flagged": len(rows)})

@@ -94,8 +94,9 @@ def vector_groups(keys: list[str], matrix: np.ndarray, threshold: float) -> list
     return [group for group in expanded if len(group) >= 2]
 
 
-def keyword_groups(keyword_sets: list[frozenset[str]], threshold: float, smallest: int
-                   ) -> list[list[int]]:
+def keyword_groups(
+    keyword_sets: list[frozenset[str]], threshold: float, smallest: int
+) -> list[list[int]]:
     """Groups (positions) of at least `smallest` whose keyword sets have Jaccard >= threshold
     with their group's first; identical sets are compared once."""
     distinct = list(dict.fromkeys(s for s in keyword_sets if s))
@@ -109,7 +110,8 @@ def keyword_groups(keyword_sets: list[frozenset[str]], threshold: float, smalles
         for word in keywords:
             shared.update(postings[word])
         neighbours[i] = {
-            j for j, common in shared.items()
+            j
+            for j, common in shared.items()
             if j != i and common / (len(keywords) + len(distinct[j]) - common) >= threshold
         }
     position_of = {keywords: i for i, keywords in enumerate(distinct)}
@@ -175,16 +177,33 @@ def merge_command() -> str | None:
         return None
 
 
-def external_merge(command: str, group: Sequence[MemoryRecord], merged: dict[str, Any]
-                   ) -> tuple[dict[str, Any], str | None]:
+def external_merge(
+    command: str, group: Sequence[MemoryRecord], merged: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
     """Ask the merge command for title/content/keywords; (merged, None) on success or
     (the extractive merge, why it was not used)."""
-    payload = {"members": [{"id": c.id, "title": c.title, "content": c.content,
-                            "keywords": c.keywords, "created_at": c.created_at} for c in group],
-               "extractive": {k: merged[k] for k in ("title", "content", "keywords")}}
+    payload = {
+        "members": [
+            {
+                "id": c.id,
+                "title": c.title,
+                "content": c.content,
+                "keywords": c.keywords,
+                "created_at": c.created_at,
+            }
+            for c in group
+        ],
+        "extractive": {k: merged[k] for k in ("title", "content", "keywords")},
+    }
     try:
-        done = subprocess.run(shlex.split(command), input=json.dumps(payload), text=True,
-                              capture_output=True, timeout=MERGE_TIMEOUT_S, check=False)
+        done = subprocess.run(
+            shlex.split(command),
+            input=json.dumps(payload),
+            text=True,
+            capture_output=True,
+            timeout=MERGE_TIMEOUT_S,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired, ValueError) as error:
         return merged, f"merge command failed ({error})"
     if done.returncode != 0:
@@ -193,17 +212,26 @@ def external_merge(command: str, group: Sequence[MemoryRecord], merged: dict[str
         answer = json.loads(done.stdout)
     except json.JSONDecodeError:
         return merged, "merge command answered with invalid JSON"
-    if not (isinstance(answer, dict) and isinstance(answer.get("title"), str)
-            and isinstance(answer.get("content"), str) and answer["content"].strip()
-            and isinstance(answer.get("keywords"), list)
-            and all(isinstance(k, str) for k in answer["keywords"])):
+    if not (
+        isinstance(answer, dict)
+        and isinstance(answer.get("title"), str)
+        and isinstance(answer.get("content"), str)
+        and answer["content"].strip()
+        and isinstance(answer.get("keywords"), list)
+        and all(isinstance(k, str) for k in answer["keywords"])
+    ):
         return merged, "merge command answered without title, content and keywords"
-    return {**merged, "title": answer["title"], "content": answer["content"],
-            "keywords": answer["keywords"]}, None
+    return {
+        **merged,
+        "title": answer["title"],
+        "content": answer["content"],
+        "keywords": answer["keywords"],
+    }, None
 
 
-def find_groups(frame: Frame, candidates: list[MemoryRecord], p: ConsolidateParams
-                ) -> tuple[list[list[MemoryRecord]], str]:
+def find_groups(
+    frame: Frame, candidates: list[MemoryRecord], p: ConsolidateParams
+) -> tuple[list[list[MemoryRecord]], str]:
     """Groups of near-duplicates per owner and topic, and the mode that found them."""
     assert frame.store is not None
     conn = frame.store.connection
@@ -234,8 +262,7 @@ def find_groups(frame: Frame, candidates: list[MemoryRecord], p: ConsolidatePara
         for ordered in [sorted(group, key=lambda c: c.id)]
         for start in range(0, len(ordered), p.max_group)
     ]
-    return [part for part in parts if len(part) >= 2], (
-        "embeddings" if use_vectors else "keywords")
+    return [part for part in parts if len(part) >= 2], ("embeddings" if use_vectors else "keywords")
 
 
 def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> PassResult:
@@ -244,8 +271,11 @@ def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> Pas
     p = params.of(ConsolidateParams)
     open_rows = frame.maintainable()
     open_ids = set(frame.ids[open_rows].tolist())
-    candidates = [record for record in candidate_rows(frame.store.connection, frame.scope)
-                  if record.id in open_ids]
+    candidates = [
+        record
+        for record in candidate_rows(frame.store.connection, frame.scope)
+        if record.id in open_ids
+    ]
     groups, mode = find_groups(frame, candidates, p)
     command = merge_command()
     new_memories: list[NewMemory] = []
@@ -260,28 +290,50 @@ def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> Pas
         if command:
             merged, note = external_merge(command, group, merged)
             failures += note is not None
-        similarity = (f"cosine >= {p.min_cosine:g}" if mode == "embeddings"
-                      else f"keyword Jaccard >= {p.min_jaccard:g}")
+        similarity = (
+            f"cosine >= {p.min_cosine:g}"
+            if mode == "embeddings"
+            else f"keyword Jaccard >= {p.min_jaccard:g}"
+        )
         ids = sorted(c.id for c in group)
         reason = f"{len(group)} near-duplicates ({similarity}) of {group[0].owner}/{group[0].topic}"
-        new_memories.append(NewMemory(key, "consolidate", merged,
-                                      reason + (f"; {note}, merged extractively" if note else ""),
-                                      kind="created"))
+        new_memories.append(
+            NewMemory(
+                key,
+                "consolidate",
+                merged,
+                reason + (f"; {note}, merged extractively" if note else ""),
+                kind="created",
+            )
+        )
         for ident in ids:
             member_ids.append(ident)
             into.append(key)
             reasons.append(f"merged into the new memory with {len(ids) - 1} others ({similarity})")
-    result = PassResult(new_memories=new_memories, figures={
-        "groups": len(groups), "consolidated": len(member_ids),
-        "merge_command_failures": failures, "keyword_mode": int(mode == "keywords")})
+    result = PassResult(
+        new_memories=new_memories,
+        figures={
+            "groups": len(groups),
+            "consolidated": len(member_ids),
+            "merge_command_failures": failures,
+            "keyword_mode": int(mode == "keywords"),
+        },
+    )
     if member_ids:
         count = len(member_ids)
         change = ChangeSet.build(
-            "consolidate", "consolidated", np.array(member_ids),
-            {"status": (np.full(count, "active"), np.full(count, "consolidated")),
-             "consolidated_into": (np.full(count, None, dtype=object),
-                                   np.array(into, dtype=object))},
-            reasons)
+            "consolidate",
+            "consolidated",
+            np.array(member_ids),
+            {
+                "status": (np.full(count, "active"), np.full(count, "consolidated")),
+                "consolidated_into": (
+                    np.full(count, None, dtype=object),
+                    np.array(into, dtype=object),
+                ),
+            },
+            reasons,
+        )
         frame.record(change)
         result.change_sets.append(change)
     return result

@@ -48,13 +48,20 @@ def plan_decay(frame: Frame, params: MaintenanceParams, now: float) -> PassResul
 def plan_relevance(frame: Frame, p: RelevanceParams, now: float) -> PassResult:
     decay_policy = frame.column("decay_policy")
     decayed = relevance_decay(
-        frame.column("base_confidence"), frame.column("retrieval_count"),
-        frame.column("last_accessed_at"), frame.column("created_at"),
-        is_aggressive(decay_policy), now, p,
+        frame.column("base_confidence"),
+        frame.column("retrieval_count"),
+        frame.column("last_accessed_at"),
+        frame.column("created_at"),
+        is_aggressive(decay_policy),
+        now,
+        p,
     )
     eligible = relevance_eligible(
-        frame.column("status"), decay_policy, frame.column("is_protected"),
-        frame.column("memory_type"), decayed.periods,
+        frame.column("status"),
+        decay_policy,
+        frame.column("is_protected"),
+        frame.column("memory_type"),
+        decayed.periods,
     )
     current = frame.column("confidence")
     rows = np.flatnonzero(eligible & (decayed.confidence < current))
@@ -66,11 +73,16 @@ def plan_relevance(frame: Frame, p: RelevanceParams, now: float) -> PassResult:
 def plan_periodic(frame: Frame, p: PeriodicParams, now: float) -> PassResult:
     """Weekly decay; a memory falling below archive_below is archived (at its new value)."""
     decayed = periodic_decay(
-        frame.column("base_confidence"), frame.column("last_accessed_at"),
-        frame.column("created_at"), now, p,
+        frame.column("base_confidence"),
+        frame.column("last_accessed_at"),
+        frame.column("created_at"),
+        now,
+        p,
     )
     eligible = periodic_eligible(
-        frame.column("status"), frame.column("decay_policy"), frame.column("is_protected"),
+        frame.column("status"),
+        frame.column("decay_policy"),
+        frame.column("is_protected"),
         decayed.periods,
     ) & (frame.column("memory_type") != "semantic")
     current = frame.column("confidence").copy()
@@ -78,8 +90,10 @@ def plan_periodic(frame: Frame, p: PeriodicParams, now: float) -> PassResult:
     lowered = eligible & (new < current)
     archive = eligible & periodic_archive(new, p)
     sets = [decayed_set(frame, np.flatnonzero(lowered & ~archive), current, new, decayed)]
-    for rows, with_confidence in ((np.flatnonzero(archive & lowered), True),
-                                  (np.flatnonzero(archive & ~lowered), False)):
+    for rows, with_confidence in (
+        (np.flatnonzero(archive & lowered), True),
+        (np.flatnonzero(archive & ~lowered), False),
+    ):
         values = {"status": (np.full(rows.shape, "active"), np.full(rows.shape, "archived"))}
         if with_confidence:
             values = {"confidence": (current[rows], new[rows]), **values}
@@ -87,8 +101,11 @@ def plan_periodic(frame: Frame, p: PeriodicParams, now: float) -> PassResult:
         sets.append(ChangeSet.build("decay", "archived", frame.ids[rows], values, reasons))
     for change in sets:
         frame.record(change)
-    figures = {"eligible": int(eligible.sum()), "decayed": int(lowered.sum()),
-               "archived": int(archive.sum())}
+    figures = {
+        "eligible": int(eligible.sum()),
+        "decayed": int(lowered.sum()),
+        "archived": int(archive.sum()),
+    }
     return PassResult(sets, figures=figures)
 
 
@@ -110,11 +127,17 @@ def decayed_set(
 
 def count_candidates(frame: Frame, params: MaintenanceParams) -> int:
     """Promotion candidates among the loaded rows, at their confidence after this decay."""
-    return int(promotion_candidates(
-        frame.column("memory_type"), frame.column("retrieval_count"), frame.column("confidence"),
-        frame.column("decay_policy"), frame.column("is_protected"),
-        params.of(RelevanceParams), status=frame.column("status"),
-    ).sum())
+    return int(
+        promotion_candidates(
+            frame.column("memory_type"),
+            frame.column("retrieval_count"),
+            frame.column("confidence"),
+            frame.column("decay_policy"),
+            frame.column("is_protected"),
+            params.of(RelevanceParams),
+            status=frame.column("status"),
+        ).sum()
+    )
 
 
 def decay_scope(params: MaintenanceParams) -> str:

@@ -15,8 +15,12 @@ from memory_console.policies import ImportanceParams, expire_mask, expire_reason
 def frame_scores(frame: Frame, p: ImportanceParams, now: float) -> np.ndarray:
     """Every row's importance score at `now`."""
     return importance_score(
-        frame.column("importance"), frame.column("retrieval_count"),
-        frame.column("last_accessed_at"), frame.column("created_at"), now, p,
+        frame.column("importance"),
+        frame.column("retrieval_count"),
+        frame.column("last_accessed_at"),
+        frame.column("created_at"),
+        now,
+        p,
     )
 
 
@@ -25,9 +29,7 @@ def plan_expire(frame: Frame, params: MaintenanceParams, now: float) -> PassResu
     score = frame_scores(frame, p, now)
     created = frame.column("created_at")
     rows = np.flatnonzero(frame.maintainable() & expire_mask(score, created, now, p))
-    change = archived_set(
-        frame, "expire", rows, expire_reasons(score[rows], created[rows], now, p)
-    )
+    change = archived_set(frame, "expire", rows, expire_reasons(score[rows], created[rows], now, p))
     return PassResult([change], figures={"expired": len(rows)})
 
 

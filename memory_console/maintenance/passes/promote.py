@@ -22,8 +22,11 @@ def plan_promote(frame: Frame, params: MaintenanceParams, now: float) -> PassRes
     semantic, decay_policy none, confidence (and its base) + 0.1 up to 0.95."""
     p = params.of(RelevanceParams)
     columns = (
-        frame.column("memory_type"), frame.column("retrieval_count"), frame.column("confidence"),
-        frame.column("decay_policy"), frame.column("is_protected"),
+        frame.column("memory_type"),
+        frame.column("retrieval_count"),
+        frame.column("confidence"),
+        frame.column("decay_policy"),
+        frame.column("is_protected"),
     )
     status = frame.column("status")
     candidates = promotion_candidates(*columns, p, status=status)

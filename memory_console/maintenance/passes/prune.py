@@ -23,18 +23,31 @@ def plan_prune(
     owner = frame.column("owner")[active]
     created = frame.column("created_at")[active]
     breakdown = prune_breakdown(
-        owner, frame.column("importance")[active], created, now, p,
+        owner,
+        frame.column("importance")[active],
+        created,
+        now,
+        p,
         evictable=frame.maintainable()[active],
     )
     chosen = np.flatnonzero(breakdown.archive)
     reasons = prune_reasons(
-        owner[chosen], breakdown.effective[chosen], created[chosen],
-        breakdown.too_old[chosen], breakdown.too_weak[chosen], now, p,
+        owner[chosen],
+        breakdown.effective[chosen],
+        created[chosen],
+        breakdown.too_old[chosen],
+        breakdown.too_weak[chosen],
+        now,
+        p,
     )
     change = archived_set(frame, pass_name, active[chosen], reasons)
-    figures = {"active": len(active), "too_old": int(breakdown.too_old.sum()),
-               "too_weak": int(breakdown.too_weak.sum()),
-               "beyond_top_n": int(breakdown.beyond_top_n.sum()), "archived": len(chosen)}
+    figures = {
+        "active": len(active),
+        "too_old": int(breakdown.too_old.sum()),
+        "too_weak": int(breakdown.too_weak.sum()),
+        "beyond_top_n": int(breakdown.beyond_top_n.sum()),
+        "archived": len(chosen),
+    }
     return PassResult([change], figures=figures)
 
 

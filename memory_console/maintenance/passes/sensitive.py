@@ -15,8 +15,12 @@ from memory_console.maintenance.registry import PassSpec
 from memory_console.sensitive import find_sensitive
 from memory_console.store import bulk
 
-ARTICLES = {"api key": "an api key", "ssh key": "an ssh key", "US SSN": "a US SSN",
-            "health data": "health data"}
+ARTICLES = {
+    "api key": "an api key",
+    "ssh key": "an ssh key",
+    "US SSN": "a US SSN",
+    "health data": "health data",
+}
 
 
 def holds(kinds: list[str]) -> str:

@@ -28,22 +28,65 @@ if TYPE_CHECKING:
 WRITE_ACTIONS = frozenset({"protect", "unprotect", "archive", "restore", "forget", "edit", "undo"})
 
 MEMORY_ACTION_BINDINGS = [
-    Binding("p", "protect", "Protect", id="memory.protect",
-            tooltip="Protect the selected memories: no pass decays, expires or merges them"),
-    Binding("P", "unprotect", "Unprotect", show=False, id="memory.unprotect",
-            tooltip="Take the protection off the selected memories"),
-    Binding("a", "archive", "Archive", id="memory.archive",
-            tooltip="Archive the selected memories (restorable with r)"),
-    Binding("r", "restore", "Restore", show=False, id="memory.restore",
-            tooltip="Bring archived or consolidated memories back to active"),
-    Binding("f", "forget", "Forget", id="memory.forget",
-            tooltip="Forget the selected memories (asks first; archived with a reason)"),
-    Binding("e", "edit", "Edit", id="memory.edit",
-            tooltip="Edit the title, content, topic or type of this memory"),
-    Binding("u", "undo", "Undo", id="memory.undo",
-            tooltip="Take back the last action made in this console"),
-    Binding("v", "reveal", "Reveal", show=False, id="memory.reveal",
-            tooltip="Show or mask secrets (passwords, keys, card numbers) in the text"),
+    Binding(
+        "p",
+        "protect",
+        "Protect",
+        id="memory.protect",
+        tooltip="Protect the selected memories: no pass decays, expires or merges them",
+    ),
+    Binding(
+        "P",
+        "unprotect",
+        "Unprotect",
+        show=False,
+        id="memory.unprotect",
+        tooltip="Take the protection off the selected memories",
+    ),
+    Binding(
+        "a",
+        "archive",
+        "Archive",
+        id="memory.archive",
+        tooltip="Archive the selected memories (restorable with r)",
+    ),
+    Binding(
+        "r",
+        "restore",
+        "Restore",
+        show=False,
+        id="memory.restore",
+        tooltip="Bring archived or consolidated memories back to active",
+    ),
+    Binding(
+        "f",
+        "forget",
+        "Forget",
+        id="memory.forget",
+        tooltip="Forget the selected memories (asks first; archived with a reason)",
+    ),
+    Binding(
+        "e",
+        "edit",
+        "Edit",
+        id="memory.edit",
+        tooltip="Edit the title, content, topic or type of this memory",
+    ),
+    Binding(
+        "u",
+        "undo",
+        "Undo",
+        id="memory.undo",
+        tooltip="Take back the last action made in this console",
+    ),
+    Binding(
+        "v",
+        "reveal",
+        "Reveal",
+        show=False,
+        id="memory.reveal",
+        tooltip="Show or mask secrets (passwords, keys, card numbers) in the text",
+    ),
 ]
 
 
@@ -74,8 +117,12 @@ class ConsoleScreen(Screen[None]):
     def _worker_failed(self, event: Worker.StateChanged) -> None:
         """The one place where a worker's failure becomes a notification, never a traceback."""
         if event.state == WorkerState.ERROR:
-            self.notify(error_text(event.worker.error), title="could not finish",
-                        severity="error", timeout=8)
+            self.notify(
+                error_text(event.worker.error),
+                title="could not finish",
+                severity="error",
+                timeout=8,
+            )
             self.worker_failed(event.worker)
 
     def worker_failed(self, worker: Worker[Any]) -> None:
@@ -117,8 +164,9 @@ class MemoryActionsScreen(ConsoleScreen):
                 return
 
     def notify_read_only(self, what: str) -> None:
-        self.notify(f"read-only store: {what} is disabled (opened with --read-only)",
-                    severity="warning")
+        self.notify(
+            f"read-only store: {what} is disabled (opened with --read-only)", severity="warning"
+        )
 
     # -- actions --------------------------------------------------------------------------
 

@@ -16,12 +16,24 @@ class ConfirmScreen(ModalScreen[bool]):
     """Answers True (the button) or False (Cancel or Escape)."""
 
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel", id="confirm.cancel",
-                tooltip="Close without doing anything"),
+        Binding(
+            "escape",
+            "cancel",
+            "Cancel",
+            id="confirm.cancel",
+            tooltip="Close without doing anything",
+        ),
     ]
 
-    def __init__(self, title: str, body: RenderableType, yes: str, *,
-                 variant: ButtonVariant = "primary", no: str = "Cancel") -> None:
+    def __init__(
+        self,
+        title: str,
+        body: RenderableType,
+        yes: str,
+        *,
+        variant: ButtonVariant = "primary",
+        no: str = "Cancel",
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.body = body
@@ -53,12 +65,14 @@ class ChoiceScreen(ModalScreen[str | None]):
     """Answers the id of the button pressed, or None (Cancel or Escape)."""
 
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel", id="choice.cancel",
-                tooltip="Close without doing anything"),
+        Binding(
+            "escape", "cancel", "Cancel", id="choice.cancel", tooltip="Close without doing anything"
+        ),
     ]
 
-    def __init__(self, title: str, body: RenderableType,
-                 choices: list[tuple[str, str, ButtonVariant]]) -> None:
+    def __init__(
+        self, title: str, body: RenderableType, choices: list[tuple[str, str, ButtonVariant]]
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.body = body

@@ -44,18 +44,29 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
             yield Label("title")
             yield Input(str(self.values["title"]), id="edit-title")
             yield Label("content")
-            yield TextArea(str(self.values["content"]), id="edit-content", soft_wrap=True,
-                           show_line_numbers=False)
+            yield TextArea(
+                str(self.values["content"]),
+                id="edit-content",
+                soft_wrap=True,
+                show_line_numbers=False,
+            )
             with Horizontal(classes="choices"):
                 with Vertical():
                     yield Label("topic")
-                    yield Select([(t, t) for t in topics], value=self.values["topic"],
-                                 allow_blank=False, id="edit-topic")
+                    yield Select(
+                        [(t, t) for t in topics],
+                        value=self.values["topic"],
+                        allow_blank=False,
+                        id="edit-topic",
+                    )
                 with Vertical():
                     yield Label("type")
-                    yield Select([(t, t) for t in MEMORY_TYPES],
-                                 value=self.values["memory_type"], allow_blank=False,
-                                 id="edit-type")
+                    yield Select(
+                        [(t, t) for t in MEMORY_TYPES],
+                        value=self.values["memory_type"],
+                        allow_blank=False,
+                        id="edit-type",
+                    )
             with Horizontal(classes="buttons"):
                 yield Button("Save", variant="primary", id="edit-save")
                 yield Button("Cancel", id="edit-cancel")
@@ -70,8 +81,9 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
             "topic": self.query_one("#edit-topic", Select).value,
             "memory_type": self.query_one("#edit-type", Select).value,
         }
-        return {name: value for name, value in entered.items()
-                if value != getattr(self.record, name)}
+        return {
+            name: value for name, value in entered.items() if value != getattr(self.record, name)
+        }
 
     @on(Button.Pressed, "#edit-save")
     @on(Input.Submitted, "#edit-title")

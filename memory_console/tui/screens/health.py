@@ -97,10 +97,16 @@ class HealthScreen(ConsoleScreen):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
-        Binding("tab", "app.focus_next", "Next table", id="health.next",
-                tooltip="Move to the next table of figures"),
-        Binding("ctrl+r", "reload", "Reload", id="health.reload",
-                tooltip="Compute every figure again"),
+        Binding(
+            "tab",
+            "app.focus_next",
+            "Next table",
+            id="health.next",
+            tooltip="Move to the next table of figures",
+        ),
+        Binding(
+            "ctrl+r", "reload", "Reload", id="health.reload", tooltip="Compute every figure again"
+        ),
         Binding("escape", "back", "Back", id="health.back", tooltip="Back to where you were"),
     ]
 
@@ -118,15 +124,20 @@ class HealthScreen(ConsoleScreen):
         with VerticalScroll(id="health-body"):
             with Horizontal(id="health-top"):
                 with Vertical(id="health-tiers-box"):
-                    yield Label("confidence tiers, now and ahead if nothing is recalled",
-                                classes="section first")
-                    yield FigureTable([("tier", 8), ("now", 8)]
-                                      + [(f"+{m} mo", 8) for m in MONTHS],
-                                      id="health-tiers", cursor_type="cell")
+                    yield Label(
+                        "confidence tiers, now and ahead if nothing is recalled",
+                        classes="section first",
+                    )
+                    yield FigureTable(
+                        [("tier", 8), ("now", 8)] + [(f"+{m} mo", 8) for m in MONTHS],
+                        id="health-tiers",
+                        cursor_type="cell",
+                    )
                 with Vertical(id="health-ages-box"):
                     yield Label("age of active memories", classes="section first")
-                    yield FigureTable([("created", 13), ("memories", 8), ("", BAR)],
-                                      id="health-ages")
+                    yield FigureTable(
+                        [("created", 13), ("memories", 8), ("", BAR)], id="health-ages"
+                    )
             with Horizontal(id="health-bottom"):
                 with Vertical(id="health-attention-box"):
                     yield Label("needs attention", classes="section first")
@@ -134,10 +145,10 @@ class HealthScreen(ConsoleScreen):
                     yield Static(id="health-activity-text")
                     yield Sparkline([], summary_function=max, id="health-activity")
                 with Vertical(id="health-owners-box"):
-                    yield Label(f"owners against the quota ({owner_quota():,})",
-                                classes="section first")
-                    yield FigureTable([("owner", 16), ("active", 7), ("", 10)],
-                                      id="health-owners")
+                    yield Label(
+                        f"owners against the quota ({owner_quota():,})", classes="section first"
+                    )
+                    yield FigureTable([("owner", 16), ("active", 7), ("", 10)], id="health-owners")
                 with Vertical(id="health-topics-box"):
                     yield Label("topics", classes="section first")
                     yield FigureTable([("topic", 14), ("active", 7)], id="health-topics")
@@ -190,8 +201,10 @@ class HealthScreen(ConsoleScreen):
     def load_tiers(self, now: float) -> None:
         worker = get_current_worker()
         try:
-            with private_reader(self.context.store) as store, \
-                    cancellable(store, lambda: worker.is_cancelled):
+            with (
+                private_reader(self.context.store) as store,
+                cancellable(store, lambda: worker.is_cancelled),
+            ):
                 projection = project_tiers(store, now)
         except ReadCancelled:
             return
@@ -202,8 +215,10 @@ class HealthScreen(ConsoleScreen):
     def load_candidates(self, now: float) -> None:
         worker = get_current_worker()
         try:
-            with private_reader(self.context.store) as store, \
-                    cancellable(store, lambda: worker.is_cancelled):
+            with (
+                private_reader(self.context.store) as store,
+                cancellable(store, lambda: worker.is_cancelled),
+            ):
                 candidates = find_candidates(store, now)
         except ReadCancelled:
             return
@@ -247,9 +262,11 @@ class HealthScreen(ConsoleScreen):
         if self.stats is not None:
             status = self.stats.stats["counts"]["status"]
             text.append(f"{self.stats.stats['total']:,} memories", style="bold")
-            text.append(f" · {status.get('active', 0):,} active · "
-                        f"{status.get('archived', 0):,} archived · "
-                        f"{status.get('consolidated', 0):,} consolidated · ")
+            text.append(
+                f" · {status.get('active', 0):,} active · "
+                f"{status.get('archived', 0):,} archived · "
+                f"{status.get('consolidated', 0):,} consolidated · "
+            )
         text.append(f"at {when(self.context.now())}")
         text.append(" · Enter on a number: its memories", style="dim")
         self.query_one("#health-head", Static).update(text)
@@ -277,8 +294,12 @@ class HealthScreen(ConsoleScreen):
         for name, low, high in AGE_BUCKETS:
             count = histogram.get(name)
             finder = age_finder(now, low, high)
-            rows.append(([name, number(count), bar(count or 0, largest)],
-                         Target(f"created {name} ago", finder=finder, total=count or 0)))
+            rows.append(
+                (
+                    [name, number(count), bar(count or 0, largest)],
+                    Target(f"created {name} ago", finder=finder, total=count or 0),
+                )
+            )
         self.query_one("#health-ages", FigureTable).show_rows(rows)
 
     def show_attention(self) -> None:
@@ -287,39 +308,74 @@ class HealthScreen(ConsoleScreen):
         rows: list[tuple[list[Text | str], Target | None]] = []
         if stats is not None:
             stale, recent = stats["stale"], stats["recently_accessed"]
-            rows.append(([f"stale: not recalled in {stale['days']} days",
-                          number(stale["count"])],
-                         Target(f"stale ({stale['days']}+ days)",
-                                finder=lambda store: stale_ids(store, now, MAX_IDS),
-                                total=stale["count"])))
-            rows.append(([f"recalled in the last {recent['days']} days",
-                          number(recent["count"])],
-                         Target(f"recalled in {recent['days']} days",
-                                finder=lambda store: recently_accessed_ids(store, now, MAX_IDS),
-                                total=recent["count"])))
+            rows.append(
+                (
+                    [f"stale: not recalled in {stale['days']} days", number(stale["count"])],
+                    Target(
+                        f"stale ({stale['days']}+ days)",
+                        finder=lambda store: stale_ids(store, now, MAX_IDS),
+                        total=stale["count"],
+                    ),
+                )
+            )
+            rows.append(
+                (
+                    [f"recalled in the last {recent['days']} days", number(recent["count"])],
+                    Target(
+                        f"recalled in {recent['days']} days",
+                        finder=lambda store: recently_accessed_ids(store, now, MAX_IDS),
+                        total=recent["count"],
+                    ),
+                )
+            )
         else:
             rows += [(["stale", number(None)], None), (["recalled lately", number(None)], None)]
-        rows.append((["flagged for deletion",
-                      number(self.counts.flagged if self.counts else None)],
-                     Target("flagged for deletion", MemoryFilter(
-                         status="active", decay_policy="pending_deletion"))))
+        rows.append(
+            (
+                ["flagged for deletion", number(self.counts.flagged if self.counts else None)],
+                Target(
+                    "flagged for deletion",
+                    MemoryFilter(status="active", decay_policy="pending_deletion"),
+                ),
+            )
+        )
         projection, candidates = self.projection, self.candidates
-        rows.append((["promotion candidates",
-                      number(None if projection is None else len(projection.candidates))],
-                     ids_target("promotion candidates", projection.candidates)
-                     if projection is not None else None))
+        rows.append(
+            (
+                [
+                    "promotion candidates",
+                    number(None if projection is None else len(projection.candidates)),
+                ],
+                ids_target("promotion candidates", projection.candidates)
+                if projection is not None
+                else None,
+            )
+        )
         if candidates is not None:
             groups = f"merge candidates ({candidates.groups:,} groups)"
-            rows.append(([groups, number(len(candidates.merge_members))],
-                          ids_target("merge candidates", candidates.merge_members)))
-            rows.append((["holding secrets or identifiers", number(len(candidates.sensitive))],
-                         ids_target("sensitive memories", candidates.sensitive)))
+            rows.append(
+                (
+                    [groups, number(len(candidates.merge_members))],
+                    ids_target("merge candidates", candidates.merge_members),
+                )
+            )
+            rows.append(
+                (
+                    ["holding secrets or identifiers", number(len(candidates.sensitive))],
+                    ids_target("sensitive memories", candidates.sensitive),
+                )
+            )
         else:
-            waiting = number(None) if self.scanning or self.counts is None else \
-                Text("Enter: scan", style="bold", justify="right")
+            waiting = (
+                number(None)
+                if self.scanning or self.counts is None
+                else Text("Enter: scan", style="bold", justify="right")
+            )
             scan = None if self.scanning else Target("scan", scan=True)
-            rows += [(["merge candidates", waiting], scan),
-                     (["holding secrets or identifiers", waiting], scan)]
+            rows += [
+                (["merge candidates", waiting], scan),
+                (["holding secrets or identifiers", waiting], scan),
+            ]
         self.query_one("#health-attention", FigureTable).show_rows(rows)
         self.show_activity()
 
@@ -331,8 +387,7 @@ class HealthScreen(ConsoleScreen):
         if self.stats is not None:
             mean = self.stats.stats["recently_accessed"]["mean_retrievals"]
             if mean is not None:
-                text.append(f"\nmemories recalled lately: {mean:.1f} retrievals each",
-                            style="dim")
+                text.append(f"\nmemories recalled lately: {mean:.1f} retrievals each", style="dim")
         self.query_one("#health-activity-text", Static).update(text)
         self.query_one(Sparkline).data = daily
 
@@ -341,19 +396,29 @@ class HealthScreen(ConsoleScreen):
         quota = owner_quota()
         rows: list[tuple[list[Text | str], Target | None]] = []
         for owner, count in owners:
-            share = (f"{100 * count / quota:>3.0f}%" if count < 10 * quota
-                     else f"{count / quota:>3.0f}×")
+            share = (
+                f"{100 * count / quota:>3.0f}%" if count < 10 * quota else f"{count / quota:>3.0f}×"
+            )
             use = Text(share, style="bold red" if count > quota else "")
             use.append(" ")
             use.append_text(bar(min(count, quota), quota, 5))
-            rows.append(([owner, number(count), use],
-                         Target(f"owner {owner}", MemoryFilter(owner=owner, status="active"))))
+            rows.append(
+                (
+                    [owner, number(count), use],
+                    Target(f"owner {owner}", MemoryFilter(owner=owner, status="active")),
+                )
+            )
         self.query_one("#health-owners", FigureTable).show_rows(rows)
         topics = self.counts.topics if self.counts else []
         self.query_one("#health-topics", FigureTable).show_rows(
-            [([topic, number(count)], Target(f"topic {topic}",
-                                              MemoryFilter(topic=topic, status="active")))
-             for topic, count in sorted(topics, key=lambda pair: -pair[1])])
+            [
+                (
+                    [topic, number(count)],
+                    Target(f"topic {topic}", MemoryFilter(topic=topic, status="active")),
+                )
+                for topic, count in sorted(topics, key=lambda pair: -pair[1])
+            ]
+        )
 
     # -- going to the memories ------------------------------------------------------------
 
@@ -361,8 +426,11 @@ class HealthScreen(ConsoleScreen):
     def _chosen(self, message: FigureTable.Chosen) -> None:
         target = message.target
         if target.scan:
-            self.notify("scanning for merges and secrets: a few minutes on a million memories;"
-                        " the rest of the console keeps working", timeout=6)
+            self.notify(
+                "scanning for merges and secrets: a few minutes on a million memories;"
+                " the rest of the console keeps working",
+                timeout=6,
+            )
             self.scan()
         elif target.memory_filter is not None:
             self.console_app.show_memories(target.memory_filter, target.label)

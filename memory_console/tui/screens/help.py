@@ -29,12 +29,24 @@ INTRODUCTION = (
 PANES = (
     ("Topics", "left, t", "every owner and topic with its count; Enter narrows the table to it"),
     ("Filter bar", "top, ctrl+f", "words, status, type, tier, owner and a confidence range"),
-    ("Memories", "middle", "click a header or press s to sort; space marks memories for a bulk "
-     "action; actions apply to the marked memories, else to the one under the cursor"),
-    ("Detail", "beside or below", "the memory at a glance; Enter opens its whole story: "
-     "history, confidence chart and forecast"),
-    ("Status line", "bottom", "what the table shows, and whether search is keyword only or "
-     "hybrid (the embedder loads in the background after start-up)"),
+    (
+        "Memories",
+        "middle",
+        "click a header or press s to sort; space marks memories for a bulk "
+        "action; actions apply to the marked memories, else to the one under the cursor",
+    ),
+    (
+        "Detail",
+        "beside or below",
+        "the memory at a glance; Enter opens its whole story: "
+        "history, confidence chart and forecast",
+    ),
+    (
+        "Status line",
+        "bottom",
+        "what the table shows, and whether search is keyword only or "
+        "hybrid (the embedder loads in the background after start-up)",
+    ),
     ("--read-only", "", "actions are dimmed in the footer and refused with a notification"),
 )
 WORDS = (
@@ -90,8 +102,7 @@ def key_sections() -> list[tuple[str, list[KeyRow]]]:
         ("Memory list", moves + rows_of(bindings(MemoryTable))),
         ("Main screen", rows_of(bindings(MainScreen))),
         ("A memory's story (and the memory actions above)", rows_of(story)),
-        ("Maintenance (m): passes, policy, parameters, date",
-         rows_of(bindings(MaintenanceScreen))),
+        ("Maintenance (m): passes, policy, parameters, date", rows_of(bindings(MaintenanceScreen))),
         ("Maintenance preview", rows_of(bindings(ChangeTable) + bindings(PreviewScreen))),
         ("Merge review", rows_of(bindings(ReviewScreen))),
         ("Runs (R)", rows_of(bindings(RunsScreen))),
@@ -101,12 +112,17 @@ def key_sections() -> list[tuple[str, list[KeyRow]]]:
 
 
 def table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> Table:
-    grid = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True,
-                 header_style="bold")
+    grid = Table(
+        box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True, header_style="bold"
+    )
     last = len(headers) - 1
     for position, header in enumerate(headers):
-        grid.add_column(header, style="bold" if position == 0 else None,
-                        no_wrap=position < last, ratio=1 if position == last else None)
+        grid.add_column(
+            header,
+            style="bold" if position == 0 else None,
+            no_wrap=position < last,
+            ratio=1 if position == last else None,
+        )
     for row in rows:
         grid.add_row(*row)
     return grid
@@ -145,8 +161,13 @@ class HelpScreen(Screen[None]):
     """Keys and words, built from the bindings themselves so it never drifts from them."""
 
     BINDINGS = [
-        Binding("escape,q,question_mark", "close", "Close", id="help.close",
-                tooltip="Back to where you were"),
+        Binding(
+            "escape,q,question_mark",
+            "close",
+            "Close",
+            id="help.close",
+            tooltip="Back to where you were",
+        ),
     ]
 
     def compose(self) -> ComposeResult:

@@ -40,20 +40,48 @@ class MainScreen(MemoryActionsScreen):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
     BINDINGS = [
-        Binding("question_mark", "app.help", "Help", id="main.help",
-                tooltip="Every key and what the console's words mean"),
-        Binding("slash", "search", "Search", id="main.search",
-                tooltip="Search memories (keyword, or hybrid once the embedder is ready)"),
+        Binding(
+            "question_mark",
+            "app.help",
+            "Help",
+            id="main.help",
+            tooltip="Every key and what the console's words mean",
+        ),
+        Binding(
+            "slash",
+            "search",
+            "Search",
+            id="main.search",
+            tooltip="Search memories (keyword, or hybrid once the embedder is ready)",
+        ),
         *MEMORY_ACTION_BINDINGS,
         Binding("s", "sort", "Sort", id="main.sort", tooltip="Choose the column to sort by"),
-        Binding("ctrl+f", "filter", "Filter", show=False, id="main.filter",
-                tooltip="Go to the filter bar (text, status, type, tier, owner, confidence)"),
-        Binding("t", "topics", "Topics", show=False, id="main.topics",
-                tooltip="Go to the topics tree"),
-        Binding("escape", "back", "Back", id="main.back",
-                tooltip="Back to the memory list; clear the selection; leave search results"),
-        Binding("ctrl+r", "reload", "Reload", show=False, id="main.reload",
-                tooltip="Read the store again (changes made by other programs)"),
+        Binding(
+            "ctrl+f",
+            "filter",
+            "Filter",
+            show=False,
+            id="main.filter",
+            tooltip="Go to the filter bar (text, status, type, tier, owner, confidence)",
+        ),
+        Binding(
+            "t", "topics", "Topics", show=False, id="main.topics", tooltip="Go to the topics tree"
+        ),
+        Binding(
+            "escape",
+            "back",
+            "Back",
+            id="main.back",
+            tooltip="Back to the memory list; clear the selection; leave search results",
+        ),
+        Binding(
+            "ctrl+r",
+            "reload",
+            "Reload",
+            show=False,
+            id="main.reload",
+            tooltip="Read the store again (changes made by other programs)",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -109,14 +137,27 @@ class MainScreen(MemoryActionsScreen):
 
     # -- loading --------------------------------------------------------------------------
 
-    def load(self, how: str, *, focus_id: int | None = None, focus_end: bool = False,
-             focus_before: int | None = None) -> None:
-        self.fetch_page(how, self.view, self.page, focus_id, focus_end, focus_before,
-                        self.count)
+    def load(
+        self,
+        how: str,
+        *,
+        focus_id: int | None = None,
+        focus_end: bool = False,
+        focus_before: int | None = None,
+    ) -> None:
+        self.fetch_page(how, self.view, self.page, focus_id, focus_end, focus_before, self.count)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="page")
-    def fetch_page(self, how: str, view: View, current: PageSlice | None, focus_id: int | None,
-                   focus_end: bool, focus_before: int | None, count: int | None) -> None:
+    def fetch_page(
+        self,
+        how: str,
+        view: View,
+        current: PageSlice | None,
+        focus_id: int | None,
+        focus_end: bool,
+        focus_before: int | None,
+        count: int | None,
+    ) -> None:
         pager = self.pager
         if how == "next" and current is not None:
             page = pager.next(current)
@@ -146,8 +187,9 @@ class MainScreen(MemoryActionsScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="topics")
     def load_topics(self, status: str | None) -> None:
-        rows = self.context.store.counts_by("owner", "topic",
-                                            memory_filter=MemoryFilter(status=status))
+        rows = self.context.store.counts_by(
+            "owner", "topic", memory_filter=MemoryFilter(status=status)
+        )
         if not get_current_worker().is_cancelled:
             self.post_message(TopicsLoaded([(str(o), str(t), int(n)) for o, t, n in rows]))
 
@@ -161,8 +203,9 @@ class MainScreen(MemoryActionsScreen):
     def run_search(self, query: str, memory_filter: MemoryFilter) -> None:
         engine = self.context.search
         mode = engine.default_mode()
-        hits = engine.search(query, mode=mode, k=SEARCH_LIMIT, memory_filter=memory_filter,
-                             now=self.context.now())
+        hits = engine.search(
+            query, mode=mode, k=SEARCH_LIMIT, memory_filter=memory_filter, now=self.context.now()
+        )
         if not get_current_worker().is_cancelled:
             self.post_message(SearchDone(query, mode, hits))
 
@@ -174,8 +217,12 @@ class MainScreen(MemoryActionsScreen):
         moves = self.pending_moves if self.paging == "next" else -self.pending_moves
         self.paging, self.pending_moves = None, 0
         if self.search is None:
-            self.table.show_records(message.page.rows, focus_id=message.focus_id,
-                                    focus_end=message.focus_end, moves=moves)
+            self.table.show_records(
+                message.page.rows,
+                focus_id=message.focus_id,
+                focus_end=message.focus_end,
+                moves=moves,
+            )
         if not message.page.rows:
             self.start_semantic()
         self.show_position()
@@ -210,8 +257,9 @@ class MainScreen(MemoryActionsScreen):
             return
         self.search = (message.query, message.mode, message.hits)
         focus = self.table.current.id if self.table.current and self.table.search_mode else None
-        self.table.show_records([hit.record for hit in message.hits], hits=message.hits,
-                                focus_id=focus)
+        self.table.show_records(
+            [hit.record for hit in message.hits], hits=message.hits, focus_id=focus
+        )
         self.table.focus()
         self.show_position()
         self.refresh_bindings()
@@ -303,9 +351,14 @@ class MainScreen(MemoryActionsScreen):
 
     def set_filter(self, values: FilterValues, topic: str | None) -> None:
         memory_filter = MemoryFilter(
-            owner=values.owner, topic=topic, tier=values.tier, memory_type=values.memory_type,
-            status=values.status, min_confidence=values.min_confidence,
-            max_confidence=values.max_confidence, text=values.text,
+            owner=values.owner,
+            topic=topic,
+            tier=values.tier,
+            memory_type=values.memory_type,
+            status=values.status,
+            min_confidence=values.min_confidence,
+            max_confidence=values.max_confidence,
+            text=values.text,
         )
         if memory_filter == self.view.memory_filter:
             return
@@ -337,8 +390,7 @@ class MainScreen(MemoryActionsScreen):
         current = self.table.current
         self.reset_view(keep_count=True)
         if current is not None:
-            self.notify(f"sorted by {SORT_NAMES[sort]} {'▼' if descending else '▲'}",
-                        timeout=2)
+            self.notify(f"sorted by {SORT_NAMES[sort]} {'▼' if descending else '▲'}", timeout=2)
 
     def reset_view(self, *, keep_count: bool = False) -> None:
         self.page = None
@@ -356,8 +408,11 @@ class MainScreen(MemoryActionsScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
             # Shown in the footer only when there is something to go back from.
-            return (bool(self.table.selected) or self.search is not None
-                    or self.focused is not self.table)
+            return (
+                bool(self.table.selected)
+                or self.search is not None
+                or self.focused is not self.table
+            )
         return super().check_action(action, parameters)
 
     def action_targets(self) -> list[int]:
@@ -444,8 +499,9 @@ class MainScreen(MemoryActionsScreen):
         detail.reveal = table.reveal
         table.rebuild()
         detail.render_body()
-        self.notify("secrets revealed: v masks them again" if table.reveal
-                    else "secrets masked", timeout=3)
+        self.notify(
+            "secrets revealed: v masks them again" if table.reveal else "secrets masked", timeout=3
+        )
 
     def action_reload(self) -> None:
         self.refresh_after_change()

@@ -42,12 +42,21 @@ class MaintenanceScreen(ConsoleScreen):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
-        Binding("ctrl+r", "preview", "Preview", id="maintenance.preview",
-                tooltip="Plan the chosen passes (nothing is written) and show what would change"),
-        Binding("ctrl+d", "defaults", "Defaults", id="maintenance.defaults",
-                tooltip="Put every parameter back to its default"),
-        Binding("escape", "back", "Back", id="maintenance.back",
-                tooltip="Back to where you were"),
+        Binding(
+            "ctrl+r",
+            "preview",
+            "Preview",
+            id="maintenance.preview",
+            tooltip="Plan the chosen passes (nothing is written) and show what would change",
+        ),
+        Binding(
+            "ctrl+d",
+            "defaults",
+            "Defaults",
+            id="maintenance.defaults",
+            tooltip="Put every parameter back to its default",
+        ),
+        Binding("escape", "back", "Back", id="maintenance.back", tooltip="Back to where you were"),
     ]
 
     def __init__(self) -> None:
@@ -67,17 +76,30 @@ class MaintenanceScreen(ConsoleScreen):
                         yield RadioButton(name, value=name == "relevance", name=name)
                 yield Label("evaluate at", classes="section")
                 with Horizontal(id="maintenance-when"):
-                    yield Select([(label, value) for value, label in PRESETS]
-                                 + [("another date…", OTHER_DATE)], value="now",
-                                 allow_blank=False, id="maintenance-preset", compact=True,
-                                 tooltip="When to evaluate: a later date shows what happens "
-                                 "if nothing is accessed until then")
-                    yield Input(placeholder="2027-03-01 or +45", id="maintenance-date",
-                                compact=True, tooltip="An ISO date, or +N days (+3m, +1y)")
+                    yield Select(
+                        [(label, value) for value, label in PRESETS]
+                        + [("another date…", OTHER_DATE)],
+                        value="now",
+                        allow_blank=False,
+                        id="maintenance-preset",
+                        compact=True,
+                        tooltip="When to evaluate: a later date shows what happens "
+                        "if nothing is accessed until then",
+                    )
+                    yield Input(
+                        placeholder="2027-03-01 or +45",
+                        id="maintenance-date",
+                        compact=True,
+                        tooltip="An ISO date, or +N days (+3m, +1y)",
+                    )
                 yield Static(id="maintenance-when-text")
                 with Horizontal(classes="buttons"):
-                    yield Button("Preview", variant="primary", id="maintenance-preview",
-                                 tooltip="Plan (nothing is written) and show what would change")
+                    yield Button(
+                        "Preview",
+                        variant="primary",
+                        id="maintenance-preview",
+                        tooltip="Plan (nothing is written) and show what would change",
+                    )
                 yield Static(id="maintenance-error")
             with VerticalScroll(id="maintenance-params"):
                 yield Label("parameters (empty: the default)", classes="section first")
@@ -85,8 +107,10 @@ class MaintenanceScreen(ConsoleScreen):
         yield Footer(compact=True)
 
     def pass_choices(self) -> list[tuple[str, str, bool]]:
-        return [(PASS_NAMES.get(name, name), name, name in self.chosen_passes)
-                for name in registered_passes()]
+        return [
+            (PASS_NAMES.get(name, name), name, name in self.chosen_passes)
+            for name in registered_passes()
+        ]
 
     def on_mount(self) -> None:
         self.sub_title = "maintenance"
@@ -103,8 +127,9 @@ class MaintenanceScreen(ConsoleScreen):
         return pressed.name if pressed is not None and pressed.name else "relevance"
 
     def show_params(self) -> None:
-        self.query_one(ParamForm).show(param_fields(self.chosen_passes or DECAY_PASSES,
-                                                    self.policy))
+        self.query_one(ParamForm).show(
+            param_fields(self.chosen_passes or DECAY_PASSES, self.policy)
+        )
 
     def when_text(self) -> str:
         preset = self.query_one("#maintenance-preset", Select).value
@@ -172,8 +197,9 @@ class MaintenanceScreen(ConsoleScreen):
             if not self.chosen_passes:
                 raise ValueError("choose at least one pass")
             moment = evaluation_time(self.when_text(), now)
-            request = PlanRequest(self.chosen_passes, self.policy,
-                                  self.query_one(ParamForm).overrides(), moment, now)
+            request = PlanRequest(
+                self.chosen_passes, self.policy, self.query_one(ParamForm).overrides(), moment, now
+            )
             request.params()
         except ValueError as problem:
             error.update(Text(str(problem), style="bold red"))

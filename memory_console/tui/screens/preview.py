@@ -55,31 +55,90 @@ class PreviewScreen(MemoryActionsScreen):
 
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
-        Binding("x", "exclude", "Exclude", id="preview.exclude",
-                tooltip="Leave the marked memories (or this one) out of this run; again: "
-                "take them back in"),
-        Binding("X", "include_all", "Include all", show=False, id="preview.include_all",
-                tooltip="Take every memory left out back into the plan"),
-        Binding("p", "protect", "Protect", id="preview.protect",
-                tooltip="Protect the marked memories (or this one) now, then plan again: "
-                "no pass touches a protected memory"),
-        Binding("P", "unprotect", "Unprotect", show=False, id="preview.unprotect",
-                tooltip="Take the protection off, then plan again"),
-        Binding("u", "undo", "Undo", show=False, id="preview.undo",
-                tooltip="Take back the last protect made in this console, then plan again"),
-        Binding("c", "review", "Merges", id="preview.review",
-                tooltip="Review the proposed merges: accept, reject or split each group"),
-        Binding("A", "apply", "Apply", id="preview.apply",
-                tooltip="Apply this plan (asks first; one transaction; undo it from the runs "
-                "screen)"),
-        Binding("s", "sort", "Sort", id="preview.sort",
-                tooltip="Next order: largest drop, id, pass, reason"),
-        Binding("slash,ctrl+f", "filter", "Filter", show=False, id="preview.filter",
-                tooltip="Filter the changes by words of their reason, or an id"),
-        Binding("ctrl+r", "replan", "Plan again", show=False, id="preview.replan",
-                tooltip="Plan again from the store as it is now (what you left out stays out)"),
-        Binding("escape", "back", "Back", id="preview.back",
-                tooltip="Cancel planning; clear the marks; back to the maintenance choices"),
+        Binding(
+            "x",
+            "exclude",
+            "Exclude",
+            id="preview.exclude",
+            tooltip="Leave the marked memories (or this one) out of this run; again: "
+            "take them back in",
+        ),
+        Binding(
+            "X",
+            "include_all",
+            "Include all",
+            show=False,
+            id="preview.include_all",
+            tooltip="Take every memory left out back into the plan",
+        ),
+        Binding(
+            "p",
+            "protect",
+            "Protect",
+            id="preview.protect",
+            tooltip="Protect the marked memories (or this one) now, then plan again: "
+            "no pass touches a protected memory",
+        ),
+        Binding(
+            "P",
+            "unprotect",
+            "Unprotect",
+            show=False,
+            id="preview.unprotect",
+            tooltip="Take the protection off, then plan again",
+        ),
+        Binding(
+            "u",
+            "undo",
+            "Undo",
+            show=False,
+            id="preview.undo",
+            tooltip="Take back the last protect made in this console, then plan again",
+        ),
+        Binding(
+            "c",
+            "review",
+            "Merges",
+            id="preview.review",
+            tooltip="Review the proposed merges: accept, reject or split each group",
+        ),
+        Binding(
+            "A",
+            "apply",
+            "Apply",
+            id="preview.apply",
+            tooltip="Apply this plan (asks first; one transaction; undo it from the runs screen)",
+        ),
+        Binding(
+            "s",
+            "sort",
+            "Sort",
+            id="preview.sort",
+            tooltip="Next order: largest drop, id, pass, reason",
+        ),
+        Binding(
+            "slash,ctrl+f",
+            "filter",
+            "Filter",
+            show=False,
+            id="preview.filter",
+            tooltip="Filter the changes by words of their reason, or an id",
+        ),
+        Binding(
+            "ctrl+r",
+            "replan",
+            "Plan again",
+            show=False,
+            id="preview.replan",
+            tooltip="Plan again from the store as it is now (what you left out stays out)",
+        ),
+        Binding(
+            "escape",
+            "back",
+            "Back",
+            id="preview.back",
+            tooltip="Cancel planning; clear the marks; back to the maintenance choices",
+        ),
     ]
 
     @dataclass
@@ -152,10 +211,19 @@ class PreviewScreen(MemoryActionsScreen):
                 yield ConfidenceChart(id="preview-chart")
                 yield Static(id="preview-legend")
         with Horizontal(id="preview-filters"):
-            yield Select([], prompt="every pass", id="preview-kind", compact=True,
-                         tooltip="Only the changes of one pass and kind, or those left out")
-            yield Input(placeholder="filter: reason words or an id", id="preview-text",
-                        compact=True, tooltip="Only changes whose reason holds these words")
+            yield Select(
+                [],
+                prompt="every pass",
+                id="preview-kind",
+                compact=True,
+                tooltip="Only the changes of one pass and kind, or those left out",
+            )
+            yield Input(
+                placeholder="filter: reason words or an id",
+                id="preview-text",
+                compact=True,
+                tooltip="Only changes whose reason holds these words",
+            )
             yield Static(id="preview-position")
         yield ChangeTable(id="preview-changes")
         yield Static(id="preview-detail")
@@ -179,8 +247,11 @@ class PreviewScreen(MemoryActionsScreen):
     # -- planning -------------------------------------------------------------------------
 
     def start_plan(self) -> None:
-        last = (f"the last plan took {self.planned_seconds:.1f} s"
-                if self.planned_seconds is not None else "")
+        last = (
+            f"the last plan took {self.planned_seconds:.1f} s"
+            if self.planned_seconds is not None
+            else ""
+        )
         hint = "Escape cancels" + (f" · {last}" if last else "")
         self.progress.start(f"planning {', '.join(self.request.passes)}…", hint=hint)
         self.build_plan(self.request, self.edits)
@@ -264,8 +335,9 @@ class PreviewScreen(MemoryActionsScreen):
             return
         edits = self.edits.toggle_excluded(ids)
         back = len(edits.excluded) < len(self.edits.excluded)
-        self.notify(f"{plural(len(ids))} {'back in' if back else 'left out of'} this run",
-                    timeout=3)
+        self.notify(
+            f"{plural(len(ids))} {'back in' if back else 'left out of'} this run", timeout=3
+        )
         self.table.clear_selection()
         self.edit(edits)
 
@@ -400,8 +472,11 @@ class PreviewScreen(MemoryActionsScreen):
         if change is None:
             detail.update("")
         elif change.is_new:
-            memory = next((m for m in self.base.new_memories if m.key == change.id), None) \
-                if self.base is not None else None
+            memory = (
+                next((m for m in self.base.new_memories if m.key == change.id), None)
+                if self.base is not None
+                else None
+            )
             detail.update(new_detail(memory) if memory is not None else "")
         else:
             self.load_detail(change)
@@ -449,8 +524,9 @@ class PreviewScreen(MemoryActionsScreen):
         self.build_chart(ids, confidence, self.edited.plan, width)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
-    def build_chart(self, ids: np.ndarray, confidence: np.ndarray, edited: Plan,
-                    width: int) -> None:
+    def build_chart(
+        self, ids: np.ndarray, confidence: np.ndarray, edited: Plan, width: int
+    ) -> None:
         spread = distribution(ids, confidence, edited)
         chart = build_distribution_chart(spread, width, CHART_HEIGHT)
         if not get_current_worker().is_cancelled:
@@ -504,15 +580,23 @@ class PreviewScreen(MemoryActionsScreen):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.applying = True
-                self.progress.start(f"applying {plural(edited.changed)} in one transaction…",
-                                    hint="writes all of it or nothing")
+                self.progress.start(
+                    f"applying {plural(edited.changed)} in one transaction…",
+                    hint="writes all of it or nothing",
+                )
                 self.refresh_bindings()
                 self.apply_worker(edited)
 
         left_out = len(self.edits.excluded | self.edits.apart)
         self.app.push_screen(
-            ConfirmScreen("Apply this plan?", apply_question(self.request, edited, left_out),
-                          "Apply", variant="warning"), answered)
+            ConfirmScreen(
+                "Apply this plan?",
+                apply_question(self.request, edited, left_out),
+                "Apply",
+                variant="warning",
+            ),
+            answered,
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="apply", name="apply")
     def apply_worker(self, edited: Plan, skip_stale: bool = False) -> None:
@@ -530,9 +614,12 @@ class PreviewScreen(MemoryActionsScreen):
         self.applying = False
         self.context.revision += 1
         counts = ", ".join(f"{kind} {count:,}" for kind, count in run.counts.items())
-        self.notify(f"run {run.id}: {counts} ({plural(run.changed)}) in "
-                    f"{run.duration_ms:,} ms · R lists runs, u there undoes one",
-                    title="applied", timeout=10)
+        self.notify(
+            f"run {run.id}: {counts} ({plural(run.changed)}) in "
+            f"{run.duration_ms:,} ms · R lists runs, u there undoes one",
+            title="applied",
+            timeout=10,
+        )
         self.app.pop_screen()
 
     @on(Stale)
@@ -543,26 +630,35 @@ class PreviewScreen(MemoryActionsScreen):
         self.applying = False
         self.refresh_bindings()
         error = message.error
-        body = (f"{error.stale:,} of the {error.total:,} memories this plan changes were "
-                "changed since it was made (recalled by an agent, edited or protected). "
-                "Applying it would overwrite those changes, so nothing was written.\n\n"
-                "Plan again from the store as it is now (what you left out stays out), or "
-                "apply the rest: the changed memories are skipped (and a merge group with one "
-                "of them), the run lists them, and the next run takes them up.")
+        body = (
+            f"{error.stale:,} of the {error.total:,} memories this plan changes were "
+            "changed since it was made (recalled by an agent, edited or protected). "
+            "Applying it would overwrite those changes, so nothing was written.\n\n"
+            "Plan again from the store as it is now (what you left out stays out), or "
+            "apply the rest: the changed memories are skipped (and a merge group with one "
+            "of them), the run lists them, and the next run takes them up."
+        )
 
         def answered(choice: str | None) -> None:
             if choice == "replan":
                 self.replan("")
             elif choice == "rest" and self.edited is not None:
                 self.applying = True
-                self.progress.start("applying the rest in one transaction…",
-                                    hint="memories changed since the plan are skipped")
+                self.progress.start(
+                    "applying the rest in one transaction…",
+                    hint="memories changed since the plan are skipped",
+                )
                 self.refresh_bindings()
                 self.apply_worker(self.edited.plan, True)
 
-        self.app.push_screen(ChoiceScreen("The plan is out of date", body, [
-            ("replan", "Plan again", "primary"), ("rest", "Apply the rest", "warning")]),
-            answered)
+        self.app.push_screen(
+            ChoiceScreen(
+                "The plan is out of date",
+                body,
+                [("replan", "Plan again", "primary"), ("rest", "Apply the rest", "warning")],
+            ),
+            answered,
+        )
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         super().worker_failed(worker)
@@ -589,8 +685,9 @@ class PreviewScreen(MemoryActionsScreen):
 
     def action_back(self) -> None:
         if self.applying:
-            self.notify("applying cannot be interrupted: it writes all of it or nothing",
-                        severity="warning")
+            self.notify(
+                "applying cannot be interrupted: it writes all of it or nothing", severity="warning"
+            )
         elif self.progress.busy:
             self.workers.cancel_group(self, "plan")
             self.progress.stop()
@@ -598,8 +695,9 @@ class PreviewScreen(MemoryActionsScreen):
             if self.base is None:
                 self.app.pop_screen()
             else:
-                self.notify("planning cancelled: this preview is the previous plan",
-                            severity="warning")
+                self.notify(
+                    "planning cancelled: this preview is the previous plan", severity="warning"
+                )
         elif self.focused is not self.table:
             self.table.focus()
         elif not self.table.clear_selection():

@@ -26,8 +26,12 @@ from memory_console.tui.screens.base import ConsoleScreen
 
 MATRIX_LIMIT = 12  # members shown in the similarity matrix
 LABEL_WIDTH = 26  # cells of a group's line in the list
-STATE_MARKS = {"merge": ("✓", "green"), "rejected": ("×", "red"), "split": ("÷", "yellow"),
-               "": ("±", "yellow")}  # "": some members taken out
+STATE_MARKS = {
+    "merge": ("✓", "green"),
+    "rejected": ("×", "red"),
+    "split": ("÷", "yellow"),
+    "": ("±", "yellow"),
+}  # "": some members taken out
 
 
 @dataclass
@@ -65,9 +69,17 @@ def similarity_table(group: MergeGroup) -> Table:
     title = group.measure
     if shown < len(group.members):
         title += f" (first {shown} of {len(group.members)})"
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
-                  pad_edge=False, header_style="bold", title_style="bold", expand=False,
-                  padding=(0, 0))
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        header_style="bold",
+        title_style="bold",
+        expand=False,
+        padding=(0, 0),
+    )
     table.add_column("", min_width=2)
     for column in range(shown):
         table.add_column(str(column + 1), justify="right", min_width=4)
@@ -86,22 +98,52 @@ class ReviewScreen(ConsoleScreen):
     """Hands the edits made here to `done` when left (Escape); the preview applies them."""
 
     BINDINGS = [
-        Binding("y", "accept", "Accept", id="review.accept",
-                tooltip="Merge this group as the plan proposes"),
-        Binding("n", "reject", "Reject", id="review.reject",
-                tooltip="Do not merge this group: its memories stay as they are"),
-        Binding("x", "take_out", "Take out", id="review.take_out",
-                tooltip="Take this member out of the merge (again: put it back)"),
-        Binding("space", "mark", "Mark", id="review.mark",
-                tooltip="Mark this member for a split"),
-        Binding("s", "split", "Split", id="review.split",
-                tooltip="Split the marked members off into a merge of their own"),
-        Binding("escape", "done", "Done", id="review.done",
-                tooltip="Back to the preview with these decisions"),
+        Binding(
+            "y",
+            "accept",
+            "Accept",
+            id="review.accept",
+            tooltip="Merge this group as the plan proposes",
+        ),
+        Binding(
+            "n",
+            "reject",
+            "Reject",
+            id="review.reject",
+            tooltip="Do not merge this group: its memories stay as they are",
+        ),
+        Binding(
+            "x",
+            "take_out",
+            "Take out",
+            id="review.take_out",
+            tooltip="Take this member out of the merge (again: put it back)",
+        ),
+        Binding("space", "mark", "Mark", id="review.mark", tooltip="Mark this member for a split"),
+        Binding(
+            "s",
+            "split",
+            "Split",
+            id="review.split",
+            tooltip="Split the marked members off into a merge of their own",
+        ),
+        Binding(
+            "escape",
+            "done",
+            "Done",
+            id="review.done",
+            tooltip="Back to the preview with these decisions",
+        ),
     ]
 
-    def __init__(self, plan: Plan, edited: EditedPlan, edits: PlanEdits,
-                 done: Callable[[PlanEdits], None], focus: int | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        edited: EditedPlan,
+        edits: PlanEdits,
+        done: Callable[[PlanEdits], None],
+        focus: int | None = None,
+    ) -> None:
         super().__init__()
         self.done = done
         self.plan = plan
@@ -132,18 +174,31 @@ class ReviewScreen(ConsoleScreen):
     def on_mount(self) -> None:
         self.sub_title = "merge review"
         members = self.query_one("#review-members", DataTable)
-        for key, label, width in (("mark", " ", 1), ("n", "#", 2), ("id", "id", 6),
-                                  ("title", "title", 40), ("confidence", "conf", 4),
-                                  ("retrievals", "ret", 4), ("state", "state", 8)):
+        for key, label, width in (
+            ("mark", " ", 1),
+            ("n", "#", 2),
+            ("id", "id", 6),
+            ("title", "title", 40),
+            ("confidence", "conf", 4),
+            ("retrievals", "ret", 4),
+            ("state", "state", 8),
+        ):
             members.add_column(label, key=key, width=width)
         groups = self.query_one("#review-groups", OptionList)
         parts = parts_by_group(self.plan, self.edited)
-        groups.add_options([Option(self.group_label(key, parts[key]), id=str(key))
-                            for key in self.keys])
+        groups.add_options(
+            [Option(self.group_label(key, parts[key]), id=str(key)) for key in self.keys]
+        )
         start = 0
         if self.focus_id is not None:
-            start = next((i for i, k in enumerate(self.keys)
-                          if k == self.focus_id or self.focus_id in self.proposed[k]), 0)
+            start = next(
+                (
+                    i
+                    for i, k in enumerate(self.keys)
+                    if k == self.focus_id or self.focus_id in self.proposed[k]
+                ),
+                0,
+            )
         groups.highlighted = start
         members.focus()
         self.show_head()
@@ -166,9 +221,11 @@ class ReviewScreen(ConsoleScreen):
         rejected = sum(s == "rejected" for s in states)
         changed = sum(s not in ("merge", "rejected") for s in states)
         text = Text(f" {len(self.keys):,} merge groups", style="bold")
-        text.append(f" · {len(self.keys) - rejected - changed:,} as proposed · "
-                    f"{changed:,} changed · {rejected:,} rejected · "
-                    f"{len(self.edited.plan.new_memories):,} new memories")
+        text.append(
+            f" · {len(self.keys) - rejected - changed:,} as proposed · "
+            f"{changed:,} changed · {rejected:,} rejected · "
+            f"{len(self.edited.plan.new_memories):,} new memories"
+        )
         self.query_one("#review-head", Static).update(text)
 
     # -- one group ------------------------------------------------------------------------
@@ -208,9 +265,14 @@ class ReviewScreen(ConsoleScreen):
             style = "dim strike" if state in ("apart", "excluded") else ""
             members.add_row(
                 Text(SELECTED_MARK if record.id in self.marked else "", style="bold"),
-                str(number), str(record.id), Text(one_line(record.title, 60), style=style),
-                f"{record.confidence:.2f}", str(record.retrieval_count), state,
-                key=str(record.id))
+                str(number),
+                str(record.id),
+                Text(one_line(record.title, 60), style=style),
+                f"{record.confidence:.2f}",
+                str(record.retrieval_count),
+                state,
+                key=str(record.id),
+            )
         if group.members:
             members.move_cursor(row=min(row, len(group.members) - 1), animate=False)
         self.query_one("#review-similarity", Static).update(similarity_table(group))
@@ -219,12 +281,14 @@ class ReviewScreen(ConsoleScreen):
             name = f"merge {chr(65 + position)}" if len(group.parts) > 1 else "the new memory"
             merged.append(merged_view(part, f"{name}: {len(part.members)} memories become one"))
         if not merged:
-            merged.append(Text("rejected: these memories stay as they are (y merges them)",
-                               style="bold"))
+            merged.append(
+                Text("rejected: these memories stay as they are (y merges them)", style="bold")
+            )
         self.query_one("#review-merged", Static).update(Group(*merged))
         groups = self.query_one("#review-groups", OptionList)
-        groups.replace_option_prompt_at_index(self.position[group.key],
-                                              self.group_label(group.key, group.parts))
+        groups.replace_option_prompt_at_index(
+            self.position[group.key], self.group_label(group.key, group.parts)
+        )
 
     # -- decisions ------------------------------------------------------------------------
 
@@ -281,8 +345,9 @@ class ReviewScreen(ConsoleScreen):
             return
         self.marked.symmetric_difference_update({ident})
         members = self.query_one("#review-members", DataTable)
-        members.update_cell(str(ident), "mark",
-                            Text(SELECTED_MARK if ident in self.marked else "", style="bold"))
+        members.update_cell(
+            str(ident), "mark", Text(SELECTED_MARK if ident in self.marked else "", style="bold")
+        )
         if members.cursor_row < members.row_count - 1:
             members.action_cursor_down()
 

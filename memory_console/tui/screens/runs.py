@@ -53,13 +53,29 @@ class RunsScreen(ConsoleScreen):
     """Runs newest first; the one under the cursor in detail below."""
 
     BINDINGS = [
-        Binding("u", "undo_run", "Undo run", id="runs.undo",
-                tooltip="Undo the run under the cursor (asks first; memories changed since "
-                "stay as they are and are listed)"),
-        Binding("tab", "app.focus_next", "Changes", id="runs.next",
-                tooltip="Move between the runs and the changes of the run"),
-        Binding("ctrl+r", "reload", "Reload", show=False, id="runs.reload",
-                tooltip="Read the runs again"),
+        Binding(
+            "u",
+            "undo_run",
+            "Undo run",
+            id="runs.undo",
+            tooltip="Undo the run under the cursor (asks first; memories changed since "
+            "stay as they are and are listed)",
+        ),
+        Binding(
+            "tab",
+            "app.focus_next",
+            "Changes",
+            id="runs.next",
+            tooltip="Move between the runs and the changes of the run",
+        ),
+        Binding(
+            "ctrl+r",
+            "reload",
+            "Reload",
+            show=False,
+            id="runs.reload",
+            tooltip="Read the runs again",
+        ),
         Binding("escape", "back", "Back", id="runs.back", tooltip="Back to where you were"),
     ]
 
@@ -91,10 +107,16 @@ class RunsScreen(ConsoleScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "maintenance runs"
-        for key, label, width in (("id", "run", 4), ("applied", "applied", 16),
-                                  ("now", "evaluated", 10), ("passes", "passes (policy)", 26),
-                                  ("changed", "changed", 8), ("counts", "counts", 20),
-                                  ("ms", "ms", 6), ("undone", "undone", 10)):
+        for key, label, width in (
+            ("id", "run", 4),
+            ("applied", "applied", 16),
+            ("now", "evaluated", 10),
+            ("passes", "passes (policy)", 26),
+            ("changed", "changed", 8),
+            ("counts", "counts", 20),
+            ("ms", "ms", 6),
+            ("undone", "undone", 10),
+        ):
             self.table.add_column(label, key=key, width=width)
         self.table.focus()
         self.load_runs(None)
@@ -118,14 +140,22 @@ class RunsScreen(ConsoleScreen):
         table.clear()
         for run in self.runs:
             undone = Text(when(run.undone_at)[:10], style="yellow") if run.undone else ""
-            table.add_row(Text(str(run.id), justify="right"), when(run.started_at)[:16],
-                          when(run.now)[:10], f"{', '.join(run.passes)} ({run.policy})",
-                          Text(f"{run.changed:,}", justify="right"), counts_text(run.counts),
-                          Text(f"{run.duration_ms:,}", justify="right"), undone)
+            table.add_row(
+                Text(str(run.id), justify="right"),
+                when(run.started_at)[:16],
+                when(run.now)[:10],
+                f"{', '.join(run.passes)} ({run.policy})",
+                Text(f"{run.changed:,}", justify="right"),
+                counts_text(run.counts),
+                Text(f"{run.duration_ms:,}", justify="right"),
+                undone,
+            )
         if not self.runs:
             self.query_one("#runs-facts", Static).update(
-                Text("No run applied yet: m chooses passes, previews and applies them.",
-                     style="dim"))
+                Text(
+                    "No run applied yet: m chooses passes, previews and applies them.", style="dim"
+                )
+            )
             self.query_one(RunChangesTable).show_events([], {})
             return
         row = next((i for i, r in enumerate(self.runs) if r.id == message.focus_id), 0)
@@ -145,8 +175,9 @@ class RunsScreen(ConsoleScreen):
             self.load_changes(run.id, 0, None, 0)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="changes")
-    def load_changes(self, run_id: int, first: int, before_event: int | None,
-                     after_event: int) -> None:
+    def load_changes(
+        self, run_id: int, first: int, before_event: int | None, after_event: int
+    ) -> None:
         store = self.context.store
         if before_event is not None:
             events = run_changes_before(store, run_id, before_event, WINDOW)
@@ -165,11 +196,11 @@ class RunsScreen(ConsoleScreen):
         if current is None or current.id != message.run_id:
             return
         self.window = message
-        self.query_one(RunChangesTable).show_events(message.events, message.titles,
-                                                     cursor=message.cursor)
+        self.query_one(RunChangesTable).show_events(
+            message.events, message.titles, cursor=message.cursor
+        )
         end = message.first + len(message.events)
-        where = (f"{message.first + 1:,}-{end:,} of {message.total:,}" if message.events
-                 else "none")
+        where = f"{message.first + 1:,}-{end:,} of {message.total:,}" if message.events else "none"
         head = Text(f"changes of run {message.run_id}", style="bold")
         head.append(f" · {where} · Enter opens a memory's story", style="dim")
         self.query_one("#runs-changes-head", Static).update(head)
@@ -183,8 +214,7 @@ class RunsScreen(ConsoleScreen):
         if message.direction == "next" and end < window.total:
             self.load_changes(window.run_id, end, None, window.events[-1].id)
         elif message.direction == "previous" and window.first > 0:
-            self.load_changes(window.run_id, max(0, window.first - WINDOW),
-                              window.events[0].id, 0)
+            self.load_changes(window.run_id, max(0, window.first - WINDOW), window.events[0].id, 0)
 
     @on(RunChangesTable.Opened)
     def _opened(self, message: RunChangesTable.Opened) -> None:
@@ -205,10 +235,14 @@ class RunsScreen(ConsoleScreen):
         """A dimmed Undo run still says why nothing happened."""
         if event.key == "u" and self.check_action("undo_run", ()) is None:
             run = self.current
-            self.notify("read-only store: undo is disabled (opened with --read-only)"
-                        if self.context.read_only else
-                        "this run is already undone" if run is not None and run.undone
-                        else "no run to undo here", severity="warning")
+            self.notify(
+                "read-only store: undo is disabled (opened with --read-only)"
+                if self.context.read_only
+                else "this run is already undone"
+                if run is not None and run.undone
+                else "no run to undo here",
+                severity="warning",
+            )
             event.stop()
 
     def action_undo_run(self) -> None:
@@ -216,16 +250,21 @@ class RunsScreen(ConsoleScreen):
 
         run = self.current
         if run is None or run.undone:
-            self.notify("this run is already undone" if run else "no run to undo",
-                        severity="warning")
+            self.notify(
+                "this run is already undone" if run else "no run to undo", severity="warning"
+            )
             return
         created = run.counts.get("created", 0)
-        body = Text(f"Run {run.id} ({', '.join(run.passes)}, {when(run.started_at)}) changed "
-                    f"{plural(run.changed)}: {counts_text(run.counts)}.\n\n")
-        body.append("Undo puts every field it changed back to its value before the run"
-                    + (f" and deletes the {created:,} memories it created" if created else "")
-                    + ", in one transaction. A memory changed since the run (recalled, edited, "
-                    "another run) is left as it is and listed with the reason.")
+        body = Text(
+            f"Run {run.id} ({', '.join(run.passes)}, {when(run.started_at)}) changed "
+            f"{plural(run.changed)}: {counts_text(run.counts)}.\n\n"
+        )
+        body.append(
+            "Undo puts every field it changed back to its value before the run"
+            + (f" and deletes the {created:,} memories it created" if created else "")
+            + ", in one transaction. A memory changed since the run (recalled, edited, "
+            "another run) is left as it is and listed with the reason."
+        )
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -234,8 +273,9 @@ class RunsScreen(ConsoleScreen):
                 self.notify(f"undoing run {run.id}…", timeout=3)
                 self.undo_worker(run.id, self.context.action_moment())
 
-        self.app.push_screen(ConfirmScreen(f"Undo run {run.id}?", body, "Undo run",
-                                           variant="warning"), answered)
+        self.app.push_screen(
+            ConfirmScreen(f"Undo run {run.id}?", body, "Undo run", variant="warning"), answered
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="undo", name="undo")
     def undo_worker(self, run_id: int, moment: float) -> None:
@@ -250,10 +290,16 @@ class RunsScreen(ConsoleScreen):
         if report.deleted:
             text += f", {plural(len(report.deleted))} it created deleted"
         if report.not_restored:
-            text += (f"; {plural(len(report.not_restored))} not restored (changed since): "
-                     "see the run's details")
-        self.notify(text, title="undone", severity="warning" if report.not_restored
-                    else "information", timeout=10)
+            text += (
+                f"; {plural(len(report.not_restored))} not restored (changed since): "
+                "see the run's details"
+            )
+        self.notify(
+            text,
+            title="undone",
+            severity="warning" if report.not_restored else "information",
+            timeout=10,
+        )
         self.window = None
         self.load_runs(report.run_id)
 

@@ -14,8 +14,17 @@ from memory_console.store.vocab import SORTABLE
 from memory_console.tui.widgets.status_line import SORT_NAMES
 
 # Columns whose natural first look is biggest or newest first.
-DESCENDING_FIRST = frozenset({"importance", "confidence", "retrieval_count", "created_at",
-                              "updated_at", "last_accessed_at", "is_protected"})
+DESCENDING_FIRST = frozenset(
+    {
+        "importance",
+        "confidence",
+        "retrieval_count",
+        "created_at",
+        "updated_at",
+        "last_accessed_at",
+        "is_protected",
+    }
+)
 
 
 def next_order(column: str, current: str, descending: bool) -> tuple[str, bool]:

@@ -33,8 +33,9 @@ class StoryScreen(MemoryActionsScreen):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
-        Binding("escape,backspace", "back", "Back", id="story.back",
-                tooltip="Back to the memory list"),
+        Binding(
+            "escape,backspace", "back", "Back", id="story.back", tooltip="Back to the memory list"
+        ),
         *MEMORY_ACTION_BINDINGS,
     ]
 
@@ -138,13 +139,13 @@ class StoryScreen(MemoryActionsScreen):
             change = change_text(event)
             if event.query:
                 change = f"{change}  ({event.query})" if change else event.query
-            history.add_row(when(event.at), event.actor, event.kind,
-                            shown(change, reveal=self.reveal))
+            history.add_row(
+                when(event.at), event.actor, event.kind, shown(change, reveal=self.reveal)
+            )
         accesses = self.query_one("#story-accesses", DataTable)
         accesses.clear()
         for event in story.accesses:
-            scores = ", ".join(f"{k} {v}" for k, v in (event.scores or {}).items()
-                               if v is not None)
+            scores = ", ".join(f"{k} {v}" for k, v in (event.scores or {}).items() if v is not None)
             accesses.add_row(when(event.at), shown(event.query or "", reveal=self.reveal), scores)
         if not story.accesses:
             accesses.add_row("never retrieved", "", "")

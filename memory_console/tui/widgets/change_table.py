@@ -16,8 +16,13 @@ from memory_console.tui.formatting import SELECTED_MARK, one_line
 from memory_console.tui.plan_rows import RowChange
 
 LEFT_OUT_MARK = "×"
-FIXED = (("mark", " ", 1), ("id", "id", 7), ("pass", "pass", 11), ("field", "field", 11),
-         ("change", "before → after", 18))
+FIXED = (
+    ("mark", " ", 1),
+    ("id", "id", 7),
+    ("pass", "pass", 11),
+    ("field", "field", 11),
+    ("change", "before → after", 18),
+)
 SCROLLBAR = 2
 
 
@@ -38,8 +43,7 @@ def change_text(change: RowChange, name: str) -> str:
     return f"{value_text(name, before)} → {value_text(name, after)}"
 
 
-FIELD_NAMES = {"decay_policy": "policy", "memory_type": "type",
-               "consolidated_into": "merged"}
+FIELD_NAMES = {"decay_policy": "policy", "memory_type": "type", "consolidated_into": "merged"}
 
 
 def field_text(change: RowChange) -> str:
@@ -54,14 +58,36 @@ class ChangeTable(DataTable[Text | str]):
     """Rows are RowChanges of one window; the screen pages the window over the sorted rows."""
 
     BINDINGS = [
-        Binding("enter", "select_cursor", "Open", id="changes.open",
-                tooltip="Open this memory's whole story (a merge: the merge review)"),
-        Binding("space", "toggle_selection", "Select", id="changes.select",
-                tooltip="Mark this change's memory for exclude or protect"),
-        Binding("home,g", "edge('first')", "First", show=False, id="changes.first",
-                tooltip="Go to the first change"),
-        Binding("end,G", "edge('last')", "Last", show=False, id="changes.last",
-                tooltip="Go to the last change"),
+        Binding(
+            "enter",
+            "select_cursor",
+            "Open",
+            id="changes.open",
+            tooltip="Open this memory's whole story (a merge: the merge review)",
+        ),
+        Binding(
+            "space",
+            "toggle_selection",
+            "Select",
+            id="changes.select",
+            tooltip="Mark this change's memory for exclude or protect",
+        ),
+        Binding(
+            "home,g",
+            "edge('first')",
+            "First",
+            show=False,
+            id="changes.first",
+            tooltip="Go to the first change",
+        ),
+        Binding(
+            "end,G",
+            "edge('last')",
+            "Last",
+            show=False,
+            id="changes.last",
+            tooltip="Go to the last change",
+        ),
     ]
 
     @dataclass
@@ -99,8 +125,9 @@ class ChangeTable(DataTable[Text | str]):
         self.selected: set[int] = set()
         self.widths: tuple[int, int] = (0, 0)
 
-    def show_window(self, changes: list[RowChange], left_out: Collection[int], *,
-                    cursor: int = 0) -> None:
+    def show_window(
+        self, changes: list[RowChange], left_out: Collection[int], *, cursor: int = 0
+    ) -> None:
         """Show these changes; `left_out` are the positions in it the edits take out."""
         self.changes = changes
         self.left_out = left_out
@@ -136,12 +163,17 @@ class ChangeTable(DataTable[Text | str]):
 
     def cells(self, change: RowChange, left_out: bool) -> list[Text | str]:
         style = "dim strike" if left_out else ""
-        mark = (SELECTED_MARK if change.id in self.selected
-                else LEFT_OUT_MARK if left_out else "")
+        mark = SELECTED_MARK if change.id in self.selected else LEFT_OUT_MARK if left_out else ""
         ident = "new" if change.is_new else str(change.id)
         title = self.titles.get(change.id, "…")
-        values = [ident, one_line(title, self.widths[0]), change.pass_name, field_text(change),
-                  change_text(change, change.main_field), one_line(change.reason, 200)]
+        values = [
+            ident,
+            one_line(title, self.widths[0]),
+            change.pass_name,
+            field_text(change),
+            change_text(change, change.main_field),
+            one_line(change.reason, 200),
+        ]
         return [Text(mark, style="bold"), *(Text(v, style=style) for v in values)]
 
     @property
@@ -220,8 +252,9 @@ class ChangeTable(DataTable[Text | str]):
             return
         self.selected.symmetric_difference_update({change.id})
         row = self.cursor_row
-        for column, value in zip(("mark",), self.cells(change, row in self.left_out)[:1],
-                                 strict=True):
+        for column, value in zip(
+            ("mark",), self.cells(change, row in self.left_out)[:1], strict=True
+        ):
             self.update_cell(str(row), column, value)
         self.post_message(self.SelectionChanged(self, len(self.selected)))
         if self.cursor_row < len(self.changes) - 1:

@@ -63,26 +63,55 @@ def _matched(cell: Cell) -> str:
     return "+".join("kw" if part == "keyword" else "sem" for part in cell.hit.matched)
 
 
-SELECT = Column("selected", " ", 1, None,
-                lambda c: Text(SELECTED_MARK, style="bold") if c.selected else "")
-TITLE = Column("title", "title", MIN_TITLE, "title",
-               lambda c: one_line(shown(c.record.title, reveal=c.reveal)))
-CONFIDENCE = Column("confidence", "confidence", 22, "confidence",
-                    lambda c: confidence_text(c.record.confidence))
-CONFIDENCE_SHORT = Column("confidence", "confidence", 14, "confidence",
-                          lambda c: confidence_text(c.record.confidence, short=True))
+SELECT = Column(
+    "selected", " ", 1, None, lambda c: Text(SELECTED_MARK, style="bold") if c.selected else ""
+)
+TITLE = Column(
+    "title", "title", MIN_TITLE, "title", lambda c: one_line(shown(c.record.title, reveal=c.reveal))
+)
+CONFIDENCE = Column(
+    "confidence", "confidence", 22, "confidence", lambda c: confidence_text(c.record.confidence)
+)
+CONFIDENCE_SHORT = Column(
+    "confidence",
+    "confidence",
+    14,
+    "confidence",
+    lambda c: confidence_text(c.record.confidence, short=True),
+)
 STATUS = Column("status", "status", 8, "status", _status)
-PROTECTED = Column("protected", "prot", 4, "is_protected",
-                   lambda c: PROTECTED_MARK if c.record.is_protected else "")
-RETRIEVALS = Column("retrievals", "ret", 3, "retrieval_count",
-                    lambda c: Text(f"{c.record.retrieval_count:,}", justify="right"), right=True)
-LAST_ACCESS = Column("last_access", "last access", 11, "last_accessed_at",
-                     lambda c: date_or_never(c.record.last_accessed_at))
+PROTECTED = Column(
+    "protected",
+    "prot",
+    4,
+    "is_protected",
+    lambda c: PROTECTED_MARK if c.record.is_protected else "",
+)
+RETRIEVALS = Column(
+    "retrievals",
+    "ret",
+    3,
+    "retrieval_count",
+    lambda c: Text(f"{c.record.retrieval_count:,}", justify="right"),
+    right=True,
+)
+LAST_ACCESS = Column(
+    "last_access",
+    "last access",
+    11,
+    "last_accessed_at",
+    lambda c: date_or_never(c.record.last_accessed_at),
+)
 TYPE = Column("type", "type", 10, "memory_type", lambda c: c.record.memory_type)
 TIER = Column("tier", "tier", 10, "tier", lambda c: c.record.tier)
 IDENT = Column("id", "id", 7, "id", lambda c: Text(str(c.record.id), justify="right"), right=True)
-TOPIC = Column("topic", "owner/topic", 22, "topic",
-               lambda c: one_line(f"{c.record.owner}/{c.record.topic}", 22))
+TOPIC = Column(
+    "topic",
+    "owner/topic",
+    22,
+    "topic",
+    lambda c: one_line(f"{c.record.owner}/{c.record.topic}", 22),
+)
 SCORE = Column("score", "score", 6, None, _score, right=True)
 MATCHED = Column("matched", "via", 6, None, _matched)
 
@@ -93,8 +122,21 @@ SEARCH_ESSENTIAL = (SCORE, CONFIDENCE_SHORT, STATUS, PROTECTED)
 OPTIONAL = (LAST_ACCESS, TYPE, CONFIDENCE, TIER, IDENT, TOPIC)
 SEARCH_OPTIONAL = (MATCHED, RETRIEVALS, LAST_ACCESS, TYPE, CONFIDENCE, TIER, IDENT, TOPIC)
 TITLE_COMFORT = 30
-DISPLAY_ORDER = ("selected", "id", "score", "matched", "title", "topic", "type", "tier",
-                 "confidence", "retrievals", "last_access", "status", "protected")
+DISPLAY_ORDER = (
+    "selected",
+    "id",
+    "score",
+    "matched",
+    "title",
+    "topic",
+    "type",
+    "tier",
+    "confidence",
+    "retrievals",
+    "last_access",
+    "status",
+    "protected",
+)
 
 
 def span(column: Column) -> int:
@@ -106,15 +148,18 @@ def fit_columns(width: int, *, search: bool) -> list[Column]:
     chosen: dict[str, Column] = {}
     used = span(SELECT) + span(TITLE)
     comfort = TITLE_COMFORT - MIN_TITLE
-    for reserve, columns in ((0, SEARCH_ESSENTIAL if search else ESSENTIAL),
-                             (comfort, SEARCH_OPTIONAL if search else OPTIONAL)):
+    for reserve, columns in (
+        (0, SEARCH_ESSENTIAL if search else ESSENTIAL),
+        (comfort, SEARCH_OPTIONAL if search else OPTIONAL),
+    ):
         for column in columns:
             previous = chosen.get(column.key)
             extra = span(column) - (span(previous) if previous else 0)
             if used + extra + reserve <= width:
                 chosen[column.key] = column
                 used += extra
-    title = Column(TITLE.key, TITLE.label, TITLE.width + max(0, width - used), TITLE.sort,
-                   TITLE.render)
+    title = Column(
+        TITLE.key, TITLE.label, TITLE.width + max(0, width - used), TITLE.sort, TITLE.render
+    )
     chosen.update({"selected": SELECT, "title": title})
     return [chosen[key] for key in DISPLAY_ORDER if key in chosen]

@@ -44,8 +44,9 @@ def memory_fields(record: MemoryRecord) -> list[tuple[str, RenderableType]]:
     """The fields every view of a memory shows, in the order a person reads them."""
     confidence = confidence_text(record.confidence)
     confidence.append(f"  (base {record.base_confidence:.2f})", style="dim")
-    status = record.status + (f" into #{record.consolidated_into}"
-                              if record.consolidated_into else "")
+    status = record.status + (
+        f" into #{record.consolidated_into}" if record.consolidated_into else ""
+    )
     protection = f"{PROTECTED_MARK} protected" if record.is_protected else "not protected"
     return [
         ("owner/topic", f"{record.owner} / {record.topic}"),
@@ -113,8 +114,9 @@ class DetailPane(Static):
         record = self.record
         if record is None:
             self.story = None
-            self.update(Text("No memory here: change the filter or the topic.", style="dim"),
-                        layout=False)
+            self.update(
+                Text("No memory here: change the filter or the topic.", style="dim"), layout=False
+            )
             return
         title = Text(f"#{record.id} ", style="dim")
         title.append(shown(record.title, reveal=self.reveal), style="bold")

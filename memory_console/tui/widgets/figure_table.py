@@ -21,8 +21,13 @@ class FigureTable(DataTable[Cell]):
     """Rows of figures; a target per row, or per cell for a grid (cursor_type "cell")."""
 
     BINDINGS = [
-        Binding("enter", "select_cursor", "Show memories", id="figures.show",
-                tooltip="Show the memories behind this figure in the memory list"),
+        Binding(
+            "enter",
+            "select_cursor",
+            "Show memories",
+            id="figures.show",
+            tooltip="Show the memories behind this figure in the memory list",
+        ),
     ]
 
     @dataclass
@@ -30,16 +35,22 @@ class FigureTable(DataTable[Cell]):
         table: FigureTable
         target: Target
 
-    def __init__(self, columns: Sequence[tuple[str, int | None]], *, id: str | None = None,
-                 cursor_type: CursorType = "row") -> None:
+    def __init__(
+        self,
+        columns: Sequence[tuple[str, int | None]],
+        *,
+        id: str | None = None,
+        cursor_type: CursorType = "row",
+    ) -> None:
         super().__init__(id=id, cursor_type=cursor_type, zebra_stripes=True)
         self.column_specs = list(columns)
         self.targets: dict[tuple[int, int], Target] = {}
 
     def on_mount(self) -> None:
         for position, (label, width) in enumerate(self.column_specs):
-            self.add_column(Text(label, justify="right" if position else "left"),
-                            key=str(position), width=width)
+            self.add_column(
+                Text(label, justify="right" if position else "left"), key=str(position), width=width
+            )
 
     def show_rows(self, rows: Sequence[tuple[Sequence[Cell], Target | None]]) -> None:
         """Rows of cells, each with the target of the whole row."""
@@ -55,8 +66,9 @@ class FigureTable(DataTable[Cell]):
             for column, target in targets.items():
                 self.targets[(number, column)] = target
         if rows:
-            self.move_cursor(row=min(cursor.row, len(rows) - 1), column=cursor.column,
-                             animate=False)
+            self.move_cursor(
+                row=min(cursor.row, len(rows) - 1), column=cursor.column, animate=False
+            )
 
     def target_at(self, row: int, column: int) -> Target | None:
         return self.targets.get((row, column)) or self.targets.get((row, -1))

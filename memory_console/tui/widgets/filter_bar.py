@@ -63,20 +63,56 @@ class FilterBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         unit = [Number(minimum=0.0, maximum=1.0, failure_description="a number from 0 to 1")]
-        yield Input(placeholder="filter text", id="filter-text", compact=True,
-                    tooltip="Only memories containing all these words")
-        yield Select(choices(STATUSES), prompt="status", id="filter-status", compact=True,
-                     tooltip="Only memories with this status")
-        yield Select(choices(MEMORY_TYPES), prompt="type", id="filter-type", compact=True,
-                     tooltip="Only memories of this type")
-        yield Select(choices(TIERS), prompt="tier", id="filter-tier", compact=True,
-                     tooltip="Only memories in this tier")
-        yield Select([], prompt="owner", id="filter-owner", compact=True,
-                     tooltip="Only memories of this owner")
-        yield Input(placeholder="conf ≥", id="filter-min", classes="confidence", compact=True,
-                    validators=unit, tooltip="Lowest confidence to show (0 to 1)")
-        yield Input(placeholder="conf ≤", id="filter-max", classes="confidence", compact=True,
-                    validators=unit, tooltip="Highest confidence to show (0 to 1)")
+        yield Input(
+            placeholder="filter text",
+            id="filter-text",
+            compact=True,
+            tooltip="Only memories containing all these words",
+        )
+        yield Select(
+            choices(STATUSES),
+            prompt="status",
+            id="filter-status",
+            compact=True,
+            tooltip="Only memories with this status",
+        )
+        yield Select(
+            choices(MEMORY_TYPES),
+            prompt="type",
+            id="filter-type",
+            compact=True,
+            tooltip="Only memories of this type",
+        )
+        yield Select(
+            choices(TIERS),
+            prompt="tier",
+            id="filter-tier",
+            compact=True,
+            tooltip="Only memories in this tier",
+        )
+        yield Select(
+            [],
+            prompt="owner",
+            id="filter-owner",
+            compact=True,
+            tooltip="Only memories of this owner",
+        )
+        yield Input(
+            placeholder="conf ≥",
+            id="filter-min",
+            classes="confidence",
+            compact=True,
+            validators=unit,
+            tooltip="Lowest confidence to show (0 to 1)",
+        )
+        yield Input(
+            placeholder="conf ≤",
+            id="filter-max",
+            classes="confidence",
+            compact=True,
+            validators=unit,
+            tooltip="Highest confidence to show (0 to 1)",
+        )
 
     @property
     def values(self) -> FilterValues:
@@ -153,8 +189,10 @@ class FilterBar(Horizontal):
     def _input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if event.validation_result is not None and not event.validation_result.is_valid:
-            self.notify(f"confidence: {'; '.join(event.validation_result.failure_descriptions)}",
-                        severity="warning")
+            self.notify(
+                f"confidence: {'; '.join(event.validation_result.failure_descriptions)}",
+                severity="warning",
+            )
             return
         if self._timer is not None:
             self._timer.stop()

@@ -40,9 +40,14 @@ class ParamForm(Vertical):
             validator = Integer() if item.is_int else Number()
             with Horizontal(classes="param-row"):
                 yield Label(item.name, classes="param-name")
-                yield Input(self.values.get(item.name, ""), placeholder=item.default_text,
-                            id=f"param-{item.name}", compact=True, validators=[validator],
-                            tooltip=f"{item.name}: empty uses the default {item.default_text}")
+                yield Input(
+                    self.values.get(item.name, ""),
+                    placeholder=item.default_text,
+                    id=f"param-{item.name}",
+                    compact=True,
+                    validators=[validator],
+                    tooltip=f"{item.name}: empty uses the default {item.default_text}",
+                )
                 default = Text(f"default {item.default_text}")
                 yield Label(default, classes="param-default")
 
@@ -56,8 +61,9 @@ class ParamForm(Vertical):
     def overrides(self) -> dict[str, str]:
         """The values typed for the parameters offered now (empty ones use the default)."""
         offered = {item.name for item in self.fields}
-        return {name: text for name, text in self.values.items()
-                if name in offered and text.strip()}
+        return {
+            name: text for name, text in self.values.items() if name in offered and text.strip()
+        }
 
     def clear(self) -> None:
         self.values.clear()

@@ -28,10 +28,12 @@ def counts_by_pass(plan: Plan) -> dict[tuple[str, str], int]:
 
 def figures_line(plan: Plan) -> str:
     """What the passes found beyond their changes (eligible, candidates, groups)."""
-    wanted = (("decay", "eligible", "eligible"),
-              ("decay", "promotion_candidates", "promotion candidates"),
-              ("promote", "promotion_candidates", "promotion candidates"),
-              ("consolidate", "groups", "merge groups"))
+    wanted = (
+        ("decay", "eligible", "eligible"),
+        ("decay", "promotion_candidates", "promotion candidates"),
+        ("promote", "promotion_candidates", "promotion candidates"),
+        ("consolidate", "groups", "merge groups"),
+    )
     shown: dict[str, int] = {}
     for pass_name, key, label in wanted:
         value = plan.figures.get(pass_name, {}).get(key)
@@ -43,8 +45,9 @@ def figures_line(plan: Plan) -> str:
 def counts_table(base: Plan, edited: Plan, left_out: int) -> Group:
     proposed = counts_by_pass(base)
     kept = counts_by_pass(edited)
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True,
-                  header_style="bold")
+    table = Table(
+        box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True, header_style="bold"
+    )
     table.add_column("pass")
     table.add_column("change")
     table.add_column("memories", justify="right")

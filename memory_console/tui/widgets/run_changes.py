@@ -35,8 +35,13 @@ class RunChangesTable(DataTable[Text | str]):
     """Rows are events of one run; the screen reads the neighbouring window at the edges."""
 
     BINDINGS = [
-        Binding("enter", "select_cursor", "Open", id="run_changes.open",
-                tooltip="Open this memory's whole story"),
+        Binding(
+            "enter",
+            "select_cursor",
+            "Open",
+            id="run_changes.open",
+            tooltip="Open this memory's whole story",
+        ),
     ]
 
     @dataclass
@@ -63,8 +68,9 @@ class RunChangesTable(DataTable[Text | str]):
         title = max(10, spare // 2)
         return title, max(10, spare - title)
 
-    def show_events(self, events: list[EventRecord], titles: dict[int, str], *,
-                    cursor: int = 0) -> None:
+    def show_events(
+        self, events: list[EventRecord], titles: dict[int, str], *, cursor: int = 0
+    ) -> None:
         self.events, self.titles = events, titles
         self.rebuild(cursor)
 
@@ -78,11 +84,13 @@ class RunChangesTable(DataTable[Text | str]):
             self.add_column(label, key=key, width=width)
         self.add_column("reason", key="reason", width=reason_width)
         for event in self.events:
-            self.add_row(Text(str(event.memory_id), justify="right"),
-                         one_line(self.titles.get(event.memory_id, "(deleted since)"),
-                                  title_width),
-                         event.kind, one_line(compact_change(event), 120),
-                         one_line(event.query or "", 200))
+            self.add_row(
+                Text(str(event.memory_id), justify="right"),
+                one_line(self.titles.get(event.memory_id, "(deleted since)"), title_width),
+                event.kind,
+                one_line(compact_change(event), 120),
+                one_line(event.query or "", 200),
+            )
         if self.events:
             self.move_cursor(row=max(0, min(row, len(self.events) - 1)), animate=False)
 

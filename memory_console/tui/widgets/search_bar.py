@@ -21,8 +21,13 @@ class SearchBar(Horizontal):
     SearchBar > Input { width: 1fr; }
     """
     BINDINGS = [
-        Binding("escape", "close", "Back to browsing", id="search.close",
-                tooltip="Leave search and return to the memories as they were"),
+        Binding(
+            "escape",
+            "close",
+            "Back to browsing",
+            id="search.close",
+            tooltip="Leave search and return to the memories as they were",
+        ),
     ]
 
     @dataclass
@@ -36,8 +41,11 @@ class SearchBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label("search ›")
-        yield Input(placeholder="words or a question, then Enter (Escape: back to browsing)",
-                    id="search-input", compact=True)
+        yield Input(
+            placeholder="words or a question, then Enter (Escape: back to browsing)",
+            id="search-input",
+            compact=True,
+        )
 
     def focus(self, scroll_visible: bool = True) -> SearchBar:
         self.query_one(Input).focus(scroll_visible)

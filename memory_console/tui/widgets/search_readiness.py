@@ -72,8 +72,10 @@ class SearchReadiness(Static):
     @on(SemanticProgress)
     def _progress(self, message: SemanticProgress) -> None:
         message.stop()
-        self.show(f"embedding {progress_bar(message.done, message.total)} "
-                  f"{message.done:,}/{message.total:,}")
+        self.show(
+            f"embedding {progress_bar(message.done, message.total)} "
+            f"{message.done:,}/{message.total:,}"
+        )
 
     @on(SemanticFinished)
     def _finished(self, message: SemanticFinished) -> None:
@@ -84,8 +86,9 @@ class SearchReadiness(Static):
         else:
             self.show("keyword search only")
             if message.detail != "keyword search only":
-                self.notify(f"semantic search unavailable: {message.detail}",
-                            severity="warning", timeout=6)
+                self.notify(
+                    f"semantic search unavailable: {message.detail}", severity="warning", timeout=6
+                )
 
     @on(Worker.StateChanged)
     def _failed(self, event: Worker.StateChanged) -> None:

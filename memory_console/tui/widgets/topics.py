@@ -53,10 +53,14 @@ class TopicsTree(Tree[Place]):
         self.root.data = (None, None)
         chosen: TreeNode[Place] = self.root
         for owner, topics in sorted(by_owner.items()):
-            expand = (owner in opened or owner == place[0]
-                      or (first_time and len(by_owner) <= EXPAND_UP_TO))
-            node = self.root.add(label(owner, sum(c for _, c in topics)), data=(owner, None),
-                                 expand=expand)
+            expand = (
+                owner in opened
+                or owner == place[0]
+                or (first_time and len(by_owner) <= EXPAND_UP_TO)
+            )
+            node = self.root.add(
+                label(owner, sum(c for _, c in topics)), data=(owner, None), expand=expand
+            )
             if place == (owner, None):
                 chosen = node
             for topic, count in topics:

@@ -58,8 +58,11 @@ class WorkProgress(Horizontal):
         return time.monotonic() - self.started
 
     def tick(self) -> None:
-        text = Text(f" {self.what} {time.monotonic() - self.started:.1f} s", no_wrap=True,
-                    overflow="ellipsis")
+        text = Text(
+            f" {self.what} {time.monotonic() - self.started:.1f} s",
+            no_wrap=True,
+            overflow="ellipsis",
+        )
         if self.hint:
             text.append(f" · {self.hint}", style="dim")
         self.query_one(Static).update(text)
