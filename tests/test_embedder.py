@@ -195,7 +195,7 @@ def test_tokenizer_pads_to_the_longest_and_truncates(embedder: Embedder) -> None
 
 
 def test_embeddings_shape_type_and_norm(embedder: Embedder) -> None:
-    assert (embedder.model_id, embedder.dim) == ("all-MiniLM-L6-v2-onnx-int8", 384)
+    assert (embedder.model_id, embedder.dim) == ("all-MiniLM-L6-v2-onnx-int8+int8mm1", 384)
     vectors = embedder.embed(TEXTS)
     assert vectors.shape == (len(TEXTS), 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -208,10 +208,42 @@ def test_embeddings_shape_type_and_norm(embedder: Embedder) -> None:
         embedder.embed("one text")  # type: ignore[arg-type]
 
 
+@pytest.fixture(scope="module")
+def float_embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    """The same model with its graph as shipped: float32 products."""
+    data = manifest_data()
+    data["rewrite_graph"] = False
+    return Embedder.load(write_manifest(tmp_path_factory.mktemp("float"), data))
+
+
 @pytest.mark.parametrize("batch_size", [1, 3, 32])
-def test_batching_matches_one_by_one(embedder: Embedder, batch_size: int) -> None:
+def test_batching_matches_one_by_one(
+    embedder: Embedder, float_embedder: Embedder, batch_size: int
+) -> None:
+    # As shipped, a text's vector does not depend on its batch.
+    one_by_one = np.stack([float_embedder.embed_query(text) for text in TEXTS])
+    np.testing.assert_allclose(
+        float_embedder.embed(TEXTS, batch_size=batch_size), one_by_one, atol=1e-4
+    )
+    # The int8 products quantize each batch's activations with one scale, so the batch moves a
+    # vector a little; the stored vector of a text is computed once and kept.
+    # Very short texts ("ok", "") move most.
     one_by_one = np.stack([embedder.embed_query(text) for text in TEXTS])
-    np.testing.assert_allclose(embedder.embed(TEXTS, batch_size=batch_size), one_by_one, atol=1e-4)
+    cosines = np.sum(embedder.embed(TEXTS, batch_size=batch_size) * one_by_one, axis=1)
+    sentences = np.array([len(text.split()) > 3 for text in TEXTS])
+    assert cosines[sentences].min() > 0.98 and cosines.min() > 0.94
+
+
+def test_rewritten_graph_keeps_the_vectors(embedder: Embedder, float_embedder: Embedder) -> None:
+    assert float_embedder.model_id == "all-MiniLM-L6-v2-onnx-int8"
+    assert embedder.model_id != float_embedder.model_id
+    sentences = [text for text in TEXTS if len(text.split()) > 3]
+    cosines = np.sum(embedder.embed(sentences) * float_embedder.embed(sentences), axis=1)
+    assert cosines.min() > 0.98 and cosines.mean() > 0.99
+    pair = ["prefers dark mode in the editor", "what editor colours does the user like"]
+    quantized, float_vectors = embedder.embed(pair), float_embedder.embed(pair)
+    similarity = float(quantized[0] @ quantized[1])
+    assert abs(similarity - float(float_vectors[0] @ float_vectors[1])) < 0.03
 
 
 @pytest.mark.parametrize(

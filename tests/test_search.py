@@ -116,7 +116,7 @@ def test_model_change_reembeds_never_mixes(
     other = SearchEngine(store)
     other.prepare_semantic(manifest=str(tmp_path / "manifest.json"))
     models = {row[0] for row in store.query("SELECT DISTINCT model_id FROM embedding")}
-    assert models == {"minilm-copy"}
+    assert models == {"minilm-copy+int8mm1"}
 
 
 def test_search_and_reindex_cli(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -71,6 +71,7 @@ class Manifest:
     output_name: str
     onnx: ModelFile
     tokenizer: ModelFile
+    rewrite_graph: bool = True
 
     @property
     def files(self) -> tuple[ModelFile, ModelFile]:
@@ -85,6 +86,10 @@ def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
             f"model manifest {where}: '{key}' must be a {kind.__name__}; fix the manifest"
         )
     return value
+
+
+def _optional_bool(data: dict[str, Any], key: str, default: bool, where: str) -> bool:
+    return default if key not in data else bool(_field(data, key, bool, where))
 
 
 def _resolve_file(role: str, entry: Any, manifest_path: Path) -> ModelFile:
@@ -195,6 +200,7 @@ def read_manifest(manifest_path: str | os.PathLike[str] | None = None) -> Manife
         output_name=_field(data, "output", str, where),
         onnx=_resolve_file("onnx", files.get("onnx"), path),
         tokenizer=_resolve_file("tokenizer", files.get("tokenizer"), path),
+        rewrite_graph=_optional_bool(data, "rewrite_graph", True, where),
     )
 
 
@@ -279,11 +285,14 @@ class Embedder:
         session: onnxruntime.InferenceSession,
         tokenizer: tokenizers.Tokenizer,
         threads: int,
+        graph_tag: str | None = None,
     ) -> None:
         self._manifest = manifest
         self._session = session
         self._tokenizer = tokenizer
         self._threads = threads
+        # Vectors of a rewritten graph differ slightly from the file's own: they get their own id.
+        self._model_id = f"{manifest.model_id}+{graph_tag}" if graph_tag else manifest.model_id
         graph_inputs = {graph_input.name: graph_input for graph_input in session.get_inputs()}
         self._feeds = [
             (role, name, _ONNX_INT_TYPES.get(graph_inputs[name].type, np.int64))
@@ -310,12 +319,14 @@ class Embedder:
                 f"cannot import {exc.name}; install it with: pip install onnxruntime tokenizers"
             ) from exc
         tokenizer = _open_tokenizer(manifest, tokenizers)
-        session = _open_session(manifest, onnxruntime, threads)
-        return cls(manifest, session, tokenizer, threads)
+        model, graph_tag = _model_bytes(manifest)
+        session = _open_session(manifest, onnxruntime, threads, model)
+        return cls(manifest, session, tokenizer, threads, graph_tag)
 
     @property
     def model_id(self) -> str:
-        return self._manifest.model_id
+        """The manifest's model id, with the graph rewrite's tag when the graph was rewritten."""
+        return self._model_id
 
     @property
     def dim(self) -> int:
@@ -409,8 +420,40 @@ def _open_tokenizer(manifest: Manifest, tokenizers_module: Any) -> tokenizers.To
     return tokenizer
 
 
+def _model_bytes(manifest: Manifest) -> tuple[bytes, str | None]:
+    """The ONNX file's bytes, rewritten for int8 products when it allows; and the rewrite's tag.
+
+    The bytes are hashed again here, so a file swapped after verify_manifest() is refused.
+    """
+    path = manifest.onnx.path
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(
+            f"cannot read ONNX model {path} ({exc}); {manifest.onnx.missing_fix}"
+        ) from exc
+    if hashlib.sha256(data).hexdigest() != manifest.onnx.sha256:
+        raise ModelError(
+            f"sha256 mismatch for {path}: it changed while loading; {manifest.onnx.mismatch_fix}"
+        )
+    if not manifest.rewrite_graph:
+        return data, None
+    from memory_console.embed.graph import rewrite
+
+    try:
+        rewritten = rewrite(data)
+    except Exception as exc:
+        raise ModelError(
+            f"cannot rewrite ONNX model {path} ({exc}); "
+            f'set "rewrite_graph": false in {manifest.path} to load it as it is'
+        ) from exc
+    if rewritten is None:
+        return data, None
+    return rewritten.model, rewritten.tag
+
+
 def _open_session(
-    manifest: Manifest, onnxruntime_module: Any, threads: int
+    manifest: Manifest, onnxruntime_module: Any, threads: int, model: bytes
 ) -> onnxruntime.InferenceSession:
     options = onnxruntime_module.SessionOptions()
     options.intra_op_num_threads = threads
@@ -424,7 +467,7 @@ def _open_session(
     path = manifest.onnx.path
     try:
         session = onnxruntime_module.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            model, sess_options=options, providers=["CPUExecutionProvider"]
         )
     except Exception as exc:
         raise ModelError(

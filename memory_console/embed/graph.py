@@ -1,0 +1,253 @@
+"""Rewrites of an ONNX sentence-embedding graph that onnxruntime runs faster on a CPU.
+
+Models shipped with int8 weights often store each weight as Cast(int8) * scale, which
+onnxruntime folds back into float32 weights at load: the file is small but every matrix
+product is a float32 one, and one query reads 40 MB of weights. The rewrite keeps the int8
+weights and multiplies with onnxruntime's DynamicQuantizeMatMul instead, which quantizes the
+activations to 8 bits per call (VNNI on x86, dot-product instructions on ARM). The bias of each
+product and the erf form of GELU are folded into single operators on the way.
+
+Only exact matches are rewritten and everything else is left as it is, so a model without
+these patterns loads unchanged. The vectors differ from the float32 ones by well under 1% in
+cosine; Embedder gives the rewritten model its own model id so the two are never mixed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# Part of the model id of vectors computed by the rewritten graph; bump it when the rewrite
+# changes what it computes.
+REWRITE_TAG = "int8mm1"
+_MS_DOMAIN = "com.microsoft"
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """The rewritten model and what was changed in it."""
+
+    model: bytes
+    matmuls: int
+    biases: int
+    gelus: int
+
+    @property
+    def tag(self) -> str:
+        return REWRITE_TAG
+
+
+class _Graph:
+    """Producer, consumer and initializer lookups over an onnx GraphProto being edited."""
+
+    def __init__(self, graph: Any, numpy_helper: Any) -> None:
+        self.graph = graph
+        self.numpy_helper = numpy_helper
+        self.producer = {output: node for node in graph.node for output in node.output}
+        self.consumers: dict[str, list[Any]] = {}
+        for node in graph.node:
+            for name in node.input:
+                self.consumers.setdefault(name, []).append(node)
+        self.initializers = {tensor.name: tensor for tensor in graph.initializer}
+        self.outputs = {value.name for value in graph.output}
+        self.taken = {name for node in graph.node for name in (node.name, *node.output)}
+        self.taken |= self.initializers.keys() | {value.name for value in graph.input}
+
+    def fresh(self, name: str) -> str:
+        """A node, value or initializer name not used anywhere in the graph yet."""
+        candidate, number = name, 1
+        while candidate in self.taken:
+            number += 1
+            candidate = f"{name}_{number}"
+        self.taken.add(candidate)
+        return candidate
+
+    def only_consumer(self, name: str) -> Any | None:
+        """The single node reading name, or None if several nodes or a graph output read it."""
+        readers = self.consumers.get(name, [])
+        if len(readers) != 1 or name in self.outputs:
+            return None
+        return readers[0]
+
+    def produced_by(self, name: str, op_type: str) -> Any | None:
+        node = self.producer.get(name)
+        return node if node is not None and node.op_type == op_type else None
+
+    def constant(self, name: str) -> np.ndarray | None:
+        tensor = self.initializers.get(name)
+        return None if tensor is None else self.numpy_helper.to_array(tensor)
+
+
+def rewrite(model_bytes: bytes) -> Rewrite | None:
+    """The model with int8 products, folded biases and fused GELU; None if nothing matched."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load_model_from_string(model_bytes)
+    graph = _Graph(model.graph, numpy_helper)
+    removed: set[int] = set()
+    replacements: dict[int, Any] = {}
+    new_initializers: list[Any] = []
+    matmuls = biases = 0
+
+    for node in model.graph.node:
+        if node.op_type != "MatMul" or len(node.input) != 2:
+            continue
+        match = _int8_weight(graph, node.input[1])
+        if match is None:
+            continue
+        scale_node, cast_node, weight, scale = match
+        columns = weight.shape[1]
+        weight_name = cast_node.input[0]
+        scale_name = graph.fresh(f"{weight_name}_int8mm_scale")
+        zero_name = graph.fresh(f"{weight_name}_int8mm_zero")
+        new_initializers.append(
+            numpy_helper.from_array(scale.reshape(columns).astype(np.float32), scale_name)
+        )
+        new_initializers.append(numpy_helper.from_array(np.zeros(columns, np.int8), zero_name))
+        inputs = [node.input[0], cast_node.input[0], scale_name, zero_name]
+        output = node.output[0]
+        bias_node = _bias_add(graph, output, columns)
+        if bias_node is not None:
+            bias_name = next(name for name in bias_node.input if name != output)
+            inputs.append(bias_name)
+            output = bias_node.output[0]
+            removed.add(id(bias_node))
+            biases += 1
+        replacements[id(node)] = helper.make_node(
+            "DynamicQuantizeMatMul",
+            inputs,
+            [output],
+            name=graph.fresh(f"{weight_name}_int8mm"),
+            domain=_MS_DOMAIN,
+        )
+        removed.update((id(scale_node), id(cast_node)))
+        matmuls += 1
+
+    gelus = 0
+    for node in model.graph.node:
+        if node.op_type == "Erf" and id(node) not in removed:
+            erf = node
+            chain = _erf_gelu(graph, erf)
+            if chain is not None:
+                first, *rest = chain
+                replacements[id(first)] = helper.make_node(
+                    "Gelu",
+                    [first.input[0]],
+                    [rest[-1].output[0]],
+                    name=graph.fresh(f"{erf.output[0]}_gelu"),
+                    domain=_MS_DOMAIN,
+                )
+                removed.update(id(part) for part in rest)
+                gelus += 1
+
+    if not matmuls and not gelus:
+        return None
+    nodes = [
+        replacements.get(id(node), node) for node in model.graph.node if id(node) not in removed
+    ]
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    model.graph.initializer.extend(new_initializers)
+    _drop_unused_initializers(model.graph)
+    if not any(opset.domain == _MS_DOMAIN for opset in model.opset_import):
+        model.opset_import.append(helper.make_opsetid(_MS_DOMAIN, 1))
+    return Rewrite(model=model.SerializeToString(), matmuls=matmuls, biases=biases, gelus=gelus)
+
+
+def _int8_weight(graph: _Graph, name: str) -> tuple[Any, Any, np.ndarray, np.ndarray] | None:
+    """Match a weight written as Mul(Cast(int8 [K, N]), scale [N] or [1, N]), used once."""
+    scale_node = graph.produced_by(name, "Mul")
+    if scale_node is None or graph.only_consumer(name) is None:
+        return None
+    for cast_output, scale_name in (scale_node.input, reversed(scale_node.input)):
+        cast_node = graph.produced_by(cast_output, "Cast")
+        scale = graph.constant(scale_name)
+        if cast_node is None or scale is None or graph.only_consumer(cast_output) is None:
+            continue
+        weight = graph.constant(cast_node.input[0])
+        if weight is None or weight.dtype != np.int8 or weight.ndim != 2:
+            continue
+        columns = weight.shape[1]
+        if scale.dtype != np.float32 or scale.size != columns or scale.shape[-1] != columns:
+            continue
+        return scale_node, cast_node, weight, scale
+    return None
+
+
+def _bias_add(graph: _Graph, output: str, columns: int) -> Any | None:
+    """The Add that is the only reader of output and adds a float32 constant of [columns]."""
+    add = graph.only_consumer(output)
+    if add is None or add.op_type != "Add" or len(add.input) != 2:
+        return None
+    other = add.input[1] if add.input[0] == output else add.input[0]
+    bias = graph.constant(other)
+    if bias is None or bias.dtype != np.float32 or bias.shape != (columns,):
+        return None
+    return add
+
+
+def _scalar(graph: _Graph, node: Any, known: str) -> float | None:
+    """The value of node's scalar constant input (the input that is not known)."""
+    others = [name for name in node.input if name != known]
+    if len(others) != 1:
+        return None
+    value = graph.constant(others[0])
+    if value is None or value.size != 1:
+        return None
+    return float(value.reshape(()))
+
+
+def _erf_gelu(graph: _Graph, erf: Any) -> list[Any] | None:
+    """Match x * (0.5 * (erf(x / sqrt 2) + 1)) (in either operand order) around one Erf."""
+    divide = graph.producer.get(erf.input[0])
+    if divide is None or divide.op_type != "Div" or graph.only_consumer(divide.output[0]) is None:
+        return None
+    source = divide.input[0]
+    divisor = _scalar(graph, divide, source)
+    if divisor is None or not math.isclose(divisor, math.sqrt(2.0), rel_tol=1e-4):
+        return None
+    chain = [divide, erf]
+    steps = (("Add", 1.0), ("Mul", 0.5))
+    current = erf
+    for op_type, constant in steps:
+        following = graph.only_consumer(current.output[0])
+        if following is None or following.op_type != op_type:
+            return None
+        value = _scalar(graph, following, current.output[0])
+        if value is None or not math.isclose(value, constant, rel_tol=1e-6):
+            return None
+        chain.append(following)
+        current = following
+    last = graph.only_consumer(current.output[0])
+    if (
+        last is None
+        or last.op_type != "Mul"
+        or sorted(last.input) != sorted([source, current.output[0]])
+    ):
+        return None
+    chain.append(last)
+    return chain
+
+
+def _drop_unused_initializers(graph: Any) -> None:
+    used = _names_read(graph.node) | {value.name for value in graph.output}
+    kept = [tensor for tensor in graph.initializer if tensor.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+
+
+def _names_read(nodes: Iterable[Any]) -> set[str]:
+    names: set[str] = set()
+    for node in nodes:
+        names.update(node.input)
+        for attribute in node.attribute:
+            if attribute.g is not None:
+                names.update(_names_read(attribute.g.node))
+            for subgraph in attribute.graphs:
+                names.update(_names_read(subgraph.node))
+    return names
