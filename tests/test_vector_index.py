@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from memory_console.embed import FusedHit, VectorIndex, reciprocal_rank_fusion
+from memory_console.embed import FusedHit, VectorIndex, int8scan, reciprocal_rank_fusion
+from memory_console.embed.index import INT8_SCAN_FROM
 
 DIM = 16
 
@@ -44,10 +45,13 @@ def check_state(index: VectorIndex, reference: dict[int, np.ndarray]) -> None:
         np.testing.assert_allclose(index.get(ids), [reference[i] for i in ids], atol=1e-6)
 
 
+@pytest.mark.parametrize("int8_scan_from", [INT8_SCAN_FROM, 0])
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5])
-def test_matches_brute_force_through_adds_upserts_and_removals(seed: int) -> None:
+def test_matches_brute_force_through_adds_upserts_and_removals(
+    seed: int, int8_scan_from: int
+) -> None:
     rng = np.random.default_rng(seed)
-    index = VectorIndex(DIM, capacity=8)
+    index = VectorIndex(DIM, capacity=8, int8_scan_from=int8_scan_from)
     reference: dict[int, np.ndarray] = {}
     for _ in range(80):
         operation = rng.choice(["add", "remove", "search"], p=[0.45, 0.25, 0.3])
@@ -74,6 +78,80 @@ def test_matches_brute_force_through_adds_upserts_and_removals(seed: int) -> Non
         check_state(index, reference)
         for item in rng.integers(-20, 400, size=5).tolist():
             assert (item in index) == (item in reference)
+
+
+def clustered(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
+    """Unit vectors in tight clusters with near-duplicates: the hard case for the 8-bit bound."""
+    centres = unit(rng.normal(size=(20, dim)))
+    picks = rng.integers(0, 20, size=count)
+    spread = rng.choice([0.001, 0.05, 0.3], size=(count, 1))
+    return unit(centres[picks] + spread * rng.normal(size=(count, dim)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_int8_scan_returns_the_exact_top_k(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(seed)
+    count, dim = 6000, 384
+    vectors = clustered(rng, count, dim)
+    ids = rng.permutation(count * 3)[:count].astype(np.int64)
+    index = VectorIndex(dim, int8_scan_from=0)
+    index.add(ids, vectors)
+    scans: list[int] = []
+    real_dot_codes = int8scan.dot_codes
+
+    def counted(codes: np.ndarray, levels: np.ndarray) -> np.ndarray:
+        scans.append(codes.shape[0])
+        return real_dot_codes(codes, levels)
+
+    monkeypatch.setattr(int8scan, "dot_codes", counted)
+    score_of = dict(zip(ids.tolist(), range(count), strict=True))
+    queries = np.vstack([clustered(rng, 20, dim), vectors[:5] + 1e-4])
+    for query in queries:
+        exact = vectors @ unit(query)
+        allowed = ids[rng.random(count) < 0.5]
+        kept = np.isin(ids, allowed)
+        for k, allowed_ids, pool in (
+            (1, None, exact),
+            (10, None, exact),
+            (50, None, exact),
+            (10, allowed, np.where(kept, exact, -np.inf)),
+        ):
+            found, scores = index.search(query, k, allowed_ids=allowed_ids)
+            # Near-duplicates tie to within float rounding, so compare scores, not ids.
+            best = np.sort(pool)[::-1][:k]
+            np.testing.assert_allclose(scores, best, atol=1e-5)
+            own = exact[[score_of[item] for item in found.tolist()]]
+            np.testing.assert_allclose(own, scores, atol=1e-6)
+            assert len(set(found.tolist())) == k
+            if allowed_ids is not None:
+                assert set(found.tolist()) <= set(allowed.tolist())
+    assert scans and all(rows == count for rows in scans)
+
+
+def test_int8_scan_of_identical_vectors_falls_back_to_the_exact_product() -> None:
+    index = VectorIndex(8, int8_scan_from=0)
+    index.add(np.arange(100), np.ones((100, 8), dtype=np.float32))
+    found, scores = index.search(np.ones(8, dtype=np.float32), 3)
+    assert found.tolist() == [0, 1, 2]
+    np.testing.assert_allclose(scores, 1.0, atol=1e-6)
+    assert index.search(np.zeros(8, dtype=np.float32), 2)[0].tolist() == [0, 1]
+
+
+def test_codes_bound_the_error() -> None:
+    rng = np.random.default_rng(4)
+    rows = unit(rng.normal(size=(500, 384)))
+    codes = np.empty(rows.shape, np.uint8)
+    scales = np.empty(500, np.float32)
+    errors = np.empty(500, np.float32)
+    int8scan.quantize_rows(rows, codes, scales, errors)
+    query = unit(rng.normal(size=384))
+    quantized = int8scan.quantize_query(query)
+    assert quantized is not None
+    levels, query_scale, query_error = quantized
+    approximate = int8scan.dot_codes(codes, levels) * scales * query_scale
+    bound = query_error + errors * (1 + query_error) + int8scan.BOUND_SLACK
+    assert np.all(np.abs(approximate - rows @ query) <= bound)
+    assert float(np.abs(approximate - rows @ query).max()) < 0.01
 
 
 def test_upsert_replaces_and_last_duplicate_wins() -> None:

@@ -7,7 +7,14 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from memory_console.embed import int8scan
+
 _MIN_CAPACITY = 1024
+# From this many rows a search scans the 8-bit codes and scores only the candidates exactly.
+INT8_SCAN_FROM = 16384
+# When more rows than this share are candidates (vectors too alike for the bound to prune),
+# one exact float32 product is cheaper than gathering them.
+_CANDIDATE_FRACTION = 0.1
 _NORMALISE_CHUNK_ROWS = 65536
 # Below this share of the rows, a filtered search scores only the allowed rows; above it one
 # sequential product over the whole matrix beats the random-access gather.
@@ -24,16 +31,27 @@ class VectorIndex:
     needs rebuilding. Capacity doubles when full. Ids map to rows through a sorted id array
     (vectorised searchsorted look-ups), so any int64 ids work. Vectors are L2-normalised on the
     way in, so scores are cosine similarities. Thread-safe: one lock guards reads and writes.
+
+    Beside the float32 matrix each row has 8-bit codes (see int8scan.py). From int8_scan_from
+    rows on, a search scans the codes, keeps every row whose approximate score is within twice
+    the error bound of the k-th best, and ranks those by their exact float32 scores: the result
+    is the exact top k, for a quarter of the memory traffic.
     """
 
-    def __init__(self, dim: int, capacity: int = 0) -> None:
+    def __init__(self, dim: int, capacity: int = 0, int8_scan_from: int = INT8_SCAN_FROM) -> None:
         if dim < 1:
             raise ValueError(f"dim must be positive, not {dim}")
         self._dim = dim
         self._lock = threading.RLock()
         self._count = 0
+        self._int8_scan_from = int8_scan_from
         capacity = max(capacity, 0)
         self._matrix = np.zeros((capacity, dim), dtype=np.float32)
+        self._codes = np.full((capacity, dim), int8scan.ZERO_POINT, dtype=np.uint8)
+        self._code_scales = np.ones(capacity, dtype=np.float32)
+        self._code_errors = np.zeros(capacity, dtype=np.float32)
+        # An upper bound of the live rows' code errors: a removal may leave it high, never low.
+        self._max_code_error = 0.0
         self._id_of_row = np.full(capacity, -1, dtype=np.int64)
         self._sorted_ids = np.empty(0, dtype=np.int64)
         self._row_of_sorted = np.empty(0, dtype=np.int64)
@@ -48,9 +66,12 @@ class VectorIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the matrix (at capacity) and the id maps."""
+        """Bytes held by the matrix and the 8-bit codes (at capacity) and the id maps."""
         return (
             self._matrix.nbytes
+            + self._codes.nbytes
+            + self._code_scales.nbytes
+            + self._code_errors.nbytes
             + self._id_of_row.nbytes
             + self._sorted_ids.nbytes
             + self._row_of_sorted.nbytes
@@ -110,6 +131,7 @@ class VectorIndex:
             found, rows = self._rows_of(new_ids)
             if found.any():
                 self._matrix[rows[found]] = _normalised(matrix_in[found])
+                self._quantize(rows[found])
             fresh = ~found
             fresh_count = int(fresh.sum())
             if fresh_count == 0:
@@ -120,6 +142,7 @@ class VectorIndex:
             fresh_ids = new_ids[fresh]
             self._matrix[start:stop] = matrix_in[fresh] if fresh_count < new_ids.size else matrix_in
             _normalise_in_place(self._matrix[start:stop])
+            self._quantize(slice(start, stop))
             self._id_of_row[start:stop] = fresh_ids
             fresh_rows = np.arange(start, stop, dtype=np.int64)
             order = np.argsort(fresh_ids, kind="stable")
@@ -146,14 +169,22 @@ class VectorIndex:
             keep[np.searchsorted(self._sorted_ids, gone_ids[found])] = False
             if holes.size:
                 self._matrix[holes] = self._matrix[movers]
+                self._codes[holes] = self._codes[movers]
+                self._code_scales[holes] = self._code_scales[movers]
+                self._code_errors[holes] = self._code_errors[movers]
                 moved_ids = self._id_of_row[movers]
                 self._id_of_row[holes] = moved_ids
                 self._row_of_sorted[np.searchsorted(self._sorted_ids, moved_ids)] = holes
             self._sorted_ids = self._sorted_ids[keep]
             self._row_of_sorted = self._row_of_sorted[keep]
             self._matrix[new_count : self._count] = 0.0
+            self._codes[new_count : self._count] = int8scan.ZERO_POINT
+            self._code_scales[new_count : self._count] = 1.0
+            self._code_errors[new_count : self._count] = 0.0
             self._id_of_row[new_count : self._count] = -1
             self._count = new_count
+            if new_count == 0:
+                self._max_code_error = 0.0
             return removed
 
     def search(
@@ -172,28 +203,89 @@ class VectorIndex:
         if norm > 0.0:
             vector = vector / np.float32(norm)
         with self._lock:
-            if allowed_ids is None:
-                rows = None
-                scores = self._matrix[: self._count] @ vector
-            else:
+            rows: np.ndarray | None = None
+            if allowed_ids is not None:
                 found, candidate_rows = self._rows_of(_as_ids(allowed_ids))
                 rows = _sorted_unique(candidate_rows[found])
-                if rows.size < _GATHER_FRACTION * self._count:
-                    scores = self._scores_of_rows(rows, vector)
-                else:
-                    scores = (self._matrix[: self._count] @ vector)[rows]
-            k = min(max(k, 0), scores.size)
+            size = self._count if rows is None else rows.size
+            k = min(max(k, 0), size)
             if k == 0:
                 return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-            if k < scores.size:
-                top = np.argpartition(scores, scores.size - k)[scores.size - k :]
-            else:
-                top = np.arange(scores.size)
-            top_rows = top if rows is None else rows[top]
-            top_ids = self._id_of_row[top_rows]
-            top_scores = scores[top]
-            order = np.lexsort((top_ids, -top_scores))
-            return top_ids[order], top_scores[order].astype(np.float32, copy=False)
+            if rows is not None and rows.size < _GATHER_FRACTION * self._count:
+                return self._top(self._scores_of_rows(rows, vector), rows, k)
+            if self._count >= self._int8_scan_from:
+                result = self._search_codes(vector, k, rows)
+                if result is not None:
+                    return result
+            scores = self._matrix[: self._count] @ vector
+            return self._top(scores if rows is None else scores[rows], rows, k)
+
+    def _search_codes(
+        self, vector: np.ndarray, k: int, rows: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Exact top k through the 8-bit codes; None when the bound prunes too little."""
+        query = int8scan.quantize_query(vector)
+        if query is None:
+            return None
+        levels, query_scale, query_error = query
+        approximate = int8scan.dot_codes(self._codes[: self._count], levels).astype(np.float32)
+        approximate *= self._code_scales[: self._count]
+        approximate *= np.float32(query_scale)
+        if rows is not None:
+            approximate = approximate[rows]
+        bound = query_error + self._max_code_error * (1.0 + query_error) + int8scan.BOUND_SLACK
+        kth = np.partition(approximate, approximate.size - k)[approximate.size - k]
+        candidates = np.flatnonzero(approximate >= np.float32(kth - 2.0 * bound))
+        if candidates.size > _CANDIDATE_FRACTION * approximate.size and candidates.size > 4 * k:
+            return None
+        if rows is not None:
+            candidates = rows[candidates]
+        return self._top(self._scores_of_rows(candidates, vector), candidates, k)
+
+    def _top(
+        self, scores: np.ndarray, rows: np.ndarray | None, k: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The k best of scores (of rows, or of rows 0..n when rows is None), best first."""
+        if k < scores.size:
+            top = np.argpartition(scores, scores.size - k)[scores.size - k :]
+            kth = scores[top].min()
+            tied = np.flatnonzero(scores == kth)
+            if tied.size > 1:
+                # Rows tied with the k-th score compete by id, smallest first.
+                above = top[scores[top] > kth]
+                tied_ids = self._id_of_row[tied if rows is None else rows[tied]]
+                chosen = tied[np.argsort(tied_ids, kind="stable")[: k - above.size]]
+                top = np.concatenate([above, chosen])
+        else:
+            top = np.arange(scores.size)
+        top_rows = top if rows is None else rows[top]
+        top_ids = self._id_of_row[top_rows]
+        top_scores = scores[top]
+        order = np.lexsort((top_ids, -top_scores))
+        return top_ids[order], top_scores[order].astype(np.float32, copy=False)
+
+    def _quantize(self, rows: slice | np.ndarray) -> None:
+        """Recompute the 8-bit codes of rows from the (normalised) matrix."""
+        if isinstance(rows, slice):
+            codes, scales, errors = (
+                self._codes[rows],
+                self._code_scales[rows],
+                self._code_errors[rows],
+            )
+            int8scan.quantize_rows(self._matrix[rows], codes, scales, errors)
+        else:
+            count = rows.size
+            codes = np.empty((count, self._dim), dtype=np.uint8)
+            scales = np.empty(count, dtype=np.float32)
+            errors = np.empty(count, dtype=np.float32)
+            int8scan.quantize_rows(self._matrix[rows], codes, scales, errors)
+            self._codes[rows], self._code_scales[rows], self._code_errors[rows] = (
+                codes,
+                scales,
+                errors,
+            )
+        if errors.size:
+            self._max_code_error = max(self._max_code_error, float(errors.max()))
 
     def _scores_of_rows(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
         scores = np.empty(rows.size, dtype=np.float32)
@@ -219,7 +311,14 @@ class VectorIndex:
         matrix[: self._count] = self._matrix[: self._count]
         id_of_row = np.full(capacity, -1, dtype=np.int64)
         id_of_row[: self._count] = self._id_of_row[: self._count]
+        codes = np.full((capacity, self._dim), int8scan.ZERO_POINT, dtype=np.uint8)
+        codes[: self._count] = self._codes[: self._count]
+        scales = np.ones(capacity, dtype=np.float32)
+        scales[: self._count] = self._code_scales[: self._count]
+        errors = np.zeros(capacity, dtype=np.float32)
+        errors[: self._count] = self._code_errors[: self._count]
         self._matrix, self._id_of_row = matrix, id_of_row
+        self._codes, self._code_scales, self._code_errors = codes, scales, errors
 
 
 def _as_ids(ids: Iterable[int] | np.ndarray) -> np.ndarray:
