@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
 from memory_console.embed.hits import SEARCH_MODES, SearchHit
-from memory_console.store import MemoryFilter, MemoryRecord, Store
+from memory_console.store import MemoryFilter, Store
 from memory_console.timeutil import now_ts
 
 if TYPE_CHECKING:
@@ -37,6 +39,19 @@ class SearchEngine:
         self.manifest = manifest  # the embedder's manifest (None: MEMORY_CONSOLE_MODEL_MANIFEST
         # or the repository's models/manifest.json)
         self.semantic: SemanticIndex | None = None  # set by prepare_semantic()
+        self._keyword_pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def _run_keyword_ranking(
+        self, query: str, memory_filter: MemoryFilter, limit: int
+    ) -> Future[list[tuple[int, float]]]:
+        """Start the FTS5 ranking on a worker thread; it runs while the query is embedded."""
+        with self._pool_lock:
+            if self._keyword_pool is None:
+                self._keyword_pool = ThreadPoolExecutor(1, thread_name_prefix="keyword-search")
+        return self._keyword_pool.submit(
+            self.store.keyword_ranking, query, memory_filter, limit=limit
+        )
 
     def prepare_semantic(
         self,
@@ -81,45 +96,54 @@ class SearchEngine:
             )
         memory_filter = memory_filter or MemoryFilter(status="active")
         moment = now_ts() if now is None else now
-        keyword: list[tuple[MemoryRecord, float]] = []
-        if mode in ("keyword", "hybrid"):
-            keyword = self.store.keyword_search(query, memory_filter, limit=max(k, CANDIDATES))
         if mode == "keyword":
             return [
                 SearchHit(record, score=-bm25, matched=("keyword",), keyword_rank=rank, bm25=bm25)
-                for rank, (record, bm25) in enumerate(keyword[:k], start=1)
+                for rank, (record, bm25) in enumerate(
+                    self.store.keyword_search(query, memory_filter, limit=k), start=1
+                )
             ]
         assert self.semantic is not None
-        semantic = [
-            (ident, cosine)
-            for ident, cosine in self.semantic.nearest(query, memory_filter, max(k, CANDIDATES))
-            if cosine >= MIN_COSINE
-        ]
+        pending = (
+            self._run_keyword_ranking(query, memory_filter, max(k, CANDIDATES))
+            if mode == "hybrid"
+            else None
+        )
+        try:
+            semantic = [
+                (ident, cosine)
+                for ident, cosine in self.semantic.nearest(query, memory_filter, max(k, CANDIDATES))
+                if cosine >= MIN_COSINE
+            ]
+        except BaseException:
+            if pending is not None:
+                wait([pending])  # never leave the ranking running behind a failed search
+            raise
+        keyword = pending.result() if pending is not None else []
         return self.fuse(keyword, semantic, k, moment, semantic_only=mode == "semantic")
 
     def fuse(
         self,
-        keyword: list[tuple[MemoryRecord, float]],
+        keyword: list[tuple[int, float]],
         semantic: list[tuple[int, float]],
         k: int,
         now: float,
         *,
         semantic_only: bool,
     ) -> list[SearchHit]:
+        """Fuse (id, bm25) and (id, cosine) rankings and read the k best memories."""
         from memory_console.embed.fusion import reciprocal_rank_fusion
         from memory_console.policies.exponential import effective_score
 
-        records = {record.id: record for record, _ in keyword}
-        bm25 = {record.id: score for record, score in keyword}
+        bm25 = dict(keyword)
         cosine = dict(semantic)
-        missing = [ident for ident, _ in semantic if ident not in records]
-        records.update(self.store.get_many(missing))
         rankings = {"semantic": [ident for ident, _ in semantic]}
         if not semantic_only:
-            rankings["keyword"] = [record.id for record, _ in keyword]
-        fused = reciprocal_rank_fusion(rankings, k=RRF_K, weights=PART_WEIGHTS)
+            rankings["keyword"] = [ident for ident, _ in keyword]
+        fused = reciprocal_rank_fusion(rankings, k=RRF_K, weights=PART_WEIGHTS)[:k]
+        records = self.store.get_many([ident for ident, _, _ in fused])
         hits = []
-        for ident, score, ranks in fused[:k]:
+        for ident, score, ranks in fused:
             record = records.get(ident)
             if record is None:
                 continue

@@ -435,34 +435,43 @@ class Store:
     def keyword_search(
         self, text: str, memory_filter: MemoryFilter | None = None, *, limit: int = 20
     ) -> list[tuple[MemoryRecord, float]]:
-        """Memories matching the query's words (stop words dropped), best bm25 first: those
-        with every word first, then those with any word when that leaves room.
+        """Memories matching the query's words, best first, as (memory, bm25) pairs: see
+        keyword_ranking()."""
+        ranking = self.keyword_ranking(text, memory_filter, limit=limit)
+        records = self.get_many([ident for ident, _ in ranking])
+        return [(records[ident], bm25) for ident, bm25 in ranking if ident in records]
+
+    def keyword_ranking(
+        self, text: str, memory_filter: MemoryFilter | None = None, *, limit: int = 20
+    ) -> list[tuple[int, float]]:
+        """Ids of memories matching the query's words (stop words dropped), best bm25 first:
+        those with every word first, then those with any word when that leaves room.
 
         bm25 costs microseconds per match, so only the newest RANKED_MATCHES matches of each
         query are ranked: exact for rare words, bounded for common ones.
-        Returns (memory, bm25) pairs; a lower bm25 is a better match, as SQLite reports it.
+        Returns (id, bm25) pairs; a lower bm25 is a better match, as SQLite reports it.
         """
         clauses, params = self.where(memory_filter or MemoryFilter(status="active"), alias="m")
         extra = "".join(" AND " + clause for clause in clauses)
+        # Only ids and ranks go through the sort; the caller reads the rows it keeps.
         sql = (
-            "SELECT * FROM ("
-            f"SELECT {', '.join('m.' + c for c in MEMORY_COLUMNS)}, "
-            "bm25(memory_fts, 4.0, 1.0, 2.0) AS rank "
+            "SELECT id, rank FROM ("
+            "SELECT memory_fts.rowid AS id, bm25(memory_fts, 4.0, 1.0, 2.0) AS rank "
             "FROM memory_fts JOIN memory m ON m.id = memory_fts.rowid "
             f"WHERE memory_fts MATCH ?{extra} ORDER BY memory_fts.rowid DESC LIMIT ?"
             ") ORDER BY rank LIMIT ?"
         )
-        results: dict[int, tuple[MemoryRecord, float]] = {}
+        results: dict[int, float] = {}
         for require_all in (True, False):
             match = fts_query(text, require_all=require_all)
             if not match:
                 return []
-            for row in self.query(sql, [match, *params, RANKED_MATCHES, limit]):
-                if row[0] not in results and len(results) < limit:
-                    results[row[0]] = (MemoryRecord.from_row(row[:-1]), float(row[-1]))
+            for ident, rank in self.query(sql, [match, *params, RANKED_MATCHES, limit]):
+                if ident not in results and len(results) < limit:
+                    results[ident] = float(rank)
             if len(results) >= limit or " AND " not in match:
                 break
-        return list(results.values())
+        return list(results.items())
 
     def history(self, memory_id: int) -> list[EventRecord]:
         rows = self.query(
