@@ -234,6 +234,27 @@ def test_batching_matches_one_by_one(
     assert cosines[sentences].min() > 0.98 and cosines.min() > 0.94
 
 
+def test_rewrite_graph_must_be_a_boolean(tmp_path: Path) -> None:
+    data = manifest_data()
+    data["rewrite_graph"] = "yes"
+    with pytest.raises(ModelError, match="'rewrite_graph' must be a bool"):
+        read_manifest(write_manifest(tmp_path, data))
+
+
+def test_the_bundled_graph_is_rewritten_whole(embedder: Embedder) -> None:
+    from memory_console.embed.graph import rewrite
+
+    rewritten = rewrite(embedder.manifest.onnx.path.read_bytes())
+    assert rewritten is not None
+    # Six layers: Q, K, V, output and two feed-forward products each, one GELU, one attention.
+    assert (rewritten.matmuls, rewritten.biases, rewritten.gelus, rewritten.attentions) == (
+        36,
+        36,
+        6,
+        6,
+    )
+
+
 def test_rewritten_graph_keeps_the_vectors(embedder: Embedder, float_embedder: Embedder) -> None:
     assert float_embedder.model_id == "all-MiniLM-L6-v2-onnx-int8"
     assert embedder.model_id != float_embedder.model_id
