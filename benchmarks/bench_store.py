@@ -70,8 +70,8 @@ def main() -> None:
             f"  -> keyset {offset / keyset:6.1f}x faster"
         )
     filtered = MemoryFilter(topic="preferences", status="active")
-    cursor = store.page(filtered, sort="confidence", limit=PAGE).next_cursor
-    keyset = timed(lambda: store.page(filtered, sort="confidence", after=cursor, limit=PAGE))
+    second = store.page(filtered, sort="confidence", limit=PAGE).next_cursor
+    keyset = timed(lambda: store.page(filtered, sort="confidence", after=second, limit=PAGE))
     print(f"page 2 of a topic by confidence: {keyset * 1000:7.2f} ms")
     for query in ("iron farm", "editor theme dark", "password", "meeting"):
         seconds = timed(lambda: store.keyword_search(query, limit=20))  # noqa: B023

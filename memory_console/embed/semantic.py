@@ -115,7 +115,9 @@ class SemanticIndex:
         new_ids, new_vectors = self.embed_and_store(items, progress, cancelled)
         ids, matrix = table.load_active_vectors(self.store, self.model_id, self.embedder.dim)
         with self._lock:
-            self.index = VectorIndex(self.embedder.dim, capacity=len(ids) + len(new_ids))
+            # A read-only store keeps the new vectors in memory only, beside the stored ones.
+            extra = len(new_ids) if self.store.read_only else 0
+            self.index = VectorIndex(self.embedder.dim, capacity=len(ids) + extra)
             self.index.add(ids, matrix)
             if self.store.read_only and len(new_ids):
                 self.index.add(new_ids, new_vectors)  # kept in memory only
