@@ -22,7 +22,7 @@ import numpy as np
 
 ZERO_POINT = 128
 _LEVELS = 127.0
-_QUANTIZE_CHUNK_ROWS = 65536
+_QUANTIZE_CHUNK_ROWS = 1024
 # Room for float32 rounding in the scale products and the norms of unit vectors.
 BOUND_SLACK = 1e-4
 
@@ -34,17 +34,25 @@ def quantize_rows(
     rows: np.ndarray, codes: np.ndarray, scales: np.ndarray, errors: np.ndarray
 ) -> None:
     """Write the uint8 codes, scales and rounding-error norms of float32 rows into the outputs."""
+    dim = rows.shape[1]
+    # Chunks small enough for the temporaries to stay in cache.
+    levels = np.empty((min(rows.shape[0], _QUANTIZE_CHUNK_ROWS), dim), dtype=np.float32)
+    residual = np.empty_like(levels)
     for start in range(0, rows.shape[0], _QUANTIZE_CHUNK_ROWS):
-        stop = start + _QUANTIZE_CHUNK_ROWS
-        chunk = rows[start:stop]
-        peak = np.abs(chunk).max(axis=1) if chunk.shape[1] else np.zeros(chunk.shape[0])
+        chunk = rows[start : start + _QUANTIZE_CHUNK_ROWS]
+        size = chunk.shape[0]
+        level, rest = levels[:size], residual[:size]
+        peak = np.maximum(chunk.max(axis=1), -chunk.min(axis=1)) if dim else np.zeros(size)
         scale = np.where(peak > 0.0, peak / _LEVELS, 1.0).astype(np.float32)
-        levels = np.rint(chunk / scale[:, None])
-        np.clip(levels, -_LEVELS, _LEVELS, out=levels)
-        codes[start:stop] = (levels + ZERO_POINT).astype(np.uint8)
-        scales[start:stop] = scale
-        residual = chunk - levels * scale[:, None]
-        errors[start:stop] = np.sqrt(np.einsum("ij,ij->i", residual, residual))
+        np.multiply(chunk, (1.0 / scale)[:, None], out=level)
+        np.rint(level, out=level)
+        np.clip(level, -_LEVELS, _LEVELS, out=level)
+        np.multiply(level, scale[:, None], out=rest)
+        np.subtract(chunk, rest, out=rest)
+        errors[start : start + size] = np.sqrt(np.einsum("ij,ij->i", rest, rest))
+        scales[start : start + size] = scale
+        level += ZERO_POINT
+        codes[start : start + size] = level
 
 
 def quantize_query(vector: np.ndarray) -> tuple[np.ndarray, float, float] | None:
