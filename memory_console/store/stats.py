@@ -27,6 +27,7 @@ RECENT_DAYS = 7
 
 
 def bucket_case(column: str, buckets: tuple[tuple[str, float, float], ...]) -> str:
+    """A CASE expression naming the bucket [low, high) that column falls in."""
     parts = " ".join(
         f"WHEN {column} >= {low} AND {column} < {high} THEN '{name}'" for name, low, high in buckets
     )
@@ -42,28 +43,25 @@ def store_stats(store: Store, now: float) -> dict[str, Any]:
         f"FROM memory WHERE {active} GROUP BY b"
     ):
         tiers[name] = {"count": count, "mean": round(mean, 4)}
-    stale = store.query(
-        f"SELECT count(*) FROM memory WHERE {active} AND decay_policy = 'standard' "
-        "AND coalesce(last_accessed_at, created_at) < ?",
-        (now - STALE_DAYS * DAY,),
-    )[0][0]
     recent_count, recent_mean = store.query(
         "SELECT count(*), avg(retrieval_count) FROM memory WHERE last_accessed_at >= ?",
         (now - RECENT_DAYS * DAY,),
     )[0]
-    age_sql = f"(? - created_at) / {DAY}"
-    low, mean_age, high = store.query(
-        f"SELECT min({age_sql}), avg({age_sql}), max({age_sql}) FROM memory WHERE {active}",
-        (now, now, now),
+    # Staleness and ages need every active row: one pass over the table computes them all, by
+    # comparing created_at with fixed times (age >= low days <=> created_at <= now - low days).
+    bucket_sums = ", ".join(
+        f"sum(created_at <= {now - low * DAY!r} AND created_at > {now - high * DAY!r})"
+        for _, low, high in AGE_BUCKETS
+    )
+    row = store.query(
+        "SELECT sum(decay_policy = 'standard' AND coalesce(last_accessed_at, created_at) < ?), "
+        f"max(created_at), avg(created_at), min(created_at), {bucket_sums} "
+        f"FROM memory WHERE {active}",
+        (now - STALE_DAYS * DAY,),
     )[0]
-    histogram = {name: 0 for name, _, _ in AGE_BUCKETS}
-    for name, count in store.query(
-        f"SELECT {bucket_case(age_sql, AGE_BUCKETS)} AS b, count(*) FROM memory "
-        f"WHERE {active} GROUP BY b",
-        (now,) * 2 * len(AGE_BUCKETS),
-    ):
-        if name is not None:
-            histogram[name] = count
+    stale = row[0] or 0
+    low, mean_age, high = ((now - at) / DAY if at is not None else None for at in row[1:4])
+    histogram = {name: count or 0 for (name, _, _), count in zip(AGE_BUCKETS, row[4:], strict=True)}
     counts = {
         field: {str(value): count for value, count in store.counts_by(field)}
         for field in ("topic", "owner", "memory_type", "tier", "status")
