@@ -6,6 +6,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -39,11 +40,15 @@ class ModelError(Exception):
 
 
 def default_manifest_path() -> Path:
-    """The manifest named by MEMORY_CONSOLE_MODEL_MANIFEST, else the repository's models/."""
+    """The manifest named by MEMORY_CONSOLE_MODEL_MANIFEST, else the repository's models/
+    (a source checkout or an editable install), else the copy a wheel installs under
+    sys.prefix/share/memory-console/models."""
     configured = os.environ.get(MANIFEST_ENV, "").strip()
     if configured:
         return Path(configured).expanduser()
-    return Path(memory_console.__file__).parent.parent / "models" / "manifest.json"
+    repository = Path(memory_console.__file__).parent.parent / "models" / "manifest.json"
+    installed = Path(sys.prefix) / "share" / "memory-console" / "models" / "manifest.json"
+    return installed if not repository.is_file() and installed.is_file() else repository
 
 
 @dataclass(frozen=True)
