@@ -312,3 +312,37 @@ async def test_health_numbers_open_their_memories(demo_store: Store) -> None:
         assert ids is not None and len(ids) == health.stats.stats["stale"]["count"]
         stale = demo_store.get_many(list(ids))
         assert all(r.status == "active" and r.decay_policy == "standard" for r in stale.values())
+
+
+async def test_preview_table_pages_past_its_window(demo_store: Store, monkeypatch: Any) -> None:
+    from memory_console.tui.screens import preview as preview_module
+
+    WINDOW = 20  # noqa: N806 - the screen's constant, smaller than the demo's plan
+    monkeypatch.setattr(preview_module, "WINDOW", WINDOW)
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        preview = await open_preview(app, pilot)
+        assert preview.base is not None
+        total = len(preview.order)
+        assert total > WINDOW  # enough changes for more than one window
+        first = preview.table.current
+        await pilot.press("up")  # above the first change of the first window: nothing before
+        assert preview.window_start == 0 and preview.table.current == first
+        await pilot.press("G")
+        await settle(pilot)
+        assert preview.window_start == (total - 1) // WINDOW * WINDOW
+        assert len(preview.table.changes) == total - preview.window_start
+        last_window = preview.window_start
+        await pilot.press("g")
+        await settle(pilot)
+        assert preview.window_start == 0 and len(preview.table.changes) == WINDOW
+        for _ in range(WINDOW - 1):
+            await pilot.press("down")
+        await pilot.press("down")  # past the last row: the next window, cursor on its first
+        await settle(pilot)
+        assert preview.window_start == WINDOW and preview.table.cursor_row == 0
+        await pilot.press("up")  # back above it: the previous window, cursor on its last
+        await settle(pilot)
+        assert preview.window_start == 0 and preview.table.cursor_row == WINDOW - 1
+        assert last_window >= WINDOW

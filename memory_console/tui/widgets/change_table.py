@@ -14,6 +14,7 @@ from textual.widgets import DataTable
 
 from memory_console.tui.formatting import SELECTED_MARK, one_line
 from memory_console.tui.plan_rows import RowChange
+from memory_console.tui.widgets.window_table import WindowTable
 
 LEFT_OUT_MARK = "×"
 FIXED = (
@@ -54,7 +55,7 @@ def field_text(change: RowChange) -> str:
     return f"{name} +{more}" if more else name
 
 
-class ChangeTable(DataTable[Text | str]):
+class ChangeTable(WindowTable):
     """Rows are RowChanges of one window; the screen pages the window over the sorted rows."""
 
     BINDINGS = [
@@ -219,31 +220,10 @@ class ChangeTable(DataTable[Text | str]):
         event.stop()
         self.post_message(self.SortRequested(self, str(event.column_key.value)))
 
-    def action_cursor_down(self) -> None:
-        if self.changes and self.cursor_row >= len(self.changes) - 1:
-            self.post_message(self.EdgeReached(self, "next"))
-        else:
-            super().action_cursor_down()
+    def window_length(self) -> int:
+        return len(self.changes)
 
-    def action_cursor_up(self) -> None:
-        if self.changes and self.cursor_row <= 0:
-            self.post_message(self.EdgeReached(self, "previous"))
-        else:
-            super().action_cursor_up()
-
-    def action_page_down(self) -> None:
-        if self.changes and self.cursor_row >= len(self.changes) - 1:
-            self.post_message(self.EdgeReached(self, "next"))
-        else:
-            super().action_page_down()
-
-    def action_page_up(self) -> None:
-        if self.changes and self.cursor_row <= 0:
-            self.post_message(self.EdgeReached(self, "previous"))
-        else:
-            super().action_page_up()
-
-    def action_edge(self, direction: str) -> None:
+    def edge_reached(self, direction: str) -> None:
         self.post_message(self.EdgeReached(self, direction))
 
     def action_toggle_selection(self) -> None:

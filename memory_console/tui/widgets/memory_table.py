@@ -13,11 +13,12 @@ from textual.widgets import DataTable
 from memory_console.embed.hits import SearchHit
 from memory_console.store import MemoryRecord
 from memory_console.tui.widgets.columns import Cell, Column, fit_columns
+from memory_console.tui.widgets.window_table import WindowTable
 
 SCROLLBAR = 2
 
 
-class MemoryTable(DataTable[Text | str]):
+class MemoryTable(WindowTable):
     """Rows are memories; the page behind them is fetched by the screen. Moving past the first
     or last row asks for the neighbouring page instead of holding every row in the widget."""
 
@@ -220,31 +221,10 @@ class MemoryTable(DataTable[Text | str]):
         if column is not None and column.sort is not None and not self.search_mode:
             self.post_message(self.SortRequested(self, column.sort))
 
-    def action_cursor_down(self) -> None:
-        if self.records and self.cursor_row >= len(self.records) - 1:
-            self.post_message(self.EdgeReached(self, "next"))
-        else:
-            super().action_cursor_down()
+    def window_length(self) -> int:
+        return len(self.records)
 
-    def action_cursor_up(self) -> None:
-        if self.records and self.cursor_row <= 0:
-            self.post_message(self.EdgeReached(self, "previous"))
-        else:
-            super().action_cursor_up()
-
-    def action_page_down(self) -> None:
-        if self.records and self.cursor_row >= len(self.records) - 1:
-            self.post_message(self.EdgeReached(self, "next"))
-        else:
-            super().action_page_down()
-
-    def action_page_up(self) -> None:
-        if self.records and self.cursor_row <= 0:
-            self.post_message(self.EdgeReached(self, "previous"))
-        else:
-            super().action_page_up()
-
-    def action_edge(self, direction: str) -> None:
+    def edge_reached(self, direction: str) -> None:
         self.post_message(self.EdgeReached(self, direction))
 
     def action_toggle_selection(self) -> None:

@@ -1,0 +1,55 @@
+"""A DataTable showing one window of a longer list; moving past its edges asks for another."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+
+class WindowTable(DataTable[Text | str]):
+    """The cursor keys of a table that holds one window (a page) of rows at a time.
+
+    Moving down from the last row or up from the first, by line or by page, calls
+    edge_reached("next") or edge_reached("previous") instead, and home/end ask for the "first"
+    or "last" window; the screen answers by showing that window. Subclasses say how many rows
+    the window holds and which message carries the request.
+    """
+
+    def window_length(self) -> int:
+        raise NotImplementedError
+
+    def edge_reached(self, direction: str) -> None:
+        raise NotImplementedError
+
+    def _at_last_row(self) -> bool:
+        return self.window_length() > 0 and self.cursor_row >= self.window_length() - 1
+
+    def _at_first_row(self) -> bool:
+        return self.window_length() > 0 and self.cursor_row <= 0
+
+    def action_cursor_down(self) -> None:
+        if self._at_last_row():
+            self.edge_reached("next")
+        else:
+            super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        if self._at_first_row():
+            self.edge_reached("previous")
+        else:
+            super().action_cursor_up()
+
+    def action_page_down(self) -> None:
+        if self._at_last_row():
+            self.edge_reached("next")
+        else:
+            super().action_page_down()
+
+    def action_page_up(self) -> None:
+        if self._at_first_row():
+            self.edge_reached("previous")
+        else:
+            super().action_page_up()
+
+    def action_edge(self, direction: str) -> None:
+        self.edge_reached(direction)
