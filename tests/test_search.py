@@ -148,3 +148,21 @@ def test_search_and_reindex_cli(db_path: Path, capsys: pytest.CaptureFixture[str
     result = json.loads(capsys.readouterr().out)
     assert result["mode"] == "hybrid" and result["hits"][0]["id"] == 1
     assert set(result["hits"][0]) >= {"id", "title", "score", "matched", "cosine", "fused"}
+
+
+def test_search_names_the_model_the_stored_vectors_belong_to(
+    db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Store(db_path) as store:
+        store.add_many([{"content": c, "topic": t, "owner": o} for c, t, o in FACTS], now=NOW)
+    manifest = json.loads(default_manifest_path().read_text())
+    manifest["rewrite_graph"] = False  # the graph as shipped: vectors under the plain model id
+    shutil.copy(default_manifest_path().parent / "tokenizer.json", tmp_path / "tokenizer.json")
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    reindex = ["reindex", "--db", str(db_path), "--model-manifest", str(tmp_path / "manifest.json")]
+    assert main(reindex) == 0
+    capsys.readouterr()
+    assert main(["search", "editor", "--db", str(db_path), "--mode", "semantic"]) == 1
+    err = capsys.readouterr().err
+    assert "the embeddings are from all-MiniLM-L6-v2-onnx-int8, not " in err
+    assert "+int8mm1; run: memory-console reindex" in err

@@ -6,12 +6,15 @@ import argparse
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_console.commands import common, render
 from memory_console.commands.common import UserError
 from memory_console.embed.hits import SEARCH_MODES
 from memory_console.store.vocab import STATUSES
+
+if TYPE_CHECKING:
+    from memory_console.store import Store
 
 MAX_HITS = 100_000
 
@@ -54,6 +57,19 @@ def load_semantic(store: Any, manifest: str | os.PathLike[str] | None) -> Any:
         raise UserError(str(error)) from error
 
 
+def no_embeddings(store: Store, model_id: str) -> str:
+    """Why there are no vectors to search: none at all, or only another model's."""
+    others = [
+        row[0]
+        for row in store.query(
+            "SELECT DISTINCT model_id FROM embedding WHERE model_id != ?", (model_id,)
+        )
+    ]
+    if others:
+        return f"the embeddings are from {', '.join(sorted(others))}, not {model_id}"
+    return "no embeddings yet"
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from memory_console.embed.search import SearchEngine
     from memory_console.store import MemoryFilter
@@ -67,11 +83,11 @@ def cmd_search(args: argparse.Namespace) -> int:
             semantic = load_semantic(store, common.settings_of(args).model_manifest)
             missing = semantic.load()
             if len(semantic.index) == 0:
+                problem = no_embeddings(store, semantic.model_id)
                 if mode == "semantic":
-                    raise UserError("no embeddings yet; run: memory-console reindex")
+                    raise UserError(f"{problem}; run: memory-console reindex")
                 print(
-                    "memory-console: no embeddings yet, keyword search only "
-                    "(run: memory-console reindex)",
+                    f"memory-console: {problem}, keyword search only (run: memory-console reindex)",
                     file=sys.stderr,
                 )
                 mode = "keyword"
