@@ -45,14 +45,17 @@ class VectorIndex:
         self._lock = threading.RLock()
         self._count = 0
         self._int8_scan_from = int8_scan_from
-        capacity = max(capacity, 0)
-        self._matrix = np.zeros((capacity, dim), dtype=np.float32)
-        self._codes = np.full((capacity, dim), int8scan.ZERO_POINT, dtype=np.uint8)
-        self._code_scales = np.ones(capacity, dtype=np.float32)
-        self._code_errors = np.zeros(capacity, dtype=np.float32)
+        # One row of each per vector: its float32 values, 8-bit codes, their scale and rounding
+        # error, and its id.
+        (
+            self._matrix,
+            self._codes,
+            self._code_scales,
+            self._code_errors,
+            self._id_of_row,
+        ) = self._blank_rows(max(capacity, 0))
         # An upper bound of the live rows' code errors: a removal may leave it high, never low.
         self._max_code_error = 0.0
-        self._id_of_row = np.full(capacity, -1, dtype=np.int64)
         self._sorted_ids = np.empty(0, dtype=np.int64)
         self._row_of_sorted = np.empty(0, dtype=np.int64)
 
@@ -168,20 +171,14 @@ class VectorIndex:
             keep = np.ones(self._sorted_ids.size, dtype=bool)
             keep[np.searchsorted(self._sorted_ids, gone_ids[found])] = False
             if holes.size:
-                self._matrix[holes] = self._matrix[movers]
-                self._codes[holes] = self._codes[movers]
-                self._code_scales[holes] = self._code_scales[movers]
-                self._code_errors[holes] = self._code_errors[movers]
                 moved_ids = self._id_of_row[movers]
-                self._id_of_row[holes] = moved_ids
+                for array in self._row_arrays():
+                    array[holes] = array[movers]
                 self._row_of_sorted[np.searchsorted(self._sorted_ids, moved_ids)] = holes
             self._sorted_ids = self._sorted_ids[keep]
             self._row_of_sorted = self._row_of_sorted[keep]
-            self._matrix[new_count : self._count] = 0.0
-            self._codes[new_count : self._count] = int8scan.ZERO_POINT
-            self._code_scales[new_count : self._count] = 1.0
-            self._code_errors[new_count : self._count] = 0.0
-            self._id_of_row[new_count : self._count] = -1
+            for array, blank in zip(self._row_arrays(), self._blank_rows(1), strict=True):
+                array[new_count : self._count] = blank[0]
             self._count = new_count
             if new_count == 0:
                 self._max_code_error = 0.0
@@ -306,19 +303,26 @@ class VectorIndex:
         found = self._sorted_ids[positions] == ids
         return found, self._row_of_sorted[positions]
 
+    def _blank_rows(
+        self, capacity: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per-row arrays of capacity rows holding no vector (codes of zeros, id -1)."""
+        return (
+            np.zeros((capacity, self._dim), dtype=np.float32),
+            np.full((capacity, self._dim), int8scan.ZERO_POINT, dtype=np.uint8),
+            np.ones(capacity, dtype=np.float32),
+            np.zeros(capacity, dtype=np.float32),
+            np.full(capacity, -1, dtype=np.int64),
+        )
+
+    def _row_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return (self._matrix, self._codes, self._code_scales, self._code_errors, self._id_of_row)
+
     def _grow_to(self, capacity: int) -> None:
-        matrix = np.zeros((capacity, self._dim), dtype=np.float32)
-        matrix[: self._count] = self._matrix[: self._count]
-        id_of_row = np.full(capacity, -1, dtype=np.int64)
-        id_of_row[: self._count] = self._id_of_row[: self._count]
-        codes = np.full((capacity, self._dim), int8scan.ZERO_POINT, dtype=np.uint8)
-        codes[: self._count] = self._codes[: self._count]
-        scales = np.ones(capacity, dtype=np.float32)
-        scales[: self._count] = self._code_scales[: self._count]
-        errors = np.zeros(capacity, dtype=np.float32)
-        errors[: self._count] = self._code_errors[: self._count]
-        self._matrix, self._id_of_row = matrix, id_of_row
-        self._codes, self._code_scales, self._code_errors = codes, scales, errors
+        grown = self._blank_rows(capacity)
+        for new, old in zip(grown, self._row_arrays(), strict=True):
+            new[: self._count] = old[: self._count]
+        self._matrix, self._codes, self._code_scales, self._code_errors, self._id_of_row = grown
 
 
 def _as_ids(ids: Iterable[int] | np.ndarray) -> np.ndarray:

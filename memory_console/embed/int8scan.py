@@ -42,7 +42,7 @@ def quantize_rows(
         chunk = rows[start : start + _QUANTIZE_CHUNK_ROWS]
         size = chunk.shape[0]
         level, rest = levels[:size], residual[:size]
-        peak = np.maximum(chunk.max(axis=1), -chunk.min(axis=1)) if dim else np.zeros(size)
+        peak = np.maximum(chunk.max(axis=1), -chunk.min(axis=1))
         scale = np.where(peak > 0.0, peak / _LEVELS, 1.0).astype(np.float32)
         np.multiply(chunk, (1.0 / scale)[:, None], out=level)
         np.rint(level, out=level)
