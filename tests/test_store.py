@@ -117,6 +117,31 @@ def test_filters(store: Store) -> None:
     assert counts[("bob", "preferences")] == 20
 
 
+def test_ids_matching_is_every_id_the_filter_keeps(store: Store) -> None:
+    owners, topics = ("ann", "bob", "cy"), ("projects", "preferences", "contacts")
+    store.add_many(
+        [
+            {"content": f"memory {n}", "owner": owners[n % 3], "topic": topics[n % 7 % 3]}
+            for n in range(60)
+        ],
+        now=NOW,
+    )
+    store.archive(list(range(1, 61, 4)), now=NOW)
+    filters = [
+        MemoryFilter(),
+        MemoryFilter(status="active"),
+        MemoryFilter(status="active", topic="preferences"),  # the owners-of-status path
+        MemoryFilter(status="archived", topic="contacts"),
+        MemoryFilter(status="active", owner="bob", topic="projects"),
+        MemoryFilter(topic="general"),
+        MemoryFilter(status="active", topic="preferences", tier="long_term"),
+    ]
+    for memory_filter in filters:
+        ids = store.ids_matching(memory_filter)
+        expected = sorted(record.id for record in store.page(memory_filter, limit=1000).rows)
+        assert ids.dtype.name == "int64" and sorted(ids.tolist()) == expected
+
+
 def test_keyword_search_ranks_and_ignores_syntax(store: Store) -> None:
     store.add_many(sample(20), now=NOW)
     hits = store.keyword_search("the IRON farm!", limit=5)

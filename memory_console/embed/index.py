@@ -19,6 +19,8 @@ _NORMALISE_CHUNK_ROWS = 65536
 # Below this share of the rows, a filtered search scores only the allowed rows; above it one
 # sequential product over the whole matrix beats the random-access gather.
 _GATHER_FRACTION = 0.2
+# A scan of the 8-bit codes costs about what gathering this share of the float32 rows does.
+_GATHER_FRACTION_BESIDE_CODES = 0.07
 # Allowed rows are gathered in blocks small enough to stay in cache while they are scored.
 _GATHER_BLOCK_ROWS = 1024
 
@@ -208,9 +210,13 @@ class VectorIndex:
             k = min(max(k, 0), size)
             if k == 0:
                 return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-            if rows is not None and rows.size < _GATHER_FRACTION * self._count:
+            codes = self._count >= self._int8_scan_from
+            gather_below = (
+                _GATHER_FRACTION_BESIDE_CODES if codes else _GATHER_FRACTION
+            ) * self._count
+            if rows is not None and rows.size < gather_below:
                 return self._top(self._scores_of_rows(rows, vector), rows, k)
-            if self._count >= self._int8_scan_from:
+            if codes:
                 result = self._search_codes(vector, k, rows)
                 if result is not None:
                     return result

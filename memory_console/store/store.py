@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_console.store.db import open_store_connection
 from memory_console.store.errors import NotFoundError, ReadOnlyError, StoreError, ValidationError
@@ -28,10 +28,21 @@ from memory_console.store.records import (
 from memory_console.store.search_text import fts_query
 from memory_console.store.validate import INSERT_COLUMNS, check_field, complete_memory
 from memory_console.store.vocab import EDITABLE, SORTABLE
+
+if TYPE_CHECKING:
+    import numpy as np
 from memory_console.timeutil import now_ts
 
 ChangeListener = Callable[[str, list[int]], None]
 LOCK_RETRIES = 3
+# The distinct owners of the memories of one status (given twice), one index seek each.
+_OWNERS_OF_STATUS = (
+    "WITH RECURSIVE owners(name) AS ("
+    "SELECT min(owner) FROM memory WHERE status = ? "
+    "UNION ALL SELECT (SELECT min(owner) FROM memory WHERE status = ? AND owner > owners.name) "
+    "FROM owners WHERE owners.name IS NOT NULL"
+    ") SELECT name FROM owners WHERE name IS NOT NULL"
+)
 RANKED_MATCHES = 1000  # keyword search ranks at most this many (newest) matches per query
 EVENT_INSERT = (
     "INSERT INTO memory_event (memory_id, at, actor, kind, before, after, run_id, query, scores)"
@@ -406,11 +417,26 @@ class Store:
         )
         return [MemoryRecord.from_row(r) for r in self.query(sql, [*params, limit, offset])]
 
-    def ids_matching(self, memory_filter: MemoryFilter) -> list[int]:
-        """Every id the filter keeps (the vector index ranks only among these)."""
+    def ids_matching(self, memory_filter: MemoryFilter) -> np.ndarray:
+        """Every id the filter keeps, as int64 (the vector index ranks only among these).
+
+        SQLite joins the ids into one string, parsed by numpy: a row per id through Python
+        costs about 1 microsecond each, four times as much at 100,000 ids.
+        """
+        import numpy as np
+
         clauses, params = self.where(memory_filter)
+        if memory_filter.status is not None and memory_filter.topic and not memory_filter.owner:
+            # A topic without an owner would read every entry of the status in the
+            # (status, owner, topic) index; naming the status's owners (one index seek each)
+            # lets SQLite seek (status, owner, topic) per owner: 154 -> 55 ms at 1,000,000.
+            clauses.append(f"owner IN ({_OWNERS_OF_STATUS})")
+            params += [memory_filter.status, memory_filter.status]
         where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        return [row[0] for row in self.query(f"SELECT id FROM memory {where_sql}", params)]
+        joined = self.query(f"SELECT group_concat(id) FROM memory {where_sql}", params)[0][0]
+        if not joined:
+            return np.empty(0, dtype=np.int64)
+        return np.fromstring(joined, dtype=np.int64, sep=",")
 
     def count(self, memory_filter: MemoryFilter | None = None) -> int:
         clauses, params = self.where(memory_filter or MemoryFilter())
