@@ -50,7 +50,7 @@ def fill_index(store: Store, semantic: SemanticIndex, real: bool) -> float:
     if real:
         semantic.sync()
         return time.perf_counter() - started
-    ids = np.asarray(store.ids_matching(MemoryFilter(status="active")), dtype=np.int64)
+    ids = store.ids_matching(MemoryFilter(status="active"))
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((len(ids), semantic.embedder.dim), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -84,6 +84,23 @@ def bench(path: Path, real: bool, rounds: int) -> None:
             print(
                 f"  {mode:<8} p50 {statistics.median(samples):7.2f} ms   "
                 f"p95 {percentile(samples, 95):7.2f} ms   ({len(samples)} searches)"
+            )
+        # Agents recall within one owner; the console filters by topic.
+        for label, memory_filter in (
+            ("owner", MemoryFilter(status="active", owner="alice")),
+            ("topic", MemoryFilter(status="active", topic="preferences")),
+            ("owner+topic", MemoryFilter(status="active", owner="alice", topic="preferences")),
+        ):
+            allowed = len(store.ids_matching(memory_filter))
+            samples = []
+            for _ in range(rounds):
+                for query in QUERIES:
+                    started = time.perf_counter()
+                    engine.search(query, mode="hybrid", k=10, memory_filter=memory_filter)
+                    samples.append((time.perf_counter() - started) * 1000)
+            print(
+                f"  hybrid, {label} filter ({allowed:,} memories) p50 "
+                f"{statistics.median(samples):7.2f} ms   p95 {percentile(samples, 95):7.2f} ms"
             )
         samples = []
         for _ in range(rounds):
