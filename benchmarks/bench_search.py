@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 
 from memory_console.embed.embedder import Embedder
-from memory_console.embed.index import VectorIndex
 from memory_console.embed.search import SearchEngine
 from memory_console.embed.semantic import SemanticIndex
 from memory_console.ingest.demo import build_demo
@@ -54,9 +53,7 @@ def fill_index(store: Store, semantic: SemanticIndex, real: bool) -> float:
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((len(ids), semantic.embedder.dim), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    semantic.index = VectorIndex(semantic.embedder.dim, capacity=len(ids))
-    semantic.index.add(ids, vectors)
-    semantic.ready = True
+    semantic.fill(ids, vectors)
     return time.perf_counter() - started
 
 

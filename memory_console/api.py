@@ -314,7 +314,6 @@ class MemoryAPI:
         """(id, cosine) of the owner's active memory this text repeats: the same normalised
         text (cosine None), else cosine >= the consolidation threshold when semantic search
         is ready."""
-        import numpy as np
 
         from memory_console.embed.embedder import embedding_text
         from memory_console.maintenance.passes.consolidate import ConsolidateParams
@@ -327,13 +326,10 @@ class MemoryAPI:
         semantic = self._semantic()
         if semantic is None:
             return None
-        allowed = np.asarray(self.store.ids_matching(scope), dtype=np.int64)
-        if not allowed.size:
-            return None
         vector = semantic.embedder.embed_query(embedding_text(title, content, keywords))
-        ids, scores = semantic.index.search(vector, 1, allowed)
-        if len(ids) and float(scores[0]) >= ConsolidateParams().min_cosine:
-            return int(ids[0]), round(float(scores[0]), 4)
+        nearest = semantic.nearest_to(vector, scope, 1)
+        if nearest and nearest[0][1] >= ConsolidateParams().min_cosine:
+            return nearest[0][0], round(nearest[0][1], 4)
         return None
 
     def _carry_out(self, plan: _Plan, moment: float, *, query: str) -> RememberResult:

@@ -166,3 +166,36 @@ def test_search_names_the_model_the_stored_vectors_belong_to(
     err = capsys.readouterr().err
     assert "the embeddings are from all-MiniLM-L6-v2-onnx-int8, not " in err
     assert "+int8mm1; run: memory-console reindex" in err
+
+
+def test_owner_and_topic_filters_come_from_the_index_labels(
+    store: Store, engine: SearchEngine
+) -> None:
+    assert engine.semantic is not None
+    semantic = engine.semantic
+    vector = semantic.embedder.embed_query("dark colours when coding")
+
+    def through_sql(memory_filter: MemoryFilter) -> list[tuple[int, float]]:
+        ids, scores = semantic.index.search(vector, 10, store.ids_matching(memory_filter))
+        return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+
+    filters = [
+        MemoryFilter(status="active", owner="bob"),
+        MemoryFilter(status="active", topic="preferences"),
+        MemoryFilter(status="active", owner="alice", topic="preferences"),
+        MemoryFilter(status="active", owner="nobody"),
+    ]
+    for memory_filter in filters:
+        assert semantic.nearest_to(vector, memory_filter, 10) == through_sql(memory_filter)
+    assert semantic.nearest_to(vector, filters[-1], 10) == []
+    bob = [ident for ident, _ in semantic.nearest_to(vector, filters[0], 10)]
+    assert bob and {store.require(i).owner for i in bob} == {"bob"}
+
+    # Moving a memory to another topic moves it in the index too (its text is unchanged).
+    moved = next(i for i in bob if store.require(i).topic == "preferences")
+    store.edit(moved, {"topic": "projects"}, now=NOW + 1)
+    preferences = MemoryFilter(status="active", topic="preferences")
+    projects = MemoryFilter(status="active", topic="projects")
+    assert moved not in [i for i, _ in semantic.nearest_to(vector, preferences, 10)]
+    assert moved in [i for i, _ in semantic.nearest_to(vector, projects, 10)]
+    assert semantic.nearest_to(vector, projects, 10) == through_sql(projects)

@@ -24,10 +24,16 @@ def check_search(
     query: np.ndarray,
     k: int,
     allowed: np.ndarray | None = None,
+    labels: dict[int, int] | None = None,
+    label: int | None = None,
 ) -> None:
     candidates = sorted(reference if allowed is None else set(reference) & set(allowed.tolist()))
+    if label is not None:
+        assert labels is not None
+        candidates = [i for i in candidates if labels[i] == label]
     expected = sorted((float(reference[i] @ unit(query)) for i in candidates), reverse=True)[:k]
-    ids, scores = index.search(query, k, allowed_ids=allowed)
+    wanted = [] if label is None else [(0, label)]
+    ids, scores = index.search(query, k, allowed_ids=allowed, labels=wanted)
     assert ids.dtype == np.int64 and scores.dtype == np.float32
     assert len(ids) == len(set(ids.tolist())) == min(k, len(candidates))
     assert set(ids.tolist()) <= set(candidates)
@@ -51,16 +57,26 @@ def test_matches_brute_force_through_adds_upserts_and_removals(
     seed: int, int8_scan_from: int
 ) -> None:
     rng = np.random.default_rng(seed)
-    index = VectorIndex(DIM, capacity=8, int8_scan_from=int8_scan_from)
+    index = VectorIndex(DIM, capacity=8, int8_scan_from=int8_scan_from, labels=1)
     reference: dict[int, np.ndarray] = {}
+    labels: dict[int, int] = {}
     for _ in range(80):
-        operation = rng.choice(["add", "remove", "search"], p=[0.45, 0.25, 0.3])
+        operation = rng.choice(["add", "relabel", "remove", "search"], p=[0.4, 0.1, 0.2, 0.3])
         if operation == "add":
             ids = rng.integers(-20, 400, size=int(rng.integers(1, 60)))
             vectors = rng.normal(size=(ids.size, DIM)).astype(np.float32)
-            index.add(ids, vectors)
-            for item, vector in zip(ids.tolist(), unit(vectors), strict=True):
+            codes = rng.integers(0, 3, size=(ids.size, 1))
+            index.add(ids, vectors, codes)
+            for item, vector, code in zip(ids.tolist(), unit(vectors), codes[:, 0], strict=True):
                 reference[item] = vector
+                labels[item] = int(code)
+        elif operation == "relabel":
+            ids = rng.integers(-20, 400, size=20)
+            codes = rng.integers(0, 3, size=(20, 1))
+            index.set_labels(ids, codes)
+            for item, code in zip(ids.tolist(), codes[:, 0], strict=True):
+                if item in reference:
+                    labels[item] = int(code)
         elif operation == "remove":
             ids = rng.integers(-20, 400, size=int(rng.integers(1, 40)))
             present = set(ids.tolist()) & set(reference)
@@ -75,6 +91,9 @@ def test_matches_brute_force_through_adds_upserts_and_removals(
             check_search(index, reference, query, k, allowed=small)
             large = rng.choice(np.arange(-20, 400), size=350, replace=False)
             check_search(index, reference, query, k, allowed=large)
+            label = int(rng.integers(0, 4))  # 3 is on no row
+            check_search(index, reference, query, k, labels=labels, label=label)
+            check_search(index, reference, query, k, allowed=large, labels=labels, label=label)
         check_state(index, reference)
         for item in rng.integers(-20, 400, size=5).tolist():
             assert (item in index) == (item in reference)

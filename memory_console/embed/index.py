@@ -38,22 +38,31 @@ class VectorIndex:
     rows on, a search scans the codes, keeps every row whose approximate score is within twice
     the error bound of the k-th best, and ranks those by their exact float32 scores: the result
     is the exact top k, for a quarter of the memory traffic.
+
+    Each row can also carry `labels` small integers (SemanticIndex stores a memory's owner and
+    topic there), so that a search can keep the rows with given labels without an id set.
     """
 
-    def __init__(self, dim: int, capacity: int = 0, int8_scan_from: int = INT8_SCAN_FROM) -> None:
+    def __init__(
+        self, dim: int, capacity: int = 0, int8_scan_from: int = INT8_SCAN_FROM, labels: int = 0
+    ) -> None:
         if dim < 1:
             raise ValueError(f"dim must be positive, not {dim}")
+        if labels < 0:
+            raise ValueError(f"labels must be 0 or more, not {labels}")
         self._dim = dim
+        self._labels_per_row = labels
         self._lock = threading.RLock()
         self._count = 0
         self._int8_scan_from = int8_scan_from
         # One row of each per vector: its float32 values, 8-bit codes, their scale and rounding
-        # error, and its id.
+        # error, its labels and its id.
         (
             self._matrix,
             self._codes,
             self._code_scales,
             self._code_errors,
+            self._labels,
             self._id_of_row,
         ) = self._blank_rows(max(capacity, 0))
         # An upper bound of the live rows' code errors: a removal may leave it high, never low.
@@ -77,6 +86,7 @@ class VectorIndex:
             + self._codes.nbytes
             + self._code_scales.nbytes
             + self._code_errors.nbytes
+            + self._labels.nbytes
             + self._id_of_row.nbytes
             + self._sorted_ids.nbytes
             + self._row_of_sorted.nbytes
@@ -115,8 +125,14 @@ class VectorIndex:
             if capacity > self.capacity:
                 self._grow_to(capacity)
 
-    def add(self, ids: Iterable[int] | np.ndarray, vectors: np.ndarray) -> None:
-        """Insert or replace vectors by id; within one call the last vector of an id wins."""
+    def add(
+        self,
+        ids: Iterable[int] | np.ndarray,
+        vectors: np.ndarray,
+        labels: np.ndarray | None = None,
+    ) -> None:
+        """Insert or replace vectors (and their labels, -1 when not given) by id; within one
+        call the last vector of an id wins."""
         new_ids = _as_ids(ids)
         matrix_in = np.asarray(vectors, dtype=np.float32)
         if matrix_in.ndim == 1 and new_ids.size == 1:
@@ -125,6 +141,7 @@ class VectorIndex:
             raise ValueError(
                 f"vectors must have shape ({new_ids.size}, {self._dim}), not {matrix_in.shape}"
             )
+        labels_in = self._labels_of(labels, new_ids.size)
         if new_ids.size == 0:
             return
         order = np.argsort(new_ids, kind="stable")
@@ -132,11 +149,13 @@ class VectorIndex:
         is_last = np.append(sorted_ids[1:] != sorted_ids[:-1], True)
         if not is_last.all():
             new_ids, matrix_in = sorted_ids[is_last], matrix_in[order[is_last]]
+            labels_in = labels_in[order[is_last]]
         with self._lock:
             found, rows = self._rows_of(new_ids)
             if found.any():
                 self._matrix[rows[found]] = _normalised(matrix_in[found])
                 self._quantize(rows[found])
+                self._labels[rows[found]] = labels_in[found]
             fresh = ~found
             fresh_count = int(fresh.sum())
             if fresh_count == 0:
@@ -148,6 +167,7 @@ class VectorIndex:
             self._matrix[start:stop] = matrix_in[fresh] if fresh_count < new_ids.size else matrix_in
             _normalise_in_place(self._matrix[start:stop])
             self._quantize(slice(start, stop))
+            self._labels[start:stop] = labels_in[fresh]
             self._id_of_row[start:stop] = fresh_ids
             fresh_rows = np.arange(start, stop, dtype=np.int64)
             order = np.argsort(fresh_ids, kind="stable")
@@ -155,6 +175,23 @@ class VectorIndex:
             self._sorted_ids = np.insert(self._sorted_ids, positions, fresh_ids[order])
             self._row_of_sorted = np.insert(self._row_of_sorted, positions, fresh_rows[order])
             self._count = stop
+
+    def set_labels(self, ids: Iterable[int] | np.ndarray, labels: np.ndarray) -> None:
+        """Replace the labels of ids (absent ones are ignored)."""
+        wanted = _as_ids(ids)
+        labels_in = self._labels_of(labels, wanted.size)
+        with self._lock:
+            found, rows = self._rows_of(wanted)
+            self._labels[rows[found]] = labels_in[found]
+
+    def _labels_of(self, labels: np.ndarray | None, count: int) -> np.ndarray:
+        shape = (count, self._labels_per_row)
+        if labels is None:
+            return np.full(shape, -1, dtype=np.int32)
+        array = np.asarray(labels, dtype=np.int32)
+        if array.shape != shape:
+            raise ValueError(f"labels must have shape {shape}, not {array.shape}")
+        return array
 
     def remove(self, ids: Iterable[int] | np.ndarray) -> int:
         """Remove ids (absent ones are ignored); returns how many were removed."""
@@ -187,12 +224,17 @@ class VectorIndex:
             return removed
 
     def search(
-        self, query: np.ndarray, k: int, allowed_ids: Iterable[int] | np.ndarray | None = None
+        self,
+        query: np.ndarray,
+        k: int,
+        allowed_ids: Iterable[int] | np.ndarray | None = None,
+        labels: Iterable[tuple[int, int]] = (),
     ) -> tuple[np.ndarray, np.ndarray]:
         """The k ids most cosine-similar to query, best first, as (int64 ids, float32 scores).
 
         allowed_ids, when given, limits the candidates before ranking (filters such as owner,
-        topic or status arrive here as an id set); ids not in the index are ignored. Equal
+        topic or status arrive here as an id set); ids not in the index are ignored. labels,
+        (column, value) pairs, keeps only the rows whose labels have those values. Equal
         scores are ordered by ascending id.
         """
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
@@ -206,6 +248,13 @@ class VectorIndex:
             if allowed_ids is not None:
                 found, candidate_rows = self._rows_of(_as_ids(allowed_ids))
                 rows = _sorted_unique(candidate_rows[found])
+            keep: np.ndarray | None = None
+            for column, value in labels:
+                matches = self._labels[: self._count, column] == value
+                keep = matches if keep is None else keep & matches
+            if keep is not None:
+                labelled = np.flatnonzero(keep)
+                rows = labelled if rows is None else rows[keep[rows]]
             size = self._count if rows is None else rows.size
             k = min(max(k, 0), size)
             if k == 0:
@@ -309,26 +358,40 @@ class VectorIndex:
         found = self._sorted_ids[positions] == ids
         return found, self._row_of_sorted[positions]
 
-    def _blank_rows(
-        self, capacity: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per-row arrays of capacity rows holding no vector (codes of zeros, id -1)."""
+    def _blank_rows(self, capacity: int) -> tuple[np.ndarray, ...]:
+        """Per-row arrays of capacity rows holding no vector (codes of zeros, labels and id -1),
+        in the order of _row_arrays()."""
         return (
             np.zeros((capacity, self._dim), dtype=np.float32),
             np.full((capacity, self._dim), int8scan.ZERO_POINT, dtype=np.uint8),
             np.ones(capacity, dtype=np.float32),
             np.zeros(capacity, dtype=np.float32),
+            np.full((capacity, self._labels_per_row), -1, dtype=np.int32),
             np.full(capacity, -1, dtype=np.int64),
         )
 
-    def _row_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return (self._matrix, self._codes, self._code_scales, self._code_errors, self._id_of_row)
+    def _row_arrays(self) -> tuple[np.ndarray, ...]:
+        return (
+            self._matrix,
+            self._codes,
+            self._code_scales,
+            self._code_errors,
+            self._labels,
+            self._id_of_row,
+        )
 
     def _grow_to(self, capacity: int) -> None:
         grown = self._blank_rows(capacity)
         for new, old in zip(grown, self._row_arrays(), strict=True):
             new[: self._count] = old[: self._count]
-        self._matrix, self._codes, self._code_scales, self._code_errors, self._id_of_row = grown
+        (
+            self._matrix,
+            self._codes,
+            self._code_scales,
+            self._code_errors,
+            self._labels,
+            self._id_of_row,
+        ) = grown
 
 
 def _as_ids(ids: Iterable[int] | np.ndarray) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -21,6 +22,9 @@ Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
 BATCH = 256  # texts embedded and written per step: progress and cancellation granularity
 REMOVING = ("archived", "consolidated", "purged")
+# Kept beside each vector in the index, so that these filters need no id set from SQLite.
+SCOPE = ("owner", "topic")
+_UNKNOWN = -2  # the code of a filter value no indexed memory has: it matches no row
 
 
 class Cancelled_(Exception):
@@ -41,9 +45,45 @@ class SemanticIndex:
     def __init__(self, store: Store, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
-        self.index = VectorIndex(embedder.dim)
+        self.index = self._new_index(0)
         self.ready = False
         self._lock = threading.Lock()
+        self._scope_codes: dict[str, dict[str, int]] = {name: {} for name in SCOPE}
+
+    def _new_index(self, capacity: int) -> VectorIndex:
+        return VectorIndex(self.embedder.dim, capacity=capacity, labels=len(SCOPE))
+
+    def _labels(self, scopes: Sequence[tuple[str, ...]]) -> np.ndarray:
+        """The index labels of (owner, topic) pairs, coding each new value on first sight."""
+        labels = np.empty((len(scopes), len(SCOPE)), dtype=np.int32)
+        with self._lock:
+            for column, name in enumerate(SCOPE):
+                codes = self._scope_codes[name]
+                labels[:, column] = [
+                    codes.setdefault(scope[column], len(codes)) for scope in scopes
+                ]
+        return labels
+
+    def fill(
+        self,
+        ids: np.ndarray,
+        vectors: np.ndarray,
+        scopes: Sequence[tuple[str, str]] | None = None,
+        extra_capacity: int = 0,
+    ) -> None:
+        """Replace the index with these vectors ((owner, topic) of each read when not given)."""
+        if scopes is None:
+            known = table.scopes_of(self.store, ids.tolist())
+            scopes = [known.get(int(ident), ("", "")) for ident in ids]
+        index = self._new_index(len(ids) + extra_capacity)
+        index.add(ids, vectors, self._labels(scopes))
+        self.index = index
+        self.ready = True
+
+    def _scoped_add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        known = table.scopes_of(self.store, ids.tolist())
+        scopes = [known.get(int(ident), ("", "")) for ident in ids]
+        self.index.add(ids, vectors, self._labels(scopes))
 
     @property
     def model_id(self) -> str:
@@ -113,25 +153,23 @@ class SemanticIndex:
         if progress is not None:
             progress(0, len(items))
         new_ids, new_vectors = self.embed_and_store(items, progress, cancelled)
-        ids, matrix = table.load_active_vectors(self.store, self.model_id, self.embedder.dim)
-        with self._lock:
-            # A read-only store keeps the new vectors in memory only, beside the stored ones.
-            extra = len(new_ids) if self.store.read_only else 0
-            self.index = VectorIndex(self.embedder.dim, capacity=len(ids) + extra)
-            self.index.add(ids, matrix)
-            if self.store.read_only and len(new_ids):
-                self.index.add(new_ids, new_vectors)  # kept in memory only
-            self.ready = True
+        ids, matrix, scopes = table.load_active_vectors(
+            self.store, self.model_id, self.embedder.dim
+        )
+        # A read-only store keeps the new vectors in memory only, beside the stored ones.
+        extra = len(new_ids) if self.store.read_only else 0
+        self.fill(ids, matrix, scopes, extra_capacity=extra)
+        if self.store.read_only and len(new_ids):
+            self._scoped_add(new_ids, new_vectors)
         return len(items)
 
     def load(self) -> int:
         """Load the stored vectors into the index without embedding anything; returns how
         many active memories still lack a current vector (search covers the others)."""
-        ids, matrix = table.load_active_vectors(self.store, self.model_id, self.embedder.dim)
-        with self._lock:
-            self.index = VectorIndex(self.embedder.dim, capacity=len(ids))
-            self.index.add(ids, matrix)
-            self.ready = True
+        ids, matrix, scopes = table.load_active_vectors(
+            self.store, self.model_id, self.embedder.dim
+        )
+        self.fill(ids, matrix, scopes)
         return max(0, self.store.count(MemoryFilter(status="active")) - len(ids))
 
     def on_change(self, kind: str, ids: list[int]) -> None:
@@ -150,9 +188,13 @@ class SemanticIndex:
             self.index.remove(gone)
         items = [
             (ident, memory_text(title, content, keywords))
-            for ident, title, content, keywords in rows
+            for ident, title, content, keywords, _, _ in rows
         ]
         if kind == "edited":
+            # An edit may move a memory to another owner or topic without changing its text.
+            self.index.set_labels(
+                [row[0] for row in rows], self._labels([(row[4], row[5]) for row in rows])
+            )
             stored = table.hashes_of(self.store, self.model_id, sorted(active))
             items = [
                 (ident, text)
@@ -161,13 +203,29 @@ class SemanticIndex:
             ]
         new_ids, vectors = self.embed_and_store(items)
         if len(new_ids):
-            self.index.add(new_ids, vectors)
+            self._scoped_add(new_ids, vectors)
 
     def nearest(self, query: str, memory_filter: MemoryFilter, k: int) -> list[tuple[int, float]]:
         """(id, cosine) of the k memories closest to the query among those the filter keeps."""
-        vector = self.embedder.embed_query(query)
-        allowed = None
-        if memory_filter != MemoryFilter(status="active"):
-            allowed = np.asarray(self.store.ids_matching(memory_filter), dtype=np.int64)
-        ids, scores = self.index.search(vector, k, allowed)
+        return self.nearest_to(self.embedder.embed_query(query), memory_filter, k)
+
+    def nearest_to(
+        self, vector: np.ndarray, memory_filter: MemoryFilter, k: int
+    ) -> list[tuple[int, float]]:
+        """(id, cosine) of the k memories closest to a vector among those the filter keeps.
+
+        The index holds active memories only; an owner and topic filter is answered from the
+        labels beside the vectors, any other filter by the ids SQLite finds for it.
+        """
+        unscoped = dataclasses.replace(memory_filter, owner=None, topic=None)
+        if unscoped == MemoryFilter(status="active"):
+            with self._lock:
+                labels = [
+                    (column, self._scope_codes[name].get(value, _UNKNOWN))
+                    for column, name in enumerate(SCOPE)
+                    if (value := getattr(memory_filter, name)) is not None
+                ]
+            ids, scores = self.index.search(vector, k, labels=labels)
+        else:
+            ids, scores = self.index.search(vector, k, self.store.ids_matching(memory_filter))
         return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]

@@ -22,17 +22,30 @@ def memories_to_embed(store: Store) -> Iterator[tuple[int, str, str, str, str | 
     yield from rows
 
 
-def texts_of(store: Store, ids: Sequence[int]) -> list[tuple[int, str, str, str]]:
-    """(id, title, content, keywords JSON) of the given memories that are active."""
-    found: list[tuple[int, str, str, str]] = []
+def texts_of(store: Store, ids: Sequence[int]) -> list[tuple[int, str, str, str, str, str]]:
+    """(id, title, content, keywords JSON, owner, topic) of the given memories that are active."""
+    found: list[tuple[int, str, str, str, str, str]] = []
     for start in range(0, len(ids), 900):
         chunk = list(ids[start : start + 900])
         marks = ",".join("?" * len(chunk))
         found += store.query(
-            f"SELECT id, title, content, keywords FROM memory WHERE status = 'active' "
-            f"AND id IN ({marks})",
+            f"SELECT id, title, content, keywords, owner, topic FROM memory "
+            f"WHERE status = 'active' AND id IN ({marks})",
             chunk,
         )
+    return found
+
+
+def scopes_of(store: Store, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    """{id: (owner, topic)} of the given memories."""
+    found: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(ids), 900):
+        chunk = [int(ident) for ident in ids[start : start + 900]]
+        marks = ",".join("?" * len(chunk))
+        for ident, owner, topic in store.query(
+            f"SELECT id, owner, topic FROM memory WHERE id IN ({marks})", chunk
+        ):
+            found[ident] = (owner, topic)
     return found
 
 
@@ -71,8 +84,9 @@ def drop_other_models(store: Store, model_id: str) -> int:
 
 def load_active_vectors(
     store: Store, model_id: str, dim: int, batch: int = 50_000
-) -> tuple[np.ndarray, np.ndarray]:
-    """(ids, [n, dim] float32 matrix) of every active memory's vector of this model."""
+) -> tuple[np.ndarray, np.ndarray, list[tuple[str, str]]]:
+    """(ids, [n, dim] float32 matrix, (owner, topic) of each) of every active memory's vector
+    of this model."""
     with store.lock:
         count = store.connection.execute(
             "SELECT count(*) FROM embedding e JOIN memory m ON m.id = e.memory_id "
@@ -81,9 +95,10 @@ def load_active_vectors(
         ).fetchone()[0]
         ids = np.empty(count, dtype=np.int64)
         matrix = np.empty((count, dim), dtype=np.float32)
+        scopes: list[tuple[str, str]] = []
         cursor = store.connection.execute(
-            "SELECT e.memory_id, e.vector FROM embedding e JOIN memory m ON m.id = e.memory_id "
-            "WHERE m.status = 'active' AND e.model_id = ?",
+            "SELECT e.memory_id, e.vector, m.owner, m.topic FROM embedding e "
+            "JOIN memory m ON m.id = e.memory_id WHERE m.status = 'active' AND e.model_id = ?",
             (model_id,),
         )
         position = 0
@@ -96,8 +111,9 @@ def load_active_vectors(
             matrix[position:end] = np.frombuffer(
                 b"".join(row[1] for row in rows), np.float32
             ).reshape(len(rows), dim)
+            scopes += [(row[2], row[3]) for row in rows]
             position = end
-    return ids[:position], matrix[:position]
+    return ids[:position], matrix[:position], scopes
 
 
 def embedding_count(store: Store, model_id: str) -> int:
