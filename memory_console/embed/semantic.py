@@ -72,18 +72,17 @@ class SemanticIndex:
         extra_capacity: int = 0,
     ) -> None:
         """Replace the index with these vectors ((owner, topic) of each read when not given)."""
-        if scopes is None:
-            known = table.scopes_of(self.store, ids.tolist())
-            scopes = [known.get(int(ident), ("", "")) for ident in ids]
         index = self._new_index(len(ids) + extra_capacity)
-        index.add(ids, vectors, self._labels(scopes))
+        index.add(ids, vectors, self._labels(self._scopes(ids) if scopes is None else scopes))
         self.index = index
         self.ready = True
 
     def _scoped_add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        self.index.add(ids, vectors, self._labels(self._scopes(ids)))
+
+    def _scopes(self, ids: np.ndarray) -> list[tuple[str, str]]:
         known = table.scopes_of(self.store, ids.tolist())
-        scopes = [known.get(int(ident), ("", "")) for ident in ids]
-        self.index.add(ids, vectors, self._labels(scopes))
+        return [known.get(int(ident), ("", "")) for ident in ids]
 
     @property
     def model_id(self) -> str:
