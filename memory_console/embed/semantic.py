@@ -77,9 +77,6 @@ class SemanticIndex:
         self.index = index
         self.ready = True
 
-    def _scoped_add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
-        self.index.add(ids, vectors, self._labels(self._scopes(ids)))
-
     def _scopes(self, ids: np.ndarray) -> list[tuple[str, str]]:
         known = table.scopes_of(self.store, ids.tolist())
         return [known.get(int(ident), ("", "")) for ident in ids]
@@ -159,7 +156,7 @@ class SemanticIndex:
         extra = len(new_ids) if self.store.read_only else 0
         self.fill(ids, matrix, scopes, extra_capacity=extra)
         if self.store.read_only and len(new_ids):
-            self._scoped_add(new_ids, new_vectors)
+            self.index.add(new_ids, new_vectors, self._labels(self._scopes(new_ids)))
         return len(items)
 
     def load(self) -> int:
@@ -202,7 +199,10 @@ class SemanticIndex:
             ]
         new_ids, vectors = self.embed_and_store(items)
         if len(new_ids):
-            self._scoped_add(new_ids, vectors)
+            scope_of = {row[0]: (row[4], row[5]) for row in rows}
+            self.index.add(
+                new_ids, vectors, self._labels([scope_of[int(ident)] for ident in new_ids])
+            )
 
     def nearest(self, query: str, memory_filter: MemoryFilter, k: int) -> list[tuple[int, float]]:
         """(id, cosine) of the k memories closest to the query among those the filter keeps."""
