@@ -135,38 +135,37 @@ def rewrite(model_bytes: bytes, attention_mask: str = "attention_mask") -> Rewri
 
     gelus = 0
     for node in model.graph.node:
-        if node.op_type == "Erf" and id(node) not in removed:
-            erf = node
-            chain = _erf_gelu(graph, erf)
-            if chain is not None:
-                first, *rest = chain
-                replacements[id(first)] = helper.make_node(
-                    "Gelu",
-                    [first.input[0]],
-                    [rest[-1].output[0]],
-                    name=graph.fresh(f"{erf.output[0]}_gelu"),
-                    domain=_MS_DOMAIN,
-                )
-                removed.update(id(part) for part in rest)
-                gelus += 1
+        chain = _erf_gelu(graph, node) if node.op_type == "Erf" else None
+        if chain is not None:
+            first, *rest = chain
+            replacements[id(first)] = helper.make_node(
+                "Gelu",
+                [first.input[0]],
+                [rest[-1].output[0]],
+                name=graph.fresh(f"{node.output[0]}_gelu"),
+                domain=_MS_DOMAIN,
+            )
+            removed.update(id(part) for part in rest)
+            gelus += 1
 
     attentions = 0
     mask_int32 = graph.fresh(f"{attention_mask}_int32")
     for node in model.graph.node:
-        if node.op_type == "Softmax" and id(node) not in removed:
-            found = _attention(graph, node, attention_mask)
-            if found is not None:
-                query, key, value, output, heads, factor, last = found
-                replacements[id(last)] = helper.make_node(
-                    "MultiHeadAttention",
-                    [query, key, value, "", mask_int32],
-                    [output],
-                    name=graph.fresh(f"{node.name or node.output[0]}_attention"),
-                    domain=_MS_DOMAIN,
-                    num_heads=heads,
-                    scale=factor,
-                )
-                attentions += 1
+        found = _attention(graph, node, attention_mask) if node.op_type == "Softmax" else None
+        if found is not None:
+            # The nodes between the projections and `last` are left without readers and
+            # pruned below with the rest of the dead nodes.
+            query, key, value, output, heads, factor, last = found
+            replacements[id(last)] = helper.make_node(
+                "MultiHeadAttention",
+                [query, key, value, "", mask_int32],
+                [output],
+                name=graph.fresh(f"{node.name or node.output[0]}_attention"),
+                domain=_MS_DOMAIN,
+                num_heads=heads,
+                scale=factor,
+            )
+            attentions += 1
 
     if not matmuls and not gelus and not attentions:
         return None
