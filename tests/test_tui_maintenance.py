@@ -346,3 +346,33 @@ async def test_preview_table_pages_past_its_window(demo_store: Store, monkeypatc
         await settle(pilot)
         assert preview.window_start == 0 and preview.table.cursor_row == WINDOW - 1
         assert last_window >= WINDOW
+
+
+async def test_runs_changes_page_past_their_window(demo_store: Store, monkeypatch: Any) -> None:
+    from memory_console.tui.screens import runs as runs_module
+    from memory_console.tui.widgets.run_changes import RunChangesTable
+
+    WINDOW = 10  # noqa: N806 - the screen's constant, smaller than the run
+    monkeypatch.setattr(runs_module, "WINDOW", WINDOW)
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_preview(app, pilot)
+        await pilot.press("A")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        screen = screen_of(app, RunsScreen)
+        assert screen.window is not None and screen.window.total > 2 * WINDOW
+        table = screen.query_one(RunChangesTable)
+        table.focus()
+        await pilot.press("pagedown")  # a page is taller than the window: to its last row
+        assert table.cursor_row == WINDOW - 1 and screen.window.first == 0
+        await pilot.press("pagedown")  # past it: the next window
+        await settle(pilot)
+        assert screen.window.first == WINDOW and table.cursor_row == 0
+        await pilot.press("up")  # above its first row: the previous window, on its last row
+        await settle(pilot)
+        assert screen.window.first == 0 and table.cursor_row == WINDOW - 1

@@ -220,12 +220,6 @@ class ChangeTable(WindowTable):
         event.stop()
         self.post_message(self.SortRequested(self, str(event.column_key.value)))
 
-    def window_length(self) -> int:
-        return len(self.changes)
-
-    def edge_reached(self, direction: str) -> None:
-        self.post_message(self.EdgeReached(self, direction))
-
     def action_toggle_selection(self) -> None:
         change = self.current
         if change is None or change.is_new:

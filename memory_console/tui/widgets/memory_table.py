@@ -221,12 +221,6 @@ class MemoryTable(WindowTable):
         if column is not None and column.sort is not None and not self.search_mode:
             self.post_message(self.SortRequested(self, column.sort))
 
-    def window_length(self) -> int:
-        return len(self.records)
-
-    def edge_reached(self, direction: str) -> None:
-        self.post_message(self.EdgeReached(self, direction))
-
     def action_toggle_selection(self) -> None:
         record = self.current
         if record is None:

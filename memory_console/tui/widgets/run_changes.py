@@ -13,6 +13,7 @@ from textual.widgets import DataTable
 from memory_console.describe import change_text
 from memory_console.store import EventRecord
 from memory_console.tui.formatting import one_line
+from memory_console.tui.widgets.window_table import WindowTable
 
 FIXED = (("id", "memory", 6), ("kind", "kind", 9), ("change", "change", 18))
 SCROLLBAR = 2
@@ -31,7 +32,7 @@ def compact_change(event: EventRecord) -> str:
     return change_text(event).replace(" -> ", " → ")
 
 
-class RunChangesTable(DataTable[Text | str]):
+class RunChangesTable(WindowTable):
     """Rows are events of one run; the screen reads the neighbouring window at the edges."""
 
     BINDINGS = [
@@ -103,15 +104,3 @@ class RunChangesTable(DataTable[Text | str]):
         event.stop()
         if 0 <= self.cursor_row < len(self.events):
             self.post_message(self.Opened(self, self.events[self.cursor_row].memory_id))
-
-    def action_cursor_down(self) -> None:
-        if self.events and self.cursor_row >= len(self.events) - 1:
-            self.post_message(self.EdgeReached(self, "next"))
-        else:
-            super().action_cursor_down()
-
-    def action_cursor_up(self) -> None:
-        if self.events and self.cursor_row <= 0:
-            self.post_message(self.EdgeReached(self, "previous"))
-        else:
-            super().action_cursor_up()

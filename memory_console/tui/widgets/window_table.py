@@ -2,30 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, ClassVar
+
 from rich.text import Text
+from textual.message import Message
 from textual.widgets import DataTable
 
 
 class WindowTable(DataTable[Text | str]):
     """The cursor keys of a table that holds one window (a page) of rows at a time.
 
-    Moving down from the last row or up from the first, by line or by page, calls
-    edge_reached("next") or edge_reached("previous") instead, and home/end ask for the "first"
-    or "last" window; the screen answers by showing that window. Subclasses say how many rows
-    the window holds and which message carries the request.
+    Moving down from the last row or up from the first, by line or by page, posts
+    EdgeReached(table, "next") or (table, "previous") instead, and action_edge asks for the
+    "first" or "last" window; the screen answers by showing that window. Each subclass
+    defines its own EdgeReached(table, direction) message, so screens tell tables apart.
     """
 
-    def window_length(self) -> int:
-        raise NotImplementedError
+    EdgeReached: ClassVar[Callable[[Any, str], Message]]
 
     def edge_reached(self, direction: str) -> None:
-        raise NotImplementedError
+        self.post_message(type(self).EdgeReached(self, direction))
 
     def _at_last_row(self) -> bool:
-        return self.window_length() > 0 and self.cursor_row >= self.window_length() - 1
+        return self.row_count > 0 and self.cursor_row >= self.row_count - 1
 
     def _at_first_row(self) -> bool:
-        return self.window_length() > 0 and self.cursor_row <= 0
+        return self.row_count > 0 and self.cursor_row <= 0
 
     def action_cursor_down(self) -> None:
         if self._at_last_row():
