@@ -305,8 +305,13 @@ def write_failure(error: OSError) -> str:
 
 
 def is_store_file(path: Path) -> bool:
-    """Whether the file is an SQLite database (or its write-ahead log or shared memory)."""
-    if path.name.endswith(("-wal", "-shm")):
+    """Whether the file is an SQLite database (or its write-ahead log or shared memory).
+
+    A store this process has open is recognised by identity, never opened: closing a
+    descriptor of it would drop the process's locks on it."""
+    from memory_console.store import held
+
+    if held.holds(path) or path.name.endswith(("-wal", "-shm")):
         return True
     try:
         with path.open("rb") as handle:

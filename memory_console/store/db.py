@@ -7,8 +7,10 @@ import shutil
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
+from memory_console.store import held
 from memory_console.store.errors import StoreError
 from memory_console.store.migrations import MIGRATIONS
 
@@ -87,7 +89,10 @@ def create_new_file(path: Path) -> None:
 
 
 def check_header(path: Path) -> None:
-    """Refuse a file that is not SQLite before SQLite gets a chance to touch it."""
+    """Refuse a file that is not SQLite before SQLite gets a chance to touch it.
+
+    It opens and closes the file, so it runs only while this process holds no connection to
+    it (see open_store_connection)."""
     try:
         with path.open("rb") as handle:
             head = handle.read(100)
@@ -118,18 +123,27 @@ def header_size(head: bytes) -> int:
 
 
 def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit), WAL and a busy timeout.
+    """A connection in autocommit mode (transactions are explicit), WAL and a busy timeout,
+    counted among the files this process holds until it is closed.
 
     Read-only, in a directory where SQLite cannot create the -shm file and with no -wal file
     (so nothing is pending), the file is read as immutable: WAL mode could not open it."""
-    if read_only:
-        uri = f"file:{quote(str(path))}?mode=ro"
-        wal = Path(f"{path}-wal")
-        if not wal.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
-            uri += "&immutable=1"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-    else:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    options: dict[str, Any] = {
+        "isolation_level": None,
+        "check_same_thread": False,
+        "factory": held.HeldConnection,
+    }
+    with held.LOCK:
+        if read_only:
+            uri = f"file:{quote(str(path))}?mode=ro"
+            wal = Path(f"{path}-wal")
+            if not wal.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
+                uri += "&immutable=1"
+            conn = sqlite3.connect(uri, uri=True, **options)
+        else:
+            conn = sqlite3.connect(path, **options)
+        assert isinstance(conn, held.HeldConnection)
+        conn.hold(path)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return conn
 
@@ -159,12 +173,13 @@ def open_store_connection(
             except OSError as error:
                 raise StoreError(f"{path}: cannot create: {error.strerror}") from error
             created = True
-    else:
-        check_header(path)
-    try:
-        conn = connect(path, read_only=read_only)
-    except sqlite3.Error as error:
-        raise StoreError(f"{path}: cannot open: {error}") from error
+    with held.LOCK:  # no other thread connects between the header check and this connection
+        if not is_new and not held.holds(path):
+            check_header(path)  # a file this process holds was checked when first opened
+        try:
+            conn = connect(path, read_only=read_only)
+        except sqlite3.Error as error:
+            raise StoreError(f"{path}: cannot open: {error}") from error
     try:
         backup = prepare(conn, path, read_only=read_only)
     except BaseException as error:

@@ -65,7 +65,19 @@ class Store:
     """A memory store in one SQLite file. Thread-safe: one connection behind a lock.
 
     `actor` names who acts (cli, tui, api, a pass) in the events this Store writes.
+
+    The one rule for the store's files: a process holding a connection to a store never
+    opens and closes the store's file (or its -wal/-shm) by another path, since closing any
+    descriptor of a file drops every POSIX lock the process holds on it, and another process
+    then deletes the WAL under the live connections. Header checks run before the first
+    connection; files named by an operator are compared with held stores by identity.
     """
+
+    # Where that rule is kept: every connection comes from db.connect, counted in store.held;
+    # db.check_header runs only while none is held; export/purge --out and import compare
+    # paths with store.held.holds() before opening them; migrate backs up with conn.backup()
+    # into a new file; the demo builds and fsyncs a private file before renaming it into
+    # place. Everything else only stats store files (exists, size, access), which is safe.
 
     def __init__(
         self,

@@ -71,8 +71,11 @@ def import_file(
     from memory_console.ingest.formats.detect import detect_format
     from memory_console.ingest.jsonl import import_jsonl
     from memory_console.ingest.screen import SecretsPolicy, import_refusal
+    from memory_console.store import held
 
     source = Path(path)
+    if held.holds(source):  # reading it would close a descriptor of a store we hold: refused
+        raise fail(str(source), "is a store file (or its -wal/-shm) open here, not an import file")
     moment = now_ts() if now is None else now
     name = detect_format(source) if file_format == "auto" else file_format
     if name == "jsonl":
