@@ -197,3 +197,41 @@ def run_trial(seed: int, tmp_path: Path) -> None:
 @pytest.mark.parametrize("seed", range(TRIALS))
 def test_processes_see_each_others_writes(seed: int, tmp_path: Path) -> None:
     run_trial(seed, tmp_path)
+
+
+def test_a_held_store_is_known_by_identity(tmp_path: Path) -> None:
+    from memory_console.store import Store, held
+
+    path = tmp_path / "held.db"
+    other = tmp_path / "other.txt"
+    other.write_text("not a store\n")
+    with Store(path) as store:
+        store.add({"content": "a memory that makes a -wal file", "owner": "bob"})
+        (tmp_path / "link.db").symlink_to(path)
+        os.link(path, tmp_path / "hard.db")
+        os.link(f"{path}-wal", tmp_path / "hard-wal")
+        for name in ("held.db", "link.db", "hard.db", "held.db-wal", "link.db-shm", "hard-wal"):
+            assert held.holds(tmp_path / name), name
+        assert not held.holds(other) and not held.holds(tmp_path / "missing.db")
+    assert not held.holds(path), "closing the last connection releases the file"
+
+
+def test_naming_the_open_store_as_a_file_keeps_its_locks(tmp_path: Path) -> None:
+    """export --out and import given the store itself (by a link) are refused without
+    opening it, so this process's connection keeps its locks while another process closes."""
+    from memory_console.cli import main
+    from memory_console.store import Store
+
+    path = tmp_path / "store.db"
+    build_demo(path, count=20, seed=1, now=NOW)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(path)
+    with Store(path, actor="tui") as store:
+        store.query("SELECT count(*) FROM memory")
+        assert main(["export", "--out", str(link), "--db", str(path)]) == 1
+        assert main(["import", str(link), "--db", str(path)]) == 1
+        assert main(["import", f"{path}-wal", "--db", str(path)]) == 1
+        cli(path, "stats")  # the last process to close checkpoints and deletes the -wal
+        assert not deleted_store_files(os.getpid(), path)
+        new = store.add({"content": "written after the other process closed", "owner": "bob"})
+        assert new in cli_view(path)["ids"]
