@@ -14,10 +14,16 @@ import unicodedata
 from collections.abc import Sequence
 
 from memory_console import __version__
-from memory_console.commands import common, maintenance_commands, search_commands, store_commands
-from memory_console.store.errors import StoreError
+from memory_console.commands import (
+    check_commands,
+    common,
+    maintenance_commands,
+    search_commands,
+    store_commands,
+)
+from memory_console.store.errors import StoreError, damaged, is_damage
 
-COMMAND_MODULES = (store_commands, search_commands, maintenance_commands)
+COMMAND_MODULES = (store_commands, search_commands, maintenance_commands, check_commands)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,6 +70,14 @@ def fail(message: object) -> int:
     return 1
 
 
+def store_path(args: argparse.Namespace) -> object:
+    """The store a command worked on, for a message about it."""
+    try:
+        return common.db_path(args)
+    except (common.UserError, OSError, ValueError):
+        return getattr(args, "db", None) or "the store"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     tolerant_output()
     parser = build_parser()
@@ -82,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except sqlite3.DatabaseError as error:
         # The database failed under a command (a damaged page, an I/O error): the command's
         # transaction, if any, was rolled back.
+        if is_damage(error):
+            return fail(damaged(store_path(args), error))
         where = f"{args.db}: " if getattr(args, "db", None) else ""
         return fail(f"{where}the database failed: {error}")
     except OSError as error:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_console.settings import Settings, load_settings, resolve_db
 from memory_console.store.db import SCHEMA_VERSION
-from memory_console.store.errors import StoreError
+from memory_console.store.errors import StoreError, damaged, is_damage
 from memory_console.timeutil import now_ts, parse_iso
 
 if TYPE_CHECKING:
@@ -204,6 +204,17 @@ def run_console(args: argparse.Namespace) -> int:
     app = make_app(
         settings.with_overrides(db=path), store, now=getattr(args, "now", None) and now_of(args)
     )
-    app.run()
-    store.close()
-    return 0
+    try:
+        app.run()
+    finally:
+        store.close()
+    if not app.return_code:
+        return 0
+    # Textual sets return_code 1 and prints the traceback when an exception escaped the app.
+    error = getattr(app, "_exception", None)
+    if error is not None and is_damage(error):
+        raise UserError(f"the console stopped: {damaged(path, error)}")
+    raise UserError(
+        "the console stopped on an unexpected error (shown above); "
+        "changes it had committed are kept"
+    )

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from memory_console.store import held
-from memory_console.store.errors import StoreError
+from memory_console.store.errors import StoreError, damaged, is_damage
 from memory_console.store.migrations import MIGRATIONS
 
 APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store we create
@@ -209,6 +209,8 @@ def open_failure(path: Path, error: sqlite3.DatabaseError, *, read_only: bool) -
             f"{path}: its directory {path.parent} is read-only, and SQLite needs to create "
             f"{path.name}-wal and -shm there; open it with --read-only"
         )
+    if is_damage(error):
+        return damaged(path, error)
     return f"{path}: damaged or unreadable database ({error}); left untouched"
 
 

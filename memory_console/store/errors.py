@@ -15,3 +15,28 @@ class ReadOnlyError(StoreError):
 
 class ValidationError(StoreError):
     """A value that a memory field cannot take."""
+
+
+SQLITE_CORRUPT = 11
+SQLITE_NOTADB = 26
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether SQLite failed because the file's content is damaged (SQLITE_CORRUPT, any of
+    its extended codes, or SQLITE_NOTADB), not because of a lock, the disk or a mistake."""
+    import sqlite3
+
+    if not isinstance(error, sqlite3.DatabaseError):
+        return False
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (SQLITE_CORRUPT, SQLITE_NOTADB)
+    return "malformed" in str(error)
+
+
+def damaged(path: object, error: BaseException) -> str:
+    """The one sentence an operator reads about a damaged store, wherever it was found."""
+    return (
+        f"{path}: the database is damaged ({error}); nothing was written; "
+        f"run `memory-console check --db {path}` for details"
+    )

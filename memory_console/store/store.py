@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_console.store.db import open_store_connection
-from memory_console.store.errors import NotFoundError, ReadOnlyError, StoreError, ValidationError
+from memory_console.store.errors import (
+    NotFoundError,
+    ReadOnlyError,
+    StoreError,
+    ValidationError,
+    damaged,
+    is_damage,
+)
 from memory_console.store.records import (
     EVENT_SELECT,
     MEMORY_COLUMNS,
@@ -153,6 +160,8 @@ class Store:
                     self._conn.execute("ROLLBACK")
                 if isinstance(error, sqlite3.OperationalError) and "full" in str(error):
                     raise StoreError(f"{what}: the disk is full; nothing was written") from error
+                if is_damage(error):
+                    raise StoreError(f"{what}: {damaged(self.path, error)}") from error
                 raise StoreError(f"{what}: {error}; nothing was written") from error
             except BaseException:
                 if self._conn.in_transaction:
@@ -170,6 +179,8 @@ class Store:
                     raise StoreError("the database is busy; try again in a moment") from error
                 raise
             except sqlite3.DatabaseError as error:
+                if is_damage(error):
+                    raise StoreError(damaged(self.path, error)) from error
                 raise StoreError(f"{self.path}: damaged database ({error})") from error
 
     def notify(self, kind: str, ids: list[int]) -> None:

@@ -96,4 +96,5 @@ class SearchReadiness(Static):
         if event.state == WorkerState.ERROR:
             from memory_console.tui.screens.base import error_text
 
-            self.post_message(SemanticFinished(False, error_text(event.worker.error)))
+            detail = error_text(event.worker.error, self.context.store.path)
+            self.post_message(SemanticFinished(False, detail))
