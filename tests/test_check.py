@@ -1,0 +1,222 @@
+"""`memory-console check` on healthy and damaged stores, the one sentence a damaged store gets
+from the CLI and the console, and the exit code of a console that crashed."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_console.cli import main
+from memory_console.ingest.demo import build_demo
+from memory_console.store import Store
+from memory_console.store.db import FTS_TRIGGERS
+from tests.test_tui_actions import notes
+from tests.test_tui_support import NOW, console, settle
+
+CHECK_NAMES = ["header", "schema", "integrity", "text_index", "events", "vectors"]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    path = tmp_path / "demo.db"
+    build_demo(path, count=60, seed=3, now=NOW)
+    return path
+
+
+def overwrite_page(path: Path, name: str, data: bytes, offset: int = 0) -> None:
+    """Write `data` into the root page of table or index `name` (no connection is open)."""
+    with sqlite3.connect(path) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (name,))
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with path.open("r+b") as handle:
+        handle.seek((root[0] - 1) * page_size + offset)
+        handle.write(data)
+
+
+def checks_of(capsys: pytest.CaptureFixture[str], path: Path, *extra: str) -> dict[str, Any]:
+    code, out, _ = run(capsys, "check", "--db", str(path), "--json", *extra)
+    report: dict[str, Any] = json.loads(out)
+    assert code == (0 if report["ok"] else 1)
+    return {check["name"]: check for check in report["checks"]}
+
+
+def test_a_healthy_store_passes_every_check(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "check", "--db", str(demo))
+    assert code == 0 and err == ""
+    assert [line.split()[:2] for line in out.splitlines()] == [["ok", n] for n in CHECK_NAMES]
+    code, out, _ = run(capsys, "check", "--db", str(demo), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["ok"] is True and report["db"] == str(demo)
+    assert [c["name"] for c in report["checks"]] == CHECK_NAMES
+    for check in report["checks"]:
+        assert check == {
+            "name": check["name"],
+            "ok": True,
+            "problems": [],
+            "count": 0,
+            "skipped": None,
+        }
+
+
+def test_a_damaged_index_page_is_found(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    overwrite_page(demo, "ix_memory_owner", bytes(200), offset=8)
+    code, out, err = run(capsys, "list", "--owner", "alice", "--db", str(demo))
+    assert code == 0, "a damaged index can answer wrongly without an error: only check sees it"
+    code, out, err = run(capsys, "check", "--db", str(demo))
+    assert code == 1
+    assert out.splitlines()[2].startswith("PROBLEM  integrity")
+    assert "On tree page" in out
+    assert err.count("\n") == 1 and "checks found problems (integrity)" in err
+    integrity = checks_of(capsys, demo)["integrity"]
+    assert not integrity["ok"] and integrity["count"] == len(integrity["problems"]) > 10
+
+
+def test_dangling_events_and_vectors_are_found_but_purged_history_is_not(
+    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Store(demo) as store:
+        store.purge([5], tmp_path / "purged.jsonl")  # its history stays, closed by `purged`
+        with store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO memory_event (memory_id, at, actor, kind) "
+                "VALUES (9001, 1, 'x', 'accessed'), (9001, 2, 'x', 'accessed')"
+            )
+            conn.execute(
+                "INSERT INTO memory_event (memory_id, at, actor, kind, run_id) "
+                "VALUES (1, 3, 'x', 'decayed', 777)"
+            )
+            conn.execute(
+                "INSERT INTO embedding (memory_id, model_id, content_hash, vector) "
+                "VALUES (9002, 'm', 'h', zeroblob(8)), (1, 'm', 'h', zeroblob(8)), "
+                "(2, 'm', 'h', zeroblob(8)), (3, 'm', 'h', zeroblob(4))"
+            )
+    checks = checks_of(capsys, demo)
+    assert checks["events"]["problems"] == [
+        "2 events of memory 9001, which is gone without a purge",
+        "1 events name maintenance run 777, which does not exist",
+    ]
+    assert checks["vectors"]["problems"] == [
+        "a vector for memory 9002, which is gone",
+        "1 vectors of model m have 4 bytes, not 8",
+    ]
+    assert [n for n, c in checks.items() if not c["ok"]] == ["events", "vectors"]
+
+
+def test_a_text_index_out_of_step_is_found_on_a_writable_store(
+    demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with sqlite3.connect(demo, isolation_level=None) as conn:
+        conn.execute("DROP TRIGGER memory_fts_au")
+        conn.execute("UPDATE memory SET content = 'zebra quagga okapi' WHERE id = 3")
+        conn.execute(FTS_TRIGGERS[2])
+    conn.close()
+    text_index = checks_of(capsys, demo)["text_index"]
+    assert text_index["count"] == 1
+    assert "does not match the memories" in text_index["problems"][0]
+    assert "rebuild" in text_index["problems"][0]
+    read_only = checks_of(capsys, demo, "--read-only")
+    assert read_only["text_index"]["skipped"] and read_only["text_index"]["ok"]
+
+
+def test_a_damaged_table_gets_one_sentence_naming_check(
+    demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    overwrite_page(demo, "memory", b"\x0d" + b"\xff" * 200)
+    sentence = (
+        f"memory-console: error: {demo}: the database is damaged (database disk image is "
+        f"malformed); nothing was written; run `memory-console check --db {demo}` for details\n"
+    )
+    for command in (["list"], ["stats"], ["show", "3"], ["protect", "3"], ["export"]):
+        code, out, err = run(capsys, *command, "--db", str(demo))
+        assert (code, out, err) == (1, "", sentence), command
+    checks = checks_of(capsys, demo)
+    assert "malformed" in checks["integrity"]["problems"][0]
+
+
+def test_a_damaged_schema_is_refused_at_open_with_that_sentence(
+    demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with sqlite3.connect(demo) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with demo.open("r+b") as handle:  # page 1 past the file header: the schema table
+        handle.seek(100)
+        handle.write(b"\x0d" + b"\xff" * 200)
+    code, out, err = run(capsys, "stats", "--db", str(demo))
+    assert code == 1 and out == ""
+    assert "the database is damaged" in err and f"memory-console check --db {demo}" in err
+    code, out, err = run(capsys, "check", "--db", str(demo), "--json")
+    report = json.loads(out)
+    assert code == 1 and [c["name"] for c in report["checks"]] == ["open"]
+    assert "the database is damaged" in report["checks"][0]["problems"][0]
+
+
+async def test_the_console_names_check_for_a_damaged_store(demo: Path) -> None:
+    with Store(demo, actor="tui") as store:
+        overwrite_page(demo, "memory", b"\x0d" + b"\xff" * 200)
+        app = console(store)
+        seen = notes(app)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot)
+    assert any(
+        "the database is damaged" in note and f"memory-console check --db {demo}" in note
+        for note in seen
+    ), seen
+
+
+CRASHING_CONSOLE = """
+import sys
+from memory_console.cli import main
+from memory_console.tui.app import MemoryConsoleApp
+
+def crash(self):
+    raise RuntimeError("deliberate crash in on_mount")
+
+MemoryConsoleApp.on_mount = crash
+sys.exit(main(["--db", sys.argv[1]]))
+"""
+
+
+def test_a_console_that_crashes_exits_non_zero(demo: Path) -> None:
+    primary, secondary = pty.openpty()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TERM="xterm-256color")
+    child = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_CONSOLE, str(demo)],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        cwd=ROOT,
+        env=env,
+    )
+    os.close(secondary)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(primary)
+    assert child.wait(timeout=60) == 1
+    text = shown.decode(errors="replace")
+    assert "deliberate crash in on_mount" in text
+    assert "memory-console: error: the console stopped on an unexpected error" in text
