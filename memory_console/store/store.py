@@ -161,7 +161,7 @@ class Store:
                 if isinstance(error, sqlite3.OperationalError) and "full" in str(error):
                     raise StoreError(f"{what}: the disk is full; nothing was written") from error
                 if is_damage(error):
-                    raise StoreError(f"{what}: {damaged(self.path, error)}") from error
+                    raise StoreError(damaged(self.path, error)) from error
                 raise StoreError(f"{what}: {error}; nothing was written") from error
             except BaseException:
                 if self._conn.in_transaction:
