@@ -3,6 +3,7 @@ from the CLI and the console, and the exit code of a console that crashed."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pty
@@ -58,8 +59,10 @@ def checks_of(capsys: pytest.CaptureFixture[str], path: Path, *extra: str) -> di
 
 
 def test_a_healthy_store_passes_every_check(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = hashlib.sha256(demo.read_bytes()).hexdigest()
     code, out, err = run(capsys, "check", "--db", str(demo))
     assert code == 0 and err == ""
+    assert hashlib.sha256(demo.read_bytes()).hexdigest() == before, "check writes nothing"
     assert [line.split()[:2] for line in out.splitlines()] == [["ok", n] for n in CHECK_NAMES]
     code, out, _ = run(capsys, "check", "--db", str(demo), "--json")
     report = json.loads(out)
