@@ -1,0 +1,285 @@
+"""Stored text is inert: a hostile corpus shown literally by every command and console screen."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_console.cli import main
+from memory_console.literal import json_text, literal, visible
+from memory_console.store import Store
+
+NOW = 1_795_000_000.0  # 2026-11-18T11:06:40Z, the console tests' fixed `now`
+NOW_ISO = "2026-11-18T11:06:40Z"
+DAY = 86_400.0
+
+# Text an agent's user could have the agent store: markup and actions, escape sequences,
+# control, bidi and wide characters. NUL is refused by the store; it is a query below.
+CORPUS: tuple[str, ...] = (
+    "[@click=app.quit]quit-click[/]",
+    "[@click=app.screenshot('pwned.svg','.')]shot-click[/]",
+    "[@click=screen.archive]archive-click[/]",
+    "[@click=app.bell]bell-click",
+    "[/] t",
+    "[/]",
+    "[bold red]RED-X[/]",
+    "[link=file:///etc/passwd]passwd-link[/link]",
+    "[dim]unclosed [",
+    "[b]",
+    "\\[escaped-bracket] and trailing backslash \\",
+    "$accent-var $text",
+    ":warning: :smile: shortcodes",
+    "clear\x1b[2Jscreen",
+    "title\x1b]0;pwned-title\x07set",
+    "osc8 \x1b]8;;file:///etc/passwd\x1b\\link-text\x1b]8;;\x1b\\ end",
+    "c1 csi\x9b2Jhere",
+    "bell\x07 backspace\x08 del\x7f",
+    "carriage\roverwrite",
+    "vertical\x0btab form\x0cfeed",
+    "next-line\x85c1",
+    "bidi \u202eevil.exe\u202c gpj",
+    "isolate \u2067rtl\u2069 mark\u200f",
+    "zero\u200dwidth joiner 👨\u200d👩\u200d👧",
+    "line\u2028separator",
+    "emoji 🍵☕ and wide 東京都の天気",
+    "word" * 80,
+    "multi\nline\ttabbed",
+)
+# What each of these looks like when shown literally, short enough to sit on one line.
+SHOWN = (
+    "[@click=app.quit]quit-click[/]",
+    "[/] t",
+    "[bold red]RED-X[/]",
+    "[link=file:///etc/passwd]passwd-link[/link]",
+    "clear\\x1b[2Jscreen",
+    "title\\x1b]0;pwned-title\\x07set",
+    "c1 csi\\x9b2Jhere",
+    "bidi \\u202eevil.exe\\u202c gpj",
+    ":warning: :smile: shortcodes",
+)
+# Nothing a terminal would act on: C0 but newline and tab, DEL, C1, bidi controls.
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def hostile_memory(index: int, text: str) -> dict[str, Any]:
+    """The corpus string in every text field of a memory."""
+    return {
+        "title": text,
+        "content": f"content {index}: {text}",
+        "owner": f"owner{index % 3} {text[:40]}",
+        "topic": "general",
+        "keywords": [text[:60], "hostile"],
+        "metadata": {"note": text, text[:20]: index},
+        "memory_type": "episodic",
+        "decay_policy": "standard",
+        "confidence": 0.8,
+        "base_confidence": 0.8,
+        "importance": 0.5,
+        "created_at": NOW - 400 * DAY,
+        "updated_at": NOW - 400 * DAY,
+    }
+
+
+def fill_hostile(store: Store) -> list[int]:
+    """The corpus as memories, each recalled by a corpus query; one forgotten with a corpus
+    reason. Old enough to decay, so maintenance lists them."""
+    ids = [store.add(hostile_memory(i, text), now=NOW - 400 * DAY) for i, text in enumerate(CORPUS)]
+    for ident, text in zip(ids, CORPUS, strict=True):
+        store.record_access(
+            [ident], now=NOW - 200 * DAY, query=text, scores={ident: {"keyword_rank": 1}}
+        )
+    store.forget([ids[1]], reason=CORPUS[14], now=NOW - 150 * DAY)
+    return ids
+
+
+def hostile_vocabulary(path: Path) -> None:
+    """Topics and sources outside the vocabulary, as another program could write them."""
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        for index, text in enumerate(CORPUS):
+            conn.execute(
+                "UPDATE memory SET topic = ?, source = ? WHERE id = ?",
+                (f"topic {text[:40]}", text[:40], index + 1),
+            )
+
+
+@pytest.fixture
+def hostile_db(tmp_path: Path) -> Path:
+    path = tmp_path / "hostile.db"
+    with Store(path, actor="test") as store:
+        fill_hostile(store)
+    hostile_vocabulary(path)
+    return path
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    """main() in-process with strict UTF-8 streams, as a piped terminal gets them."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    texts = []
+    for stream in (out, err):
+        buffer = stream.buffer
+        assert isinstance(buffer, io.BytesIO)
+        raw = buffer.getvalue()
+        # No ESC byte and no C1 control (UTF-8 C2 80..C2 9F) reaches the terminal.
+        assert b"\x1b" not in raw
+        assert not re.search(rb"\xc2[\x80-\x9f]", raw)
+        texts.append(raw.decode("utf-8"))
+    for text in texts:
+        found = RAW.search(text)
+        assert found is None, f"raw {found.group()!r} in output"
+    return code, texts[0], texts[1]
+
+
+# -- the helper ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a\x1b[2Jb", "a\\x1b[2Jb"),
+        ("\x9b2J", "\\x9b2J"),
+        ("bell\x07del\x7f", "bell\\x07del\\x7f"),
+        ("cr\rnul\x00", "cr\\rnul\\x00"),
+        ("\u202eabc\u2066\u200e\u061c", "\\u202eabc\\u2066\\u200e\\u061c"),
+        ("lone \udc80", "lone \\udc80"),
+        ("keep\nlines\tand tabs", "keep\nlines\tand tabs"),
+        ("[@click=app.quit]x[/] 👨\u200d👩 東京", "[@click=app.quit]x[/] 👨\u200d👩 東京"),
+    ],
+)
+def test_visible_writes_hidden_characters_as_escapes(text: str, expected: str) -> None:
+    assert visible(text) == expected
+
+
+def test_one_line_visible_escapes_newlines_and_tabs_too() -> None:
+    assert visible("a\nb\tc\u2028d", layout=False) == "a\\nb\\tc\\u2028d"
+
+
+def test_literal_is_exactly_the_text_with_no_style_spans() -> None:
+    shown = literal("[@click=app.quit]x[/] \x1b]8;;file:///etc/passwd\x1b\\", style="bold")
+    assert shown.plain == "[@click=app.quit]x[/] \\x1b]8;;file:///etc/passwd\\x1b\\"
+    assert shown.spans == []
+    assert str(shown.style) == "bold"
+
+
+def test_json_text_escapes_c1_and_bidi_and_decodes_to_the_stored_string() -> None:
+    value = {"t": "c1\x9b bidi\u202e nl\n esc\x1b sep\u2028 lone\udc80 ok東京"}
+    dumped = json_text(value, indent=2)
+    assert not RAW.search(dumped.replace("\n", ""))
+    assert "\\u009b" in dumped and "\\u202e" in dumped and "\\u2028" in dumped
+    assert json.loads(dumped) == value
+
+
+# -- the CLI ------------------------------------------------------------------------------
+
+
+def cli(db: Path, *argv: str) -> str:
+    code, out, err = run([*argv, "--db", str(db), "--now", NOW_ISO])
+    assert code == 0, err
+    return out
+
+
+def shows_literally(out: str, expected: tuple[str, ...] = SHOWN) -> None:
+    for text in expected:
+        assert text in out, f"{text!r} not shown literally"
+
+
+def test_list_shows_stored_text_literally(hostile_db: Path) -> None:
+    out = cli(hostile_db, "list", "--limit", "100")
+    shows_literally(out)
+    assert "RED-X" in out and "pwned-title" in out
+
+
+def test_list_narrow_marks_status_in_a_literal_title(hostile_db: Path) -> None:
+    import os
+
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        code, out, err = run(["list", "--db", str(hostile_db)])
+    finally:
+        if old is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = old
+    assert code == 0, err
+
+
+def test_show_and_accesses_show_every_field_literally(hostile_db: Path) -> None:
+    for ident in range(1, len(CORPUS) + 1):
+        out = cli(hostile_db, "show", str(ident), "--accesses")
+        text = CORPUS[ident - 1]
+        if len(text) < 60 and "\n" not in text:
+            assert visible(text) in out
+    out = cli(hostile_db, "show", "2", "--accesses")
+    assert "source         [@click=app.screenshot('pwned.svg','.')]" in out
+    assert "topic [@click=app.screenshot('pwned.svg','.')]" in out
+
+
+@pytest.mark.parametrize("query", ["[/] t", "[@click=app.quit]", "clear\x1b[2J", "bidi \u202e"])
+def test_search_echo_and_hits_are_literal(hostile_db: Path, query: str) -> None:
+    out = cli(hostile_db, "search", query, "--mode", "keyword")
+    assert "hits (keyword)" in out
+    data = json.loads(cli(hostile_db, "search", query, "--mode", "keyword", "--json"))
+    assert data["query"] == query
+
+
+def test_stats_lists_owner_and_topic_names_literally(hostile_db: Path) -> None:
+    out = cli(hostile_db, "stats")
+    assert "[/] t" in out and "clear\\x1b[2Jscreen" in out
+
+
+def test_decay_and_maintain_printouts_are_literal(hostile_db: Path) -> None:
+    shows_literally(cli(hostile_db, "decay", "--dry-run", "--top", "100"))
+    cli(hostile_db, "maintain", "--dry-run", "--top", "100")
+    plan = json.loads(cli(hostile_db, "maintain", "--dry-run", "--json"))
+    assert plan["dry_run"] is True
+    applied = cli(hostile_db, "decay", "--apply", "--top", "100")
+    shows_literally(applied)
+    assert "applied as run 1" in applied
+    runs = cli(hostile_db, "runs")
+    assert "relevance" in runs
+    json.loads(cli(hostile_db, "runs", "--json"))
+    with Store(hostile_db, actor="test") as store:
+        store.edit(3, {"title": CORPUS[0]}, now=NOW + 1)
+    undone = cli(hostile_db, "undo", "1")
+    assert "undid run 1" in undone
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "mem0"])
+def test_export_to_stdout_escapes_and_round_trips(hostile_db: Path, fmt: str) -> None:
+    out = cli(hostile_db, "export", "--all", "--history", "--format", fmt, "--reveal")
+    lines = [json.loads(line) for line in out.splitlines()]
+    text = json.dumps(lines, ensure_ascii=False)
+    for stored in CORPUS:
+        assert json.dumps(stored, ensure_ascii=False)[1:-1] in text
+
+
+def test_json_outputs_decode_to_the_stored_strings(hostile_db: Path) -> None:
+    rows = json.loads(cli(hostile_db, "list", "--json", "--limit", "100"))
+    assert sorted(r["title"] for r in rows) == sorted(CORPUS)
+    shown = json.loads(cli(hostile_db, "show", "15", "--json", "--accesses"))
+    assert shown["title"] == CORPUS[14]
+    assert shown["accesses"][0]["query"] == CORPUS[14]
+
+
+def test_an_error_line_echoing_a_query_is_one_literal_line(hostile_db: Path) -> None:
+    code, _, err = run(["search", "\x1b[2J\u202e", "--mode", "semantic", "--db", str(hostile_db)])
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("memory-console: error: ")
+
+
+@contextlib.contextmanager
+def no_files_written(folder: Path) -> Iterator[None]:
+    before = set(folder.rglob("*"))
+    yield
+    assert not [p for p in set(folder.rglob("*")) - before if p.suffix == ".svg"]
