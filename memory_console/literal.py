@@ -35,6 +35,20 @@ def visible(text: str, *, layout: bool = True) -> str:
     return pattern.sub(lambda match: escape(match.group()), text)
 
 
+def pictured(text: str) -> str:
+    """The text with each hidden character drawn as one visible character in its place
+    (`␛` for ESC, `␡` for DEL, `�` for the rest): for a field being edited, whose cursor
+    counts characters, so escapes several characters long would misplace it."""
+    return CONTROL_EXCEPT_LAYOUT.sub(lambda match: picture(match.group()), text)
+
+
+def picture(char: str) -> str:
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    return "\u2421" if code == 0x7F else "\ufffd"
+
+
 def literal(text: str, style: StyleType = "", *, layout: bool = True) -> Text:
     """Stored text as a renderable: exactly what is stored, control characters visible, any
     `[markup]` shown as written. The one way stored text becomes a renderable."""

@@ -53,6 +53,7 @@ CORPUS: tuple[str, ...] = (
     "word" * 80,
     "multi\nline\ttabbed",
 )
+DUPLICATE_OWNER = "dup [@click=app.quit]quit-click[/] \x1b[2J"
 # What each of these looks like when shown literally, short enough to sit on one line.
 SHOWN = (
     "[@click=app.quit]quit-click[/]",
@@ -97,6 +98,11 @@ def fill_hostile(store: Store) -> list[int]:
             [ident], now=NOW - 200 * DAY, query=text, scores={ident: {"keyword_rank": 1}}
         )
     store.forget([ids[1]], reason=CORPUS[14], now=NOW - 150 * DAY)
+    # Near-duplicates of one hostile owner, which the consolidate pass proposes to merge.
+    for text in (CORPUS[0], CORPUS[4], CORPUS[13]):
+        duplicate = hostile_memory(0, text)
+        duplicate.update(owner=DUPLICATE_OWNER, keywords=["green", "tea", "[/] t"])
+        ids.append(store.add(duplicate, now=NOW - 400 * DAY))
     return ids
 
 
@@ -266,7 +272,7 @@ def test_export_to_stdout_escapes_and_round_trips(hostile_db: Path, fmt: str) ->
 
 def test_json_outputs_decode_to_the_stored_strings(hostile_db: Path) -> None:
     rows = json.loads(cli(hostile_db, "list", "--json", "--limit", "100"))
-    assert sorted(r["title"] for r in rows) == sorted(CORPUS)
+    assert sorted(r["title"] for r in rows) == sorted([*CORPUS, CORPUS[0], CORPUS[4], CORPUS[13]])
     shown = json.loads(cli(hostile_db, "show", "15", "--json", "--accesses"))
     assert shown["title"] == CORPUS[14]
     assert shown["accesses"][0]["query"] == CORPUS[14]
@@ -278,8 +284,262 @@ def test_an_error_line_echoing_a_query_is_one_literal_line(hostile_db: Path) -> 
     assert err.count("\n") == 1 and err.startswith("memory-console: error: ")
 
 
-@contextlib.contextmanager
-def no_files_written(folder: Path) -> Iterator[None]:
-    before = set(folder.rglob("*"))
-    yield
-    assert not [p for p in set(folder.rglob("*")) - before if p.suffix == ".svg"]
+# -- the console --------------------------------------------------------------------------
+
+SIZE = (180, 50)
+# The words inside the corpus's click actions: clicking them must run nothing.
+CLICK_TARGETS = ("quit-click", "shot-click", "archive-click", "bell-click", "passwd-link")
+
+
+@pytest.fixture
+def hostile_store(hostile_db: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
+    """The hostile store opened as the console opens it, the working directory a fresh one
+    (where `app.screenshot('pwned.svg', '.')` would write)."""
+    monkeypatch.chdir(hostile_db.parent)
+    with Store(hostile_db, actor="tui") as store:
+        yield store
+
+
+def screen_text(app: Any) -> str:
+    """The screen as the terminal would show it, as text (what export_screenshot draws)."""
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(
+        width=width, height=height, file=io.StringIO(), force_terminal=True, record=True
+    )
+    console.print(
+        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    )
+    text = console.export_text(styles=False)
+    found = RAW.search(text)
+    assert found is None, f"raw {found.group()!r} on the screen"
+    return text
+
+
+def places(text: str, word: str) -> list[tuple[int, int]]:
+    """Screen cells (x, y) where `word` starts."""
+    from rich.cells import cell_len
+
+    found = []
+    for y, line in enumerate(text.splitlines()):
+        start = line.find(word)
+        while start != -1:
+            found.append((cell_len(line[:start]) + 1, y))
+            start = line.find(word, start + 1)
+    return found
+
+
+def archived(store: Store) -> int:
+    return int(store.query("SELECT count(*) FROM memory WHERE status = 'archived'")[0][0])
+
+
+async def click_every_action(pilot: Any, store: Store) -> str:
+    """Click each visible click-action word of the corpus; nothing may happen: the app runs
+    on, no screenshot file appears, no memory is archived."""
+    app = pilot.app
+    before = archived(store)
+    text = screen_text(app)
+    clicked = 0
+    for word in CLICK_TARGETS:
+        for x, y in places(text, word)[:4]:
+            await pilot.click(offset=(x, y))
+            await settle(pilot)
+            clicked += 1
+            assert app.is_running, f"clicking {word} at {x},{y} ended the console"
+    assert not list(Path.cwd().glob("*.svg")), "a click wrote a screenshot"
+    assert archived(store) == before, "a click archived memories"
+    return text
+
+
+async def settle(pilot: Any) -> None:
+    from textual.worker import WorkerCancelled
+
+    from tests.test_tui_support import settle as settle_workers
+
+    for _ in range(20):
+        try:
+            await settle_workers(pilot)
+        except WorkerCancelled:
+            continue
+        return
+
+
+async def cursor_to(pilot: Any, ident: int) -> None:
+    from memory_console.tui.widgets.memory_table import MemoryTable
+
+    table = pilot.app.screen.query_one(MemoryTable)
+    row = next(i for i, record in enumerate(table.records) if record.id == ident)
+    table.move_cursor(row=row, animate=False)
+    table.focus()
+    await settle(pilot)
+
+
+def console_app(store: Store) -> Any:
+    from tests.test_tui_support import console
+
+    return console(store)
+
+
+def on_screen(text: str, expected: tuple[str, ...]) -> None:
+    for shown in expected:
+        assert shown in text, f"{shown!r} not on the screen"
+
+
+async def test_main_screen_tree_table_and_detail_are_literal(hostile_store: Store) -> None:
+    app = console_app(hostile_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        text = await click_every_action(pilot, hostile_store)
+        on_screen(text, ("[@click=app.quit]quit-click[/]", "[/] t", "[bold red]RED-X[/]"))
+        on_screen(text, ("clear\\x1b[2Jscreen", "c1 csi\\x9b2Jhere", "bidi \\u202eevil.exe"))
+        on_screen(text, ("owner1 [/] t", ":warning: :smile:"))  # the topics tree
+        for _ in range(len(CORPUS) + 3):  # the detail pane follows the cursor over every row
+            await pilot.press("down")
+            await settle(pilot)
+            screen_text(app)
+        assert app.is_running
+
+
+async def test_story_screens_show_fields_history_and_accesses_literally(
+    hostile_store: Store,
+) -> None:
+    from memory_console.tui.screens.story import StoryScreen
+
+    app = console_app(hostile_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for ident in range(1, len(CORPUS) + 4):
+            app.push_screen(StoryScreen(ident))
+            await settle(pilot)
+            text = screen_text(app)
+            stored = CORPUS[(ident - 1) % len(CORPUS)] if ident <= len(CORPUS) else None
+            if stored is not None and len(stored) < 60 and "\n" not in stored:
+                assert visible(stored) in text
+            if ident in (1, 3, 14):
+                await click_every_action(pilot, hostile_store)
+            await pilot.press("escape")
+            await settle(pilot)
+        assert app.is_running
+
+
+@pytest.mark.parametrize("query", ["[/] t", "[@click=app.quit]", "clear\x1b[2J", "\x00nul"])
+async def test_search_and_filters_echo_queries_literally(hostile_store: Store, query: str) -> None:
+    from textual.widgets import Input
+
+    app = console_app(hostile_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await settle(pilot)
+        search = app.screen.query_one("#search-input", Input)
+        search.value = query
+        await pilot.press("enter")
+        await settle(pilot)
+        text = screen_text(app)
+        assert visible(query, layout=False) in text
+        await click_every_action(pilot, hostile_store)
+        await pilot.press("escape")
+        await settle(pilot)
+        app.screen.query_one("#filter-text", Input).value = query
+        await settle(pilot)
+        screen_text(app)
+        assert app.is_running
+
+
+async def test_maintenance_preview_review_runs_and_health_are_literal(
+    hostile_store: Store,
+) -> None:
+    from memory_console.tui.plan_request import PlanRequest
+    from memory_console.tui.screens.preview import PreviewScreen
+    from memory_console.tui.screens.review import ReviewScreen
+    from memory_console.tui.screens.runs import RunsScreen
+
+    app = console_app(hostile_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        screen_text(app)
+        await pilot.press("ctrl+r")  # preview the default passes
+        await settle(pilot)
+        assert isinstance(app.screen, PreviewScreen)
+        text = await click_every_action(pilot, hostile_store)
+        on_screen(text, ("[@click=app.quit]quit-click[/]",))
+        for _ in range(12):  # the detail line follows the cursor
+            await pilot.press("down")
+            await settle(pilot)
+            screen_text(app)
+        await pilot.press("escape", "escape")
+        await settle(pilot)
+        app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)))
+        await settle(pilot)
+        text = screen_text(app)
+        assert visible(DUPLICATE_OWNER, layout=False) in text  # in the merge's reason
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        text = await click_every_action(pilot, hostile_store)
+        on_screen(text, ("[/] t", "clear\\x1b[2Jscreen"))
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("A")  # apply the merge, then see it on the runs screen
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        assert isinstance(app.screen, RunsScreen)
+        text = await click_every_action(pilot, hostile_store)
+        on_screen(text, ("[/] t",))
+        await pilot.press("H")
+        await settle(pilot)
+        text = await click_every_action(pilot, hostile_store)
+        on_screen(text, ("owner1 [/] t",))
+        assert app.is_running
+
+
+async def test_dialogs_palette_help_and_notifications_are_literal(hostile_store: Store) -> None:
+    from textual.widgets import Input
+
+    from memory_console.tui.screens.edit import EditScreen
+    from memory_console.tui.screens.forget import ForgetScreen
+
+    app = console_app(hostile_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for ident in (14, 16, 28):  # escape sequences, a tab and newline in the edited fields
+            await cursor_to(pilot, ident)
+            await pilot.press("e")
+            await settle(pilot)
+            assert isinstance(app.screen, EditScreen)
+            screen_text(app)
+            await pilot.press("escape")
+            await settle(pilot)
+        await cursor_to(pilot, 1)
+        await pilot.press("f")
+        await settle(pilot)
+        assert isinstance(app.screen, ForgetScreen)
+        on_screen(screen_text(app), ("[@click=app.quit]quit-click[/]",))
+        app.screen.query_one("#forget-reason", Input).value = CORPUS[4]
+        await pilot.press("enter")
+        await settle(pilot)
+        screen_text(app)
+        app.notify(CORPUS[4], title=CORPUS[6])
+        app.notify(CORPUS[13] + CORPUS[0])
+        await settle(pilot)
+        on_screen(screen_text(app), ("[/] t", "[bold red]RED-X[/]", "clear\\x1b[2Jscreen"))
+        await click_every_action(pilot, hostile_store)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        await pilot.press(*"sea")
+        await settle(pilot)
+        screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.is_running

@@ -11,13 +11,15 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from memory_console.literal import literal
+
 # (owner, topic); None means "any"
 Place = tuple[str | None, str | None]
 EXPAND_UP_TO = 6  # owners expanded at first; more than that start folded
 
 
 def label(name: str, count: int) -> Text:
-    text = Text(name)
+    text = literal(name)
     text.append(f" {count:,}", style="dim")
     return text
 
