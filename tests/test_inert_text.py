@@ -543,3 +543,41 @@ async def test_dialogs_palette_help_and_notifications_are_literal(hostile_store:
         await pilot.press("escape")
         await settle(pilot)
         assert app.is_running
+
+
+async def test_clicking_action_markup_in_a_stored_title_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only click actions (nothing that fails to parse), so the console starts on old code
+    too: the clicks themselves are what this checks."""
+    monkeypatch.chdir(tmp_path)
+    with Store(tmp_path / "clicks.db", actor="tui") as store:
+        for index, text in enumerate(CORPUS[:4]):
+            store.add(hostile_memory(index, text), now=NOW - 400 * DAY)
+        app = console_app(store)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await click_every_action(pilot, store)
+            assert app.is_running
+
+
+# -- snapshots ----------------------------------------------------------------------------
+
+SNAPSHOT_SIZE = (140, 40)
+
+
+def test_main_screen_snapshot(snap_compare: Any, hostile_store: Store) -> None:
+    assert snap_compare(console_app(hostile_store), terminal_size=SNAPSHOT_SIZE, run_before=settle)
+
+
+def test_story_screen_snapshot(snap_compare: Any, hostile_store: Store) -> None:
+    async def open_story(pilot: Any) -> None:
+        from memory_console.tui.screens.story import StoryScreen
+
+        await settle(pilot)
+        pilot.app.push_screen(StoryScreen(16))  # the OSC 8 link, recalled by its own text
+        await settle(pilot)
+
+    assert snap_compare(
+        console_app(hostile_store), terminal_size=SNAPSHOT_SIZE, run_before=open_story
+    )
