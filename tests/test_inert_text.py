@@ -581,3 +581,83 @@ def test_story_screen_snapshot(snap_compare: Any, hostile_store: Store) -> None:
     assert snap_compare(
         console_app(hostile_store), terminal_size=SNAPSHOT_SIZE, run_before=open_story
     )
+
+
+# -- the structure ------------------------------------------------------------------------
+
+PACKAGE = Path(__file__).resolve().parent.parent / "memory_console"
+STORED_FIELDS = {
+    "title", "content", "owner", "topic", "keywords", "metadata", "source", "query", "reason",
+    "actor",
+}  # fmt: skip
+
+
+def calls(folder: str) -> Iterator[tuple[str, Any]]:
+    """(module, call node) of every call in the modules under memory_console/`folder`."""
+    import ast
+
+    for path in sorted((PACKAGE / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                yield path.name, node
+
+
+def name_of(call: Any) -> str:
+    import ast
+
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def reads_stored_field(node: Any) -> bool:
+    import ast
+
+    return any(
+        isinstance(sub, ast.Attribute) and sub.attr in STORED_FIELDS for sub in ast.walk(node)
+    )
+
+
+@pytest.mark.parametrize("folder", ["tui", "commands"])
+def test_stored_fields_become_renderables_only_through_literal(folder: str) -> None:
+    """A Text, Content or markup parser is never built from a stored field directly, and
+    widgets that would parse a str as markup are only the console's literal kinds."""
+    import ast
+
+    wrong = []
+    for module, call in calls(folder):
+        name = name_of(call)
+        if name in ("Text", "Content", "from_markup", "from_ansi", "render_markup"):
+            if any(reads_stored_field(arg) for arg in call.args):
+                wrong.append(f"{module}:{call.lineno} {name} of a stored field")
+        if name in ("from_markup", "render_markup"):
+            wrong.append(f"{module}:{call.lineno} parses markup")
+        if name in ("DataTable", "Input", "TextArea"):
+            wrong.append(f"{module}:{call.lineno} a {name} that would show stored text raw")
+        for keyword in call.keywords:
+            if keyword.arg == "markup" and not (
+                isinstance(keyword.value, ast.Constant) and keyword.value.value is False
+            ):
+                wrong.append(f"{module}:{call.lineno} markup on")
+    assert not wrong, wrong
+
+
+def test_only_the_literal_widgets_derive_from_the_raw_ones() -> None:
+    """Tables, inputs and trees of the console show str as written: a new DataTable, Input or
+    TextArea kind derives from the literal ones, and a Tree kind reads its labels literally."""
+    import ast
+
+    wrong = []
+    for path in sorted((PACKAGE / "tui").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [ast.unparse(base).split("[")[0] for base in node.bases]
+            raw = set(bases) & {"DataTable", "Input", "TextArea"}
+            if raw and not path.name.startswith("literal_"):
+                wrong.append(f"{path.name}:{node.name}({', '.join(raw)})")
+            methods = {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
+            if "Tree" in bases and "process_label" not in methods:
+                wrong.append(f"{path.name}:{node.name}(Tree) without process_label")
+    assert not wrong, wrong
