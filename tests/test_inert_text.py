@@ -205,19 +205,23 @@ def test_list_shows_stored_text_literally(hostile_db: Path) -> None:
     assert "RED-X" in out and "pwned-title" in out
 
 
-def test_list_narrow_marks_status_in_a_literal_title(hostile_db: Path) -> None:
-    import os
-
-    old = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "100"
-    try:
-        code, out, err = run(["list", "--db", str(hostile_db)])
-    finally:
-        if old is None:
-            del os.environ["COLUMNS"]
-        else:
-            os.environ["COLUMNS"] = old
-    assert code == 0, err
+def test_list_on_a_narrow_terminal_marks_status_after_a_literal_title(
+    hostile_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A terminal narrower than 120 columns gets the short table, status after the title."""
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("TERM", "dumb")  # no colour codes: any ESC would be stored text's
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    monkeypatch.setattr(out, "isatty", lambda: True)
+    with contextlib.redirect_stdout(out):
+        assert main(["list", "--db", str(hostile_db), "--status", "archived"]) == 0
+    buffer = out.buffer
+    assert isinstance(buffer, io.BytesIO)
+    text = buffer.getvalue().decode("utf-8")
+    assert "\x1b" not in text and not RAW.search(text)
+    assert "owner/topic" not in text  # the narrow table
+    assert "[@click=app.screenshot('pwned.svg','.')]shot-click[/]" in text
+    assert "(archived)" in text
 
 
 def test_show_and_accesses_show_every_field_literally(hostile_db: Path) -> None:
@@ -231,12 +235,17 @@ def test_show_and_accesses_show_every_field_literally(hostile_db: Path) -> None:
     assert "topic [@click=app.screenshot('pwned.svg','.')]" in out
 
 
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
 @pytest.mark.parametrize("query", ["[/] t", "[@click=app.quit]", "clear\x1b[2J", "bidi \u202e"])
-def test_search_echo_and_hits_are_literal(hostile_db: Path, query: str) -> None:
-    out = cli(hostile_db, "search", query, "--mode", "keyword")
+def test_search_echo_and_hits_are_literal(hostile_db: Path, query: str, mode: str) -> None:
+    # Hybrid search on a store without embeddings says so on stderr and ranks by keyword.
+    out = cli(hostile_db, "search", query, "--mode", mode)
     assert "hits (keyword)" in out
-    data = json.loads(cli(hostile_db, "search", query, "--mode", "keyword", "--json"))
+    data = json.loads(cli(hostile_db, "search", query, "--mode", mode, "--json"))
     assert data["query"] == query
+    found = cli(hostile_db, "search", "passwd", "--mode", mode)  # titles with markup and OSC 8
+    assert "[link=file:///etc/passwd]passwd-link[/link]" in found
+    assert "osc8 \\x1b]8;;file:///etc/passwd" in found
 
 
 def test_stats_lists_owner_and_topic_names_literally(hostile_db: Path) -> None:
@@ -258,7 +267,12 @@ def test_decay_and_maintain_printouts_are_literal(hostile_db: Path) -> None:
     with Store(hostile_db, actor="test") as store:
         store.edit(3, {"title": CORPUS[0]}, now=NOW + 1)
     undone = cli(hostile_db, "undo", "1")
-    assert "undid run 1" in undone
+    assert "undid run 1" in undone and "#3: " in undone  # changed since the run
+    applied = json.loads(cli(hostile_db, "decay", "--apply", "--json"))
+    assert applied["run_id"] == 2
+    assert json.loads(cli(hostile_db, "undo", "2", "--json"))["run_id"] == 2
+    stats = json.loads(cli(hostile_db, "stats", "--json"))
+    assert "topic [/] t" in stats["counts"]["topic"]
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "mem0"])
@@ -425,7 +439,7 @@ async def test_story_screens_show_fields_history_and_accesses_literally(
 
 @pytest.mark.parametrize("query", ["[/] t", "[@click=app.quit]", "clear\x1b[2J", "\x00nul"])
 async def test_search_and_filters_echo_queries_literally(hostile_store: Store, query: str) -> None:
-    from textual.widgets import Input
+    from textual.widgets import Input, Select
 
     app = console_app(hostile_store)
     async with app.run_test(size=SIZE) as pilot:
@@ -444,6 +458,13 @@ async def test_search_and_filters_echo_queries_literally(hostile_store: Store, q
         app.screen.query_one("#filter-text", Input).value = query
         await settle(pilot)
         screen_text(app)
+        app.screen.query_one("#filter-owner").focus()  # the owners' names in a drop-down
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen.query_one("#filter-owner", Select).expanded
+        screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
         assert app.is_running
 
 
