@@ -10,7 +10,6 @@ import argparse
 import io
 import sqlite3
 import sys
-import unicodedata
 from collections.abc import Sequence
 
 from memory_console import __version__
@@ -21,6 +20,7 @@ from memory_console.commands import (
     search_commands,
     store_commands,
 )
+from memory_console.literal import visible
 from memory_console.store.errors import StoreError, damaged, is_damage
 
 COMMAND_MODULES = (store_commands, search_commands, maintenance_commands, check_commands)
@@ -58,11 +58,8 @@ def tolerant_output() -> None:
 
 def one_line(text: object) -> str:
     """An error message as one line: control characters and line separators (from a file
-    name, say) escaped."""
-    return "".join(
-        repr(char)[1:-1] if unicodedata.category(char) in ("Cc", "Zl", "Zp") else char
-        for char in str(text)
-    )
+    name or a stored text, say) escaped."""
+    return visible(str(text), layout=False)
 
 
 def fail(message: object) -> int:

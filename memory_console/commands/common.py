@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory_console.literal import json_text, literal
 from memory_console.settings import Settings, load_settings, resolve_db
 from memory_console.store.db import SCHEMA_VERSION
 from memory_console.store.errors import StoreError, damaged, is_damage
@@ -16,6 +16,8 @@ from memory_console.timeutil import now_ts, parse_iso
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.style import Style
+    from rich.text import Text
 
     from memory_console.store import Store
 
@@ -140,16 +142,24 @@ def open_store(
 
 
 def print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False, indent=2, default=str)
-    sys.stdout.write("\n")
+    sys.stdout.write(json_text(value, indent=2, default=str) + "\n")
 
 
 def console() -> Console:
+    """The console the commands print with: every string it is given, a table cell or a line,
+    is shown literally (stored text may hold markup or escape sequences); styles come as Text."""
     from rich.console import Console
+
+    class LiteralConsole(Console):
+        def render_str(self, text: str, *, style: str | Style = "", **options: Any) -> Text:
+            rendered = literal(text, style)
+            rendered.justify = options.get("justify")
+            rendered.overflow = options.get("overflow")
+            return rendered
 
     # Piped output gets a wide table rather than rich's 80-column default.
     width = None if sys.stdout.isatty() else 160
-    return Console(highlight=False, soft_wrap=False, width=width)
+    return LiteralConsole(highlight=False, soft_wrap=False, width=width, markup=False, emoji=False)
 
 
 def parse_ids(values: list[str]) -> list[int]:

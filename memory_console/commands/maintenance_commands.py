@@ -8,6 +8,7 @@ from typing import Any
 
 from memory_console.commands import common
 from memory_console.commands.common import UserError
+from memory_console.literal import visible
 from memory_console.maintenance import registry
 from memory_console.maintenance.params import parameter_options
 from memory_console.policies import POLICIES, confidence_label
@@ -177,15 +178,16 @@ def titles_of(store: Any, proposed: Any, limit: int) -> dict[int, str]:
 
 def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.Namespace) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     from memory_console.maintenance.report import first_changes, largest_drops
 
     out = common.console()
     summary = proposed.summary()
     head = "dry run, nothing written" if run is None else f"applied as run {run.id}"
-    out.print(
-        f"[bold]{args.command_name}[/bold] ({proposed.policy}) at {to_iso(proposed.now)}: {head}"
-    )
+    line = Text(args.command_name, style="bold")
+    line.append(f" ({proposed.policy}) at {to_iso(proposed.now)}: {head}")
+    out.print(line)
     figures = [
         ("eligible", summary["eligible"]),
         ("decayed", summary["decayed"]),
@@ -233,7 +235,7 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
             )
         out.print(table)
     if run is None:
-        out.print("[dim]apply with the same options and --apply instead of --dry-run[/dim]")
+        out.print("apply with the same options and --apply instead of --dry-run", style="dim")
     else:
         if args.skip_stale:
             out.print(skipped_line(run))
@@ -326,7 +328,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
     if report.not_restored:
         print(f"{len(report.not_restored):,} memories not restored (changed since the run):")
         for item in report.not_restored[:50]:
-            print(f"  #{item.id}: {item.reason}")
+            print(f"  #{item.id}: {visible(item.reason, layout=False)}")
         if len(report.not_restored) > 50:
             print(f"  ... and {len(report.not_restored) - 50:,} more (see --json)")
     return 0

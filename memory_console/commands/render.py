@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_console.commands.common import console
 from memory_console.describe import change_text, forecast_line
 from memory_console.ingest.jsonl import export_record
+from memory_console.literal import literal
 from memory_console.maintenance.forecast import memory_forecast
 from memory_console.policies.confidence import confidence_label
 from memory_console.sensitive import (
@@ -18,6 +19,9 @@ from memory_console.sensitive import (
 )
 from memory_console.store import EventRecord, MemoryRecord
 from memory_console.timeutil import to_date, to_iso
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 def memory_json(record: MemoryRecord, *, reveal: bool = False) -> dict[str, Any]:
@@ -82,19 +86,20 @@ def print_memory_table(
         title = ("🔒 " if record.is_protected else "") + (
             record.title if reveal else mask(record.title)
         )
+        cell = literal(title)
         if record.status != "active" and not wide:
-            title += f" [dim]({record.status})[/dim]"
+            cell.append(f" ({record.status})", style="dim")
         confidence = confidence_cell(record.confidence) if wide else f"{record.confidence:.2f}"
-        cells = [str(record.id)]
+        cells: list[str | Text] = [str(record.id)]
         if wide:
             cells += [f"{record.owner}/{record.topic}", record.memory_type]
-        cells += [title, confidence, str(record.retrieval_count)]
+        cells += [cell, confidence, str(record.retrieval_count)]
         if wide:
             cells += [to_date(record.last_accessed_at) or "never", record.status]
         table.add_row(*cells)
     out.print(table)
     if more:
-        out.print(f"[dim]showing the first {len(rows)}; use --limit or filters for more[/dim]")
+        out.print(f"showing the first {len(rows)}; use --limit or filters for more", style="dim")
 
 
 def print_memory(
@@ -111,7 +116,7 @@ def print_memory(
         return text if reveal else mask(text)
 
     out = console()
-    out.print(f"[bold]#{record.id} {shown(record.title)}[/bold]")
+    out.print(f"#{record.id} {shown(record.title)}", style="bold")
     out.print(shown(record.content))
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="dim")
@@ -156,7 +161,9 @@ def print_stats(figures: dict[str, Any]) -> None:
     from rich.table import Table
 
     out = console()
-    out.print(f"[bold]{figures['total']:,} memories[/bold] (evaluated at {to_iso(figures['now'])})")
+    head = literal(f"{figures['total']:,} memories", style="bold")
+    head.append(f" (evaluated at {to_iso(figures['now'])})")
+    out.print(head)
     tiers = Table(title="confidence tiers (active)", show_edge=False, title_justify="left")
     for name in ("tier", "count", "mean"):
         tiers.add_column(name, justify="right" if name != "tier" else "left")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from memory_console.ingest.screen import SecretsPolicy, import_refusal
+from memory_console.literal import json_text
 from memory_console.sensitive import mask_record
 from memory_console.store import EventRecord, MemoryFilter, MemoryRecord, Store
 from memory_console.store.errors import StoreError, ValidationError
@@ -67,7 +68,7 @@ def export_jsonl(
     for record in store.iter_memories(memory_filter):
         events = store.history(record.id) if history else None
         data = export_record(record, events)
-        out.write(json.dumps(data if reveal else mask_record(data), ensure_ascii=False) + "\n")
+        out.write(json_text(data if reveal else mask_record(data)) + "\n")
         written += 1
     return written
 

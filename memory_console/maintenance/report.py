@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from memory_console.literal import json_text
 from memory_console.maintenance.plan import Change, ChangeSet, Plan
 from memory_console.timeutil import to_iso
 
@@ -30,7 +30,7 @@ def plan_header(plan: Plan) -> dict[str, Any]:
 def value_json(value: Any) -> str:
     if type(value) is float and math.isfinite(value):
         return repr(value)
-    return json.dumps(value, ensure_ascii=False)
+    return json_text(value)
 
 
 def change_set_json(change_set: ChangeSet) -> Iterator[str]:
@@ -54,7 +54,7 @@ def change_set_json(change_set: ChangeSet) -> Iterator[str]:
 def plan_json_chunks(plan: Plan, extra: dict[str, Any] | None = None) -> Iterator[str]:
     """The plan as ONE JSON object, in pieces to write one after the other: the header
     fields (plus `extra`, e.g. run_id) and the complete `changes` list."""
-    header = json.dumps({**plan_header(plan), **(extra or {})}, ensure_ascii=False, indent=2)
+    header = json_text({**plan_header(plan), **(extra or {})}, indent=2)
     yield header[:-2] + ',\n  "changes": ['
     first = True
     for change_set in plan.change_sets:

@@ -7,9 +7,12 @@ from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
+from textual.content import Content
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 
 from memory_console.embed.search import SearchEngine
+from memory_console.literal import visible
 from memory_console.settings import Settings
 from memory_console.store import MemoryFilter, Store
 from memory_console.tui.context import ConsoleContext
@@ -72,6 +75,30 @@ class MemoryConsoleApp(App[None]):
             self.theme = theme
         else:
             self.notify(f"unknown theme {theme!r}; using {self.theme}", severity="warning")
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification is literal: its words may hold stored text (a title, a reason,
+        an error about a field), which must not run as markup or reach the terminal raw."""
+        super().notify(
+            visible(message),
+            title=visible(title, layout=False),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header's title and sub-title (the store's file name) with control characters
+        made visible."""
+        return super().format_title(visible(title, layout=False), visible(sub_title, layout=False))
 
     def get_default_screen(self) -> Screen[None]:
         from memory_console.tui.screens.main import MainScreen

@@ -1,11 +1,14 @@
-"""How the console writes a memory's values: confidence with its words, dates, masked text."""
+"""How the console writes a memory's values: confidence with its words, dates, masked text
+shown literally (stored text becomes a renderable only through `literal`)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from rich.style import StyleType
 from rich.text import Text
 
+from memory_console.literal import literal, visible
 from memory_console.policies.confidence import confidence_label
 from memory_console.sensitive import mask, mask_keywords, secret_words
 from memory_console.store import MemoryRecord
@@ -49,20 +52,27 @@ def date_or_never(ts: float | None) -> str:
     return to_date(ts) or "never"
 
 
-def shown(text: str, *, reveal: bool) -> str:
-    """The text as the console shows it: secrets masked until the person reveals them."""
+def masked(text: str, *, reveal: bool) -> str:
+    """Secrets masked until the person reveals them (the masked text, not yet shown)."""
     return text if reveal else mask(text)
 
 
-def shown_keywords(record: MemoryRecord, *, reveal: bool) -> str:
+def shown(text: str, *, reveal: bool, style: StyleType = "") -> Text:
+    """The text as the console shows it: secrets masked until the person reveals them, the
+    rest literally."""
+    return literal(masked(text, reveal=reveal), style)
+
+
+def shown_keywords(record: MemoryRecord, *, reveal: bool) -> Text:
     """A memory's keywords as the console shows them: a word of a masked secret masked."""
     if reveal:
-        return ", ".join(record.keywords) or "none"
+        return literal(", ".join(record.keywords) or "none")
     hidden = secret_words(record.title, record.content)
-    return ", ".join(mask(k) for k in mask_keywords(record.keywords, hidden)) or "none"
+    return literal(", ".join(mask(k) for k in mask_keywords(record.keywords, hidden)) or "none")
 
 
-def one_line(text: str, limit: int = 200) -> str:
-    """Text flattened to one line (titles in a table cell)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def one_line(text: str, limit: int = 200, *, style: StyleType = "") -> Text:
+    """Text flattened to one line (titles in a table cell), shown literally: control
+    characters made visible first, so that only spaces, newlines and tabs are flattened."""
+    flat = " ".join(visible(text).split())
+    return literal(flat if len(flat) <= limit else flat[: limit - 1] + "…", style)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 
 from memory_console.describe import forecast_line
+from memory_console.literal import literal
 from memory_console.maintenance import NewMemory, Plan
 from memory_console.store import MemoryRecord
 from memory_console.tui.actions import plural
-from memory_console.tui.formatting import one_line, shown
+from memory_console.tui.formatting import masked, one_line
 from memory_console.tui.plan_request import PlanRequest
 from memory_console.tui.plan_rows import RowChange
 from memory_console.tui.widgets.change_table import change_text
@@ -34,16 +35,14 @@ def detail_text(record: MemoryRecord, change: RowChange, now: float) -> Text:
     """Three lines on the memory under the cursor: what it is, every field the change sets,
     and its forecast."""
     text = Text(f"#{record.id} ", style="dim", no_wrap=True, overflow="ellipsis")
-    text.append(one_line(shown(record.title, reveal=False), 60), style="bold")
-    text.append(
-        f"  {record.owner}/{record.topic} · {record.memory_type} · "
-        f"retrieved {record.retrieval_count:,} times"
-    )
+    text.append(one_line(masked(record.title, reveal=False), 60, style="bold"))
+    text.append(literal(f"  {record.owner}/{record.topic} · {record.memory_type} · "))
+    text.append(f"retrieved {record.retrieval_count:,} times")
     if record.is_protected:
         text.append(" · protected", style="bold")
     text.append(f"\n{change.pass_name}: ", style="bold")
-    text.append("; ".join(f"{name} {change_text(change, name)}" for name in change.fields))
-    text.append(f"  ({change.reason})", style="dim")
+    text.append(literal("; ".join(f"{name} {change_text(change, name)}" for name in change.fields)))
+    text.append(literal(f"  ({change.reason})", "dim"))
     text.append("\nforecast if not recalled: ", style="bold")
     text.append(forecast_line(record, now))
     return text
@@ -53,15 +52,18 @@ def new_detail(memory: NewMemory) -> Text:
     """A merge's new memory: its title, content and where it comes from."""
     fields = memory.fields
     text = Text("new memory ", style="dim", no_wrap=True, overflow="ellipsis")
-    text.append(one_line(shown(str(fields.get("title", "")), reveal=False), 80), style="bold")
+    text.append(one_line(masked(str(fields.get("title", "")), reveal=False), 80, style="bold"))
     members = fields.get("metadata", {}).get("consolidated_from", [])
     text.append(
         f"  merges {plural(len(members))}: "
         + ", ".join(f"#{i}" for i in members[:8])
         + (" …" if len(members) > 8 else "")
     )
-    text.append(f"\n{one_line(shown(str(fields.get('content', '')), reveal=False), 230)}")
-    text.append(f"\n{memory.reason} · Enter or c: review the merges", style="dim")
+    text.append("\n")
+    text.append(one_line(masked(str(fields.get("content", "")), reveal=False), 230))
+    text.append("\n")
+    text.append(literal(memory.reason, "dim"))
+    text.append(" · Enter or c: review the merges", style="dim")
     return text
 
 

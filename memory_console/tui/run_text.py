@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from memory_console.literal import literal
 from memory_console.maintenance import Run
 from memory_console.maintenance.params import POLICY
 from memory_console.maintenance.registry import parameter_classes, registered_passes, used_sets
@@ -73,7 +74,7 @@ def undo_text(run: Run) -> Text:
     )
     for item in missed[:SHOWN_NOT_RESTORED]:
         text.append(f"\n  #{item.get('id')}: ", style="bold")
-        text.append(str(item.get("reason", "")))
+        text.append(literal(str(item.get("reason", ""))))
     if len(missed) > SHOWN_NOT_RESTORED:
         text.append(
             f"\n  … and {len(missed) - SHOWN_NOT_RESTORED:,} more "
@@ -85,9 +86,10 @@ def undo_text(run: Run) -> Text:
 
 def run_facts(run: Run) -> Group:
     head = Text(f"run {run.id}", style="bold")
+    head.append(" by ")
+    head.append(literal(run.actor))
     head.append(
-        f" by {run.actor} · applied {when(run.started_at)} · evaluated at "
-        f"{when(run.now)} · {run.duration_ms:,} ms"
+        f" · applied {when(run.started_at)} · evaluated at {when(run.now)} · {run.duration_ms:,} ms"
     )
     counts = Text(
         f"{', '.join(run.passes)} ({run.policy}): {counts_text(run.counts)}; "

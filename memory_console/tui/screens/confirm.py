@@ -11,6 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
+from memory_console.tui.widgets.literal_table import as_cell
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Answers True (the button) or False (Cancel or Escape)."""
@@ -44,7 +46,7 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog confirm") as dialog:
             dialog.border_title = self.title_text
-            yield Static(self.body, classes="explain")
+            yield Static(as_cell(self.body), classes="explain")
             with Horizontal(classes="buttons"):
                 yield Button(self.yes, variant=self.variant, id="confirm-yes")
                 yield Button(self.no, id="confirm-no")
@@ -81,7 +83,7 @@ class ChoiceScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog confirm") as dialog:
             dialog.border_title = self.title_text
-            yield Static(self.body, classes="explain")
+            yield Static(as_cell(self.body), classes="explain")
             with Horizontal(classes="buttons"):
                 for ident, label, variant in self.choices:
                     yield Button(label, variant=variant, id=f"choice-{ident}")

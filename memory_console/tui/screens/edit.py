@@ -11,8 +11,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, TextArea
 
+from memory_console.literal import literal
 from memory_console.store import MemoryRecord
 from memory_console.store.vocab import MEMORY_TYPES, TOPICS
+from memory_console.tui.widgets.literal_input import LiteralInput, LiteralTextArea
 
 
 class EditScreen(ModalScreen[dict[str, Any] | None]):
@@ -40,11 +42,11 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
         with Vertical(id="dialog", classes="dialog edit") as dialog:
             dialog.border_title = f"Edit memory #{self.record.id}"
             if self.reason:
-                yield Label(self.reason, classes="error")
+                yield Label(literal(self.reason), classes="error")
             yield Label("title")
-            yield Input(str(self.values["title"]), id="edit-title")
+            yield LiteralInput(str(self.values["title"]), id="edit-title")
             yield Label("content")
-            yield TextArea(
+            yield LiteralTextArea(
                 str(self.values["content"]),
                 id="edit-content",
                 soft_wrap=True,
@@ -54,7 +56,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
                 with Vertical():
                     yield Label("topic")
                     yield Select(
-                        [(t, t) for t in topics],
+                        [(literal(t), t) for t in topics],
                         value=self.values["topic"],
                         allow_blank=False,
                         id="edit-topic",

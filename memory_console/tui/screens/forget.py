@@ -13,6 +13,7 @@ from textual.widgets import Button, Input, Label, Static
 from memory_console.sensitive import mask
 from memory_console.tui.actions import FORGET_REASON, plural
 from memory_console.tui.formatting import one_line
+from memory_console.tui.widgets.literal_input import LiteralInput
 
 
 def consequences(count: int) -> str:
@@ -41,14 +42,14 @@ class ForgetScreen(ModalScreen[str | None]):
         with Vertical(id="dialog", classes="dialog") as dialog:
             dialog.border_title = f"Forget {plural(len(self.ids))}?"
             if self.titles:
-                yield Label(Text(one_line(mask(self.titles[0]), 70), style="bold"))
+                yield Label(one_line(mask(self.titles[0]), 70, style="bold"))
             else:
                 listed = ", ".join(f"#{i}" for i in self.ids[:8])
                 more = f" and {len(self.ids) - 8:,} more" if len(self.ids) > 8 else ""
                 yield Label(Text(f"{listed}{more}", style="bold"))
             yield Static(consequences(len(self.ids)), classes="explain")
             yield Label("reason")
-            yield Input(FORGET_REASON, id="forget-reason")
+            yield LiteralInput(FORGET_REASON, id="forget-reason")
             with Horizontal(classes="buttons"):
                 yield Button("Forget", variant="error", id="forget-yes")
                 yield Button("Cancel", id="forget-no")

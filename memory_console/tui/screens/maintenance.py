@@ -20,6 +20,7 @@ from textual.widgets import (
     Static,
 )
 
+from memory_console.literal import literal
 from memory_console.maintenance import registered_passes
 from memory_console.maintenance.registry import DECAY as DECAY_PASSES
 from memory_console.policies import POLICIES
@@ -31,6 +32,7 @@ from memory_console.tui.plan_request import (
     param_fields,
 )
 from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.param_form import ParamForm
 
 OTHER_DATE = "date"
@@ -86,7 +88,7 @@ class MaintenanceScreen(ConsoleScreen):
                         tooltip="When to evaluate: a later date shows what happens "
                         "if nothing is accessed until then",
                     )
-                    yield Input(
+                    yield LiteralInput(
                         placeholder="2027-03-01 or +45",
                         id="maintenance-date",
                         compact=True,
@@ -143,7 +145,7 @@ class MaintenanceScreen(ConsoleScreen):
         try:
             moment = evaluation_time(self.when_text(), now)
         except ValueError as error:
-            line.append(str(error), style="bold red")
+            line.append(literal(str(error), "bold red"))
         else:
             line.append(f"→ {describe_time(moment, now)}", style="bold")
             if moment - now > 60:
@@ -202,7 +204,7 @@ class MaintenanceScreen(ConsoleScreen):
             )
             request.params()
         except ValueError as problem:
-            error.update(Text(str(problem), style="bold red"))
+            error.update(literal(str(problem), "bold red"))
             self.notify(str(problem), title="cannot preview", severity="error")
             return None
         error.update("")

@@ -25,7 +25,7 @@ from memory_console.store.health import (
     private_reader,
 )
 from memory_console.tui.actions import DoneAction, plural
-from memory_console.tui.formatting import shown
+from memory_console.tui.formatting import masked
 from memory_console.tui.merge_review import merge_members
 from memory_console.tui.plan_chart import (
     Distribution,
@@ -40,6 +40,7 @@ from memory_console.tui.preview_text import apply_question, detail_text, head_te
 from memory_console.tui.screens.base import MemoryActionsScreen
 from memory_console.tui.widgets.change_table import ChangeTable
 from memory_console.tui.widgets.chart import ConfidenceChart
+from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.plan_counts import PlanCounts
 from memory_console.tui.widgets.work_progress import WorkProgress
 
@@ -218,7 +219,7 @@ class PreviewScreen(MemoryActionsScreen):
                 compact=True,
                 tooltip="Only the changes of one pass and kind, or those left out",
             )
-            yield Input(
+            yield LiteralInput(
                 placeholder="filter: reason words or an id",
                 id="preview-text",
                 compact=True,
@@ -409,7 +410,7 @@ class PreviewScreen(MemoryActionsScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="titles")
     def load_titles(self, ids: list[int]) -> None:
         records = self.context.store.get_many(ids)
-        titles = {i: shown(r.title, reveal=False) for i, r in records.items()}
+        titles = {i: masked(r.title, reveal=False) for i, r in records.items()}
         titles.update({i: "(no longer in the store)" for i in ids if i not in records})
         if not get_current_worker().is_cancelled:
             self.post_message(self.TitlesLoaded(titles))

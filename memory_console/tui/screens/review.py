@@ -18,11 +18,13 @@ from textual.widgets import DataTable, Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from memory_console.literal import literal
 from memory_console.maintenance import Plan
 from memory_console.tui.formatting import SELECTED_MARK, confidence_text, date_or_never, one_line
 from memory_console.tui.merge_review import MergeGroup, Part, load_group, outcome, parts_by_group
 from memory_console.tui.plan_edit import EditedPlan, PlanEdits, edit_plan, merge_groups
 from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.literal_table import LiteralTable
 
 MATRIX_LIMIT = 12  # members shown in the similarity matrix
 LABEL_WIDTH = 26  # cells of a group's line in the list
@@ -52,14 +54,14 @@ def merged_view(part: Part, label: str) -> RenderableType:
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
-    grid.add_row("title", Text(str(fields.get("title", "")), style="bold"))
-    grid.add_row("content", str(fields.get("content", "")))
-    grid.add_row("keywords", ", ".join(map(str, fields.get("keywords", []))) or "none")
+    grid.add_row("title", literal(str(fields.get("title", "")), "bold"))
+    grid.add_row("content", literal(str(fields.get("content", ""))))
+    grid.add_row("keywords", literal(", ".join(map(str, fields.get("keywords", []))) or "none"))
     grid.add_row("confidence", confidence_text(float(fields.get("confidence", 0.0))))
     grid.add_row("importance", f"{float(fields.get('importance', 0.0)):.2f}")
     grid.add_row("retrievals", f"{int(fields.get('retrieval_count', 0)):,}")
     grid.add_row("created", date_or_never(fields.get("created_at")))
-    grid.add_row("type", f"{fields.get('memory_type')} · {fields.get('decay_policy')}")
+    grid.add_row("type", literal(f"{fields.get('memory_type')} · {fields.get('decay_policy')}"))
     grid.add_row("from", ", ".join(f"#{i}" for i in part.members))
     return Group(Text(label, style="bold underline"), grid, Text())
 
@@ -164,7 +166,7 @@ class ReviewScreen(ConsoleScreen):
             yield OptionList(id="review-groups")
             with Vertical(id="review-group"):
                 yield Static(id="review-group-head")
-                yield DataTable(id="review-members", cursor_type="row", zebra_stripes=True)
+                yield LiteralTable(id="review-members", cursor_type="row", zebra_stripes=True)
                 with Horizontal(id="review-sides"):
                     yield Static(id="review-similarity")
                     with VerticalScroll(id="review-merged-box"):
@@ -254,7 +256,7 @@ class ReviewScreen(ConsoleScreen):
         same = self.group is not None and self.group.key == message.group.key
         self.group = group = message.group
         head = Text(f"group {group.number:,} of {len(self.keys):,}: ", style="bold")
-        head.append(group.reason)
+        head.append(literal(group.reason))
         head.append(f" · {group.summary}", style="bold")
         self.query_one("#review-group-head", Static).update(head)
         members = self.query_one("#review-members", DataTable)
@@ -267,7 +269,7 @@ class ReviewScreen(ConsoleScreen):
                 Text(SELECTED_MARK if record.id in self.marked else "", style="bold"),
                 str(number),
                 str(record.id),
-                Text(one_line(record.title, 60), style=style),
+                one_line(record.title, 60, style=style),
                 f"{record.confidence:.2f}",
                 str(record.retrieval_count),
                 state,

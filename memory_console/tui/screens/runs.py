@@ -17,9 +17,10 @@ from memory_console.maintenance import Run, UndoReport, list_runs, undo
 from memory_console.store import EventRecord
 from memory_console.store.health import run_change_count, run_changes, run_changes_before
 from memory_console.tui.actions import plural
-from memory_console.tui.formatting import shown, when
+from memory_console.tui.formatting import masked, when
 from memory_console.tui.run_text import counts_text, run_facts
 from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.literal_table import LiteralTable
 from memory_console.tui.widgets.run_changes import RunChangesTable
 
 RUN_LIMIT = 200
@@ -87,7 +88,7 @@ class RunsScreen(ConsoleScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+        yield LiteralTable(id="runs-table", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="runs-detail"):
             with VerticalScroll(id="runs-facts-box"):
                 yield Static(id="runs-facts")
@@ -185,7 +186,7 @@ class RunsScreen(ConsoleScreen):
             events = run_changes(store, run_id, after_event, WINDOW)
         total = run_change_count(store, run_id)
         records = store.get_many(sorted({e.memory_id for e in events}))
-        titles = {i: shown(r.title, reveal=False) for i, r in records.items()}
+        titles = {i: masked(r.title, reveal=False) for i, r in records.items()}
         cursor = len(events) - 1 if before_event is not None else 0
         if not get_current_worker().is_cancelled:
             self.post_message(ChangesLoaded(run_id, events, titles, total, first, cursor))

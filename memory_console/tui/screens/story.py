@@ -17,12 +17,13 @@ from memory_console.describe import change_text
 from memory_console.store import MemoryRecord
 from memory_console.tui.actions import DoneAction
 from memory_console.tui.chart import build_chart, chart_legend
-from memory_console.tui.formatting import shown, shown_keywords, when
+from memory_console.tui.formatting import masked, shown, shown_keywords, when
 from memory_console.tui.messages import ChartBuilt, StoryLoaded
 from memory_console.tui.screens.base import MEMORY_ACTION_BINDINGS, MemoryActionsScreen
 from memory_console.tui.story import Story, floor_line, load_story
 from memory_console.tui.widgets.chart import ConfidenceChart
 from memory_console.tui.widgets.detail import fields_table, memory_fields
+from memory_console.tui.widgets.literal_table import LiteralTable
 
 CHART_HEIGHT = 12
 CHART_WIDTH = 60  # until the layout says how wide the chart's box is
@@ -58,9 +59,9 @@ class StoryScreen(MemoryActionsScreen):
                     yield ConfidenceChart(id="story-chart")
                     yield Static(id="story-legend")
             yield Label("history", classes="section")
-            yield DataTable(id="story-history", cursor_type="row", zebra_stripes=True)
+            yield LiteralTable(id="story-history", cursor_type="row", zebra_stripes=True)
             yield Label("accesses (newest first)", classes="section")
-            yield DataTable(id="story-accesses", cursor_type="row", zebra_stripes=True)
+            yield LiteralTable(id="story-accesses", cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -115,13 +116,13 @@ class StoryScreen(MemoryActionsScreen):
         record = story.record
         self.sub_title = f"memory #{record.id}"
         title = Text(f"#{record.id} ", style="dim")
-        title.append(shown(record.title, reveal=self.reveal), style="bold")
+        title.append(shown(record.title, reveal=self.reveal, style="bold"))
         rows = memory_fields(record)
         rows.append(("keywords", shown_keywords(record, reveal=self.reveal)))
         rows.append(("forecast", story.forecast_text))
         self.query_one("#story-head", Static).update(Group(title, fields_table(rows)))
-        content = Text(shown(record.content, reveal=self.reveal))
-        if not self.reveal and shown(record.content, reveal=False) != record.content:
+        content = shown(record.content, reveal=self.reveal)
+        if not self.reveal and masked(record.content, reveal=False) != record.content:
             content.append("\n(secrets masked: v reveals them)", style="italic dim")
         metadata = Text("\nmetadata: ", style="dim")
         metadata.append(shown(json.dumps(record.metadata, ensure_ascii=False), reveal=self.reveal))

@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from memory_console.literal import literal
 from memory_console.tui.formatting import SELECTED_MARK, one_line
 from memory_console.tui.plan_rows import RowChange
 from memory_console.tui.widgets.window_table import WindowTable
@@ -167,15 +168,15 @@ class ChangeTable(WindowTable):
         mark = SELECTED_MARK if change.id in self.selected else LEFT_OUT_MARK if left_out else ""
         ident = "new" if change.is_new else str(change.id)
         title = self.titles.get(change.id, "…")
-        values = [
-            ident,
-            one_line(title, self.widths[0]),
-            change.pass_name,
-            field_text(change),
-            change_text(change, change.main_field),
-            one_line(change.reason, 200),
+        return [
+            Text(mark, style="bold"),
+            Text(ident, style=style),
+            one_line(title, self.widths[0], style=style),
+            literal(change.pass_name, style),
+            literal(field_text(change), style),
+            literal(change_text(change, change.main_field), style),
+            one_line(change.reason, 200, style=style),
         ]
-        return [Text(mark, style="bold"), *(Text(v, style=style) for v in values)]
 
     @property
     def current(self) -> RowChange | None:

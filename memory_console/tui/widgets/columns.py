@@ -15,8 +15,8 @@ from memory_console.tui.formatting import (
     STATUS_STYLES,
     confidence_text,
     date_or_never,
+    masked,
     one_line,
-    shown,
 )
 
 CELL_PADDING = 1
@@ -47,8 +47,7 @@ class Column:
 
 def _status(cell: Cell) -> Text:
     status = cell.record.status
-    text = status if len(status) <= 8 else status[:7] + "…"
-    return Text(text, style=STATUS_STYLES.get(status, ""))
+    return one_line(status, 8, style=STATUS_STYLES.get(status, ""))
 
 
 def _score(cell: Cell) -> Text:
@@ -67,7 +66,11 @@ SELECT = Column(
     "selected", " ", 1, None, lambda c: Text(SELECTED_MARK, style="bold") if c.selected else ""
 )
 TITLE = Column(
-    "title", "title", MIN_TITLE, "title", lambda c: one_line(shown(c.record.title, reveal=c.reveal))
+    "title",
+    "title",
+    MIN_TITLE,
+    "title",
+    lambda c: one_line(masked(c.record.title, reveal=c.reveal)),
 )
 CONFIDENCE = Column(
     "confidence", "confidence", 22, "confidence", lambda c: confidence_text(c.record.confidence)
@@ -102,8 +105,8 @@ LAST_ACCESS = Column(
     "last_accessed_at",
     lambda c: date_or_never(c.record.last_accessed_at),
 )
-TYPE = Column("type", "type", 10, "memory_type", lambda c: c.record.memory_type)
-TIER = Column("tier", "tier", 10, "tier", lambda c: c.record.tier)
+TYPE = Column("type", "type", 10, "memory_type", lambda c: one_line(c.record.memory_type))
+TIER = Column("tier", "tier", 10, "tier", lambda c: one_line(c.record.tier))
 IDENT = Column("id", "id", 7, "id", lambda c: Text(str(c.record.id), justify="right"), right=True)
 TOPIC = Column(
     "topic",

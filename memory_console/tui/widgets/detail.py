@@ -8,10 +8,12 @@ from rich.text import Text
 from textual.widgets import Static
 
 from memory_console.embed.hits import SearchHit
+from memory_console.literal import literal
 from memory_console.store import MemoryRecord
 from memory_console.tui.formatting import (
     PROTECTED_MARK,
     confidence_text,
+    masked,
     shown,
     shown_keywords,
     when,
@@ -35,7 +37,7 @@ def fields_text(rows: list[tuple[str, RenderableType]]) -> Text:
     text = Text()
     for name, value in rows:
         text.append(name.ljust(width), style="dim")
-        text.append(value if isinstance(value, Text) else str(value))
+        text.append(value if isinstance(value, Text) else literal(str(value)))
         text.append("\n")
     return text
 
@@ -48,17 +50,18 @@ def memory_fields(record: MemoryRecord) -> list[tuple[str, RenderableType]]:
         f" into #{record.consolidated_into}" if record.consolidated_into else ""
     )
     protection = f"{PROTECTED_MARK} protected" if record.is_protected else "not protected"
+    # Every field is stored text (another program may have written any of them).
     return [
-        ("owner/topic", f"{record.owner} / {record.topic}"),
-        ("type/tier", f"{record.memory_type} / {record.tier}"),
+        ("owner/topic", literal(f"{record.owner} / {record.topic}")),
+        ("type/tier", literal(f"{record.memory_type} / {record.tier}")),
         ("confidence", confidence),
         ("importance", f"{record.importance:.2f}"),
         ("retrievals", f"{record.retrieval_count:,}"),
         ("created", when(record.created_at)),
         ("last access", when(record.last_accessed_at)),
-        ("status", f"{status}, {protection}"),
-        ("decay policy", record.decay_policy),
-        ("source", record.source),
+        ("status", literal(f"{status}, {protection}")),
+        ("decay policy", literal(record.decay_policy)),
+        ("source", literal(record.source)),
     ]
 
 
@@ -119,19 +122,19 @@ class DetailPane(Static):
             )
             return
         title = Text(f"#{record.id} ", style="dim")
-        title.append(shown(record.title, reveal=self.reveal), style="bold")
+        title.append(shown(record.title, reveal=self.reveal, style="bold"))
         rows = memory_fields(record)
         if self.story is not None and self.story.record.id == record.id:
             rows.append(("forecast", self.story.forecast_text))
         if self.hit is not None:
             rows += hit_fields(self.hit)
-        content = Text(shown(record.content, reveal=self.reveal))
+        content = shown(record.content, reveal=self.reveal)
         keywords = Text("keywords: ", style="dim")
         keywords.append(shown_keywords(record, reveal=self.reveal))
         fields = fields_text(rows)
         fields.rstrip()
         parts = [title, fields, content, keywords]
-        if shown(record.content, reveal=False) != record.content and not self.reveal:
+        if masked(record.content, reveal=False) != record.content and not self.reveal:
             parts.append(Text("secrets masked: press v to reveal", style="italic dim"))
         self.update(self.cropped(parts), layout=False)
 

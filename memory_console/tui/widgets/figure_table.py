@@ -13,11 +13,12 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import CursorType
 
 from memory_console.tui.health_figures import Target
+from memory_console.tui.widgets.literal_table import LiteralTable
 
 Cell = Text | str
 
 
-class FigureTable(DataTable[Cell]):
+class FigureTable(LiteralTable[Cell]):
     """Rows of figures; a target per row, or per cell for a grid (cursor_type "cell")."""
 
     BINDINGS = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -13,7 +14,9 @@ from textual.timer import Timer
 from textual.validation import Number
 from textual.widgets import Input, Select
 
+from memory_console.literal import literal
 from memory_console.store.vocab import MEMORY_TYPES, STATUSES, TIERS
+from memory_console.tui.widgets.literal_input import LiteralInput
 
 DEBOUNCE = 0.3  # seconds of quiet typing before the table follows
 
@@ -31,8 +34,9 @@ class FilterValues:
     max_confidence: float | None = None
 
 
-def choices(values: tuple[str, ...]) -> list[tuple[str, str]]:
-    return [(value, value) for value in values]
+def choices(values: tuple[str, ...]) -> list[tuple[Text, str]]:
+    """Select options: an owner's name is stored text, shown literally."""
+    return [(literal(value), value) for value in values]
 
 
 class FilterBar(Horizontal):
@@ -63,7 +67,7 @@ class FilterBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         unit = [Number(minimum=0.0, maximum=1.0, failure_description="a number from 0 to 1")]
-        yield Input(
+        yield LiteralInput(
             placeholder="filter text",
             id="filter-text",
             compact=True,
@@ -97,7 +101,7 @@ class FilterBar(Horizontal):
             compact=True,
             tooltip="Only memories of this owner",
         )
-        yield Input(
+        yield LiteralInput(
             placeholder="conf ≥",
             id="filter-min",
             classes="confidence",
@@ -105,7 +109,7 @@ class FilterBar(Horizontal):
             validators=unit,
             tooltip="Lowest confidence to show (0 to 1)",
         )
-        yield Input(
+        yield LiteralInput(
             placeholder="conf ≤",
             id="filter-max",
             classes="confidence",

@@ -10,6 +10,7 @@ from textual.validation import Integer, Number
 from textual.widgets import Input, Label
 
 from memory_console.tui.plan_request import ParamField
+from memory_console.tui.widgets.literal_input import LiteralInput
 
 
 class ParamForm(Vertical):
@@ -40,7 +41,7 @@ class ParamForm(Vertical):
             validator = Integer() if item.is_int else Number()
             with Horizontal(classes="param-row"):
                 yield Label(item.name, classes="param-name")
-                yield Input(
+                yield LiteralInput(
                     self.values.get(item.name, ""),
                     placeholder=item.default_text,
                     id=f"param-{item.name}",

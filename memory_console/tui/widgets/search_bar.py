@@ -11,6 +11,8 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Label
 
+from memory_console.tui.widgets.literal_input import LiteralInput
+
 
 class SearchBar(Horizontal):
     """`search ›` and a one-line query field; reports queries (Enter) and Escape."""
@@ -41,7 +43,7 @@ class SearchBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label("search ›")
-        yield Input(
+        yield LiteralInput(
             placeholder="words or a question, then Enter (Escape: back to browsing)",
             id="search-input",
             compact=True,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.widgets import Static
+
+from memory_console.literal import literal
 
 SORT_NAMES = {
     "id": "id",
@@ -35,4 +36,7 @@ class StatusLine(Static):
 
     def show_position(self, text: str) -> None:
         self.position = text
-        self.update(Text(text, no_wrap=True, overflow="ellipsis"), layout=False)
+        # The line holds a search query, an owner or a figure's label: stored or typed text.
+        line = literal(text, layout=False)
+        line.no_wrap, line.overflow = True, "ellipsis"
+        self.update(line, layout=False)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from rich.text import Text
+from rich.text import Text, TextType
 from textual import on
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
+
+from memory_console.literal import literal
 
 # (owner, topic); None means "any"
 Place = tuple[str | None, str | None]
@@ -17,7 +19,7 @@ EXPAND_UP_TO = 6  # owners expanded at first; more than that start folded
 
 
 def label(name: str, count: int) -> Text:
-    text = Text(name)
+    text = literal(name)
     text.append(f" {count:,}", style="dim")
     return text
 
@@ -38,6 +40,10 @@ class TopicsTree(Tree[Place]):
         self.show_root = True
         self.guide_depth = 2
         self.loaded = False
+
+    def process_label(self, label: TextType) -> Text:
+        """A str label is an owner's or a topic's name: stored text, shown literally."""
+        return super().process_label(literal(label) if isinstance(label, str) else label)
 
     def show_counts(self, counts: list[tuple[str, str, int]], place: Place) -> None:
         """Rebuild the tree from (owner, topic, count) rows, keeping the chosen place."""

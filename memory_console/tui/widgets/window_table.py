@@ -7,10 +7,11 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.message import Message
-from textual.widgets import DataTable
+
+from memory_console.tui.widgets.literal_table import LiteralTable
 
 
-class WindowTable(DataTable[Text | str]):
+class WindowTable(LiteralTable[Text | str]):
     """The cursor keys of a table that holds one window (a page) of rows at a time.
 
     Moving down from the last row or up from the first, by line or by page, posts
