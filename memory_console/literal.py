@@ -21,6 +21,7 @@ CONTROL = re.compile(f"[\x00-\x1f{BEYOND_ASCII}]")
 CONTROL_EXCEPT_LAYOUT = re.compile(f"[\x00-\x08\x0b-\x1f{BEYOND_ASCII}]")
 # JSON encoders escape C0 inside strings themselves; a raw C0 left is the layout of the JSON.
 JSON_HIDDEN = re.compile(f"[{BEYOND_ASCII}]")
+ESCAPE_STYLE = "reverse"
 
 
 def escape(char: str) -> str:
@@ -54,7 +55,16 @@ def literal(text: str, style: StyleType = "", *, layout: bool = True) -> Text:
     `[markup]` shown as written. The one way stored text becomes a renderable."""
     from rich.text import Text
 
-    return Text(visible(text, layout=layout), style=style)
+    pattern = CONTROL_EXCEPT_LAYOUT if layout else CONTROL
+    shown = Text(style=style)
+    start = 0
+    for match in pattern.finditer(text):
+        shown.append(text[start : match.start()])
+        # Styled apart, so an escape made here is told from a backslash the text holds.
+        shown.append(escape(match.group()), style=ESCAPE_STYLE)
+        start = match.end()
+    shown.append(text[start:])
+    return shown
 
 
 def json_text(

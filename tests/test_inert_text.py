@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.style import Style
 
 from memory_console.cli import main
-from memory_console.literal import json_text, literal, visible
+from memory_console.literal import ESCAPE_STYLE, json_text, literal, visible
 from memory_console.store import Store
 
 NOW = 1_795_000_000.0  # 2026-11-18T11:06:40Z, the console tests' fixed `now`
@@ -170,11 +171,18 @@ def test_one_line_visible_escapes_newlines_and_tabs_too() -> None:
     assert visible("a\nb\tc\u2028d", layout=False) == "a\\nb\\tc\\u2028d"
 
 
-def test_literal_is_exactly_the_text_with_no_style_spans() -> None:
+def test_literal_is_exactly_the_text_with_only_its_escapes_styled() -> None:
     shown = literal("[@click=app.quit]x[/] \x1b]8;;file:///etc/passwd\x1b\\", style="bold")
     assert shown.plain == "[@click=app.quit]x[/] \\x1b]8;;file:///etc/passwd\\x1b\\"
-    assert shown.spans == []
+    # No markup or link meta: the only spans mark the two escapes, so that an escape made for
+    # an ESC is told from a backslash the text holds.
+    assert [(span.start, span.end, str(span.style)) for span in shown.spans] == [
+        (22, 26, ESCAPE_STYLE),
+        (48, 52, ESCAPE_STYLE),
+    ]
+    assert all(not Style.parse(str(span.style)).meta for span in shown.spans)
     assert str(shown.style) == "bold"
+    assert literal("a \\x1b b").spans == []  # a backslash the text holds is plain text
 
 
 def test_json_text_escapes_c1_and_bidi_and_decodes_to_the_stored_string() -> None:

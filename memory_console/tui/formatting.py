@@ -3,12 +3,13 @@ shown literally (stored text becomes a renderable only through `literal`)."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from rich.style import StyleType
 from rich.text import Text
 
-from memory_console.literal import literal, visible
+from memory_console.literal import literal
 from memory_console.policies.confidence import confidence_label
 from memory_console.sensitive import mask, mask_keywords, secret_words
 from memory_console.store import MemoryRecord
@@ -28,6 +29,7 @@ LABEL_STYLES = {
     "uncertain": "red",
 }
 STATUS_STYLES = {"active": "", "archived": "dim", "consolidated": "dim italic"}
+LAYOUT_RUN = re.compile(r"[ \t\n]+")
 PROTECTED_MARK = "◆"
 SELECTED_MARK = "●"
 
@@ -72,7 +74,8 @@ def shown_keywords(record: MemoryRecord, *, reveal: bool) -> Text:
 
 
 def one_line(text: str, limit: int = 200, *, style: StyleType = "") -> Text:
-    """Text flattened to one line (titles in a table cell), shown literally: control
-    characters made visible first, so that only spaces, newlines and tabs are flattened."""
-    flat = " ".join(visible(text).split())
-    return literal(flat if len(flat) <= limit else flat[: limit - 1] + "…", style)
+    """Text flattened to one line (titles in a table cell), shown literally: runs of spaces,
+    newlines and tabs become one space; every other control character is shown escaped."""
+    flat = literal(LAYOUT_RUN.sub(" ", text).strip(), style)
+    flat.truncate(limit, overflow="ellipsis")
+    return flat
