@@ -690,3 +690,29 @@ def test_only_the_literal_widgets_derive_from_the_raw_ones() -> None:
             if "Tree" in bases and "process_label" not in methods:
                 wrong.append(f"{path.name}:{node.name}(Tree) without process_label")
     assert not wrong, wrong
+
+
+async def test_merge_review_masks_the_secrets_of_members_and_merged_memory(
+    tmp_path: Path,
+) -> None:
+    """The review has no reveal key: a secret in a merge's members stays masked there."""
+    from memory_console.tui.plan_request import PlanRequest
+    from memory_console.tui.screens.preview import PreviewScreen
+    from memory_console.tui.screens.review import ReviewScreen
+
+    with Store(tmp_path / "secret.db", actor="tui") as store:
+        for _ in range(3):
+            secret = hostile_memory(0, "office wifi password = Zq7hunter22")
+            secret.update(owner="sam", keywords=["office", "wifi", "password"])
+            store.add(secret, now=NOW - 400 * DAY)
+        app = console_app(store)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)))
+            await settle(pilot)
+            await pilot.press("c")
+            await settle(pilot)
+            assert isinstance(app.screen, ReviewScreen)
+            text = screen_text(app)
+            assert "office wifi password" in text
+            assert "Zq7hunter22" not in text

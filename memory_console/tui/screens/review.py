@@ -20,7 +20,15 @@ from textual.worker import get_current_worker
 
 from memory_console.literal import literal
 from memory_console.maintenance import Plan
-from memory_console.tui.formatting import SELECTED_MARK, confidence_text, date_or_never, one_line
+from memory_console.sensitive import mask_keywords, secret_words
+from memory_console.tui.formatting import (
+    SELECTED_MARK,
+    confidence_text,
+    date_or_never,
+    masked,
+    one_line,
+    shown,
+)
 from memory_console.tui.merge_review import MergeGroup, Part, load_group, outcome, parts_by_group
 from memory_console.tui.plan_edit import EditedPlan, PlanEdits, edit_plan, merge_groups
 from memory_console.tui.screens.base import ConsoleScreen
@@ -54,9 +62,14 @@ def merged_view(part: Part, label: str) -> RenderableType:
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
-    grid.add_row("title", literal(str(fields.get("title", "")), "bold"))
-    grid.add_row("content", literal(str(fields.get("content", ""))))
-    grid.add_row("keywords", literal(", ".join(map(str, fields.get("keywords", []))) or "none"))
+    # Merge review has no reveal key: secrets stay masked here, as in the preview.
+    title, content = str(fields.get("title", "")), str(fields.get("content", ""))
+    keywords = ", ".join(
+        mask_keywords([str(k) for k in fields.get("keywords", [])], secret_words(title, content))
+    )
+    grid.add_row("title", shown(title, reveal=False, style="bold"))
+    grid.add_row("content", shown(content, reveal=False))
+    grid.add_row("keywords", shown(keywords or "none", reveal=False))
     grid.add_row("confidence", confidence_text(float(fields.get("confidence", 0.0))))
     grid.add_row("importance", f"{float(fields.get('importance', 0.0)):.2f}")
     grid.add_row("retrievals", f"{int(fields.get('retrieval_count', 0)):,}")
@@ -269,7 +282,7 @@ class ReviewScreen(ConsoleScreen):
                 Text(SELECTED_MARK if record.id in self.marked else "", style="bold"),
                 str(number),
                 str(record.id),
-                one_line(record.title, 60, style=style),
+                one_line(masked(record.title, reveal=False), 60, style=style),
                 f"{record.confidence:.2f}",
                 str(record.retrieval_count),
                 state,
