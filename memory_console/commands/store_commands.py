@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from memory_console.commands import common, render
 from memory_console.commands.common import UserError
+from memory_console.files import not_new, not_regular
 from memory_console.ingest.formats import EXPORT_FORMATS
 from memory_console.ingest.formats import FORMATS as IMPORT_FORMATS
 from memory_console.store.db import SQLITE_MAGIC
@@ -175,6 +176,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if common.settings_of(args).read_only:
         raise UserError(f"read-only mode: demo refused ({common.READ_ONLY_SOURCES})")
     path = common.db_path(args)
+    odd = not_regular(path)
+    if odd is not None:
+        raise UserError(f"{odd}; a store is a regular file, so nothing was written")
     if path.exists() and path.stat().st_size > 0:
         if not args.force:
             raise UserError(f"{path}: exists; use --force to replace it")
@@ -423,16 +427,14 @@ def report_missing(missing: list[int], *, failed: bool) -> int:
 def cmd_purge(args: argparse.Namespace) -> int:
     ids = common.parse_ids(args.ids)
     now = common.now_of(args)
-    if args.out and Path(args.out).exists() and is_store_file(Path(args.out)):
-        raise UserError(f"{args.out}: is a store file; choose another file to write")
+    if args.out is not None:
+        if args.out in ("", "-"):
+            raise UserError(f"--out {args.out!r}: purge writes a new file, not a stream")
+        taken = not_new(Path(args.out))
+        if taken is not None:
+            raise UserError(f"{taken}; purge writes a new file, so nothing was purged")
     store = common.open_store(args, write="purge")
-    out = (
-        Path(args.out)
-        if args.out
-        else store.path.with_name(
-            f"{store.path.stem}.purged-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}.jsonl"
-        )
-    )
+    out = Path(args.out) if args.out else purge_file(store.path, now)
     try:
         result = store.purge(ids, out, now=now)
     except (StoreError, OSError) as error:
@@ -441,9 +443,20 @@ def cmd_purge(args: argparse.Namespace) -> int:
         store.close()
     if args.json:
         common.print_json({"purged": result.changed, "missing": result.missing, "out": str(out)})
-    else:
+    elif result.changed:
         print(f"purged {len(result.changed)} memories; they were written to {out} first")
     return report_missing(result.missing, failed=not result.changed)
+
+
+def purge_file(store_path: Path, now: float) -> Path:
+    """A new name beside the store for the purged memories: STORE.purged-TIME[-N].jsonl."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
+    for attempt in range(1, 1000):
+        suffix = "" if attempt == 1 else f"-{attempt}"
+        candidate = store_path.with_name(f"{store_path.stem}.purged-{stamp}{suffix}.jsonl")
+        if not_new(candidate) is None:
+            return candidate
+    raise UserError(f"{store_path}: too many purge files named for {stamp}; give --out")
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

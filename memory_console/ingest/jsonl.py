@@ -51,6 +51,17 @@ def export_record(
     return data
 
 
+def json_line(data: Any) -> str:
+    """One JSONL line, UTF-8 where it can be: text the store holds from before lone surrogates
+    were refused is written as JSON escapes, so exporting it never fails or loses it."""
+    line = json.dumps(data, ensure_ascii=False) + "\n"
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data) + "\n"
+    return line
+
+
 def export_jsonl(
     store: Store,
     out: IO[str],
@@ -67,7 +78,7 @@ def export_jsonl(
     for record in store.iter_memories(memory_filter):
         events = store.history(record.id) if history else None
         data = export_record(record, events)
-        out.write(json.dumps(data if reveal else mask_record(data), ensure_ascii=False) + "\n")
+        out.write(json_line(data if reveal else mask_record(data)))
         written += 1
     return written
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -12,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory_console.files import create_new, not_new, sync_directory
 from memory_console.store.db import open_store_connection
 from memory_console.store.errors import NotFoundError, ReadOnlyError, StoreError, ValidationError
 from memory_console.store.records import (
@@ -701,28 +703,48 @@ class Store:
     def purge(
         self, ids: Sequence[int], out_path: str | os.PathLike[str], *, now: float | None = None
     ) -> ChangeResult:
-        """Delete memories for good, but only after writing them (with their history) to a
-        JSONL file that is flushed to disk first. A `purged` event stays as the audit trail."""
-        from memory_console.ingest.jsonl import export_record
+        """Delete memories for good, but only after writing them (with their history) to a new
+        owner-only JSONL file, synced to disk with its directory. The file is the only copy
+        left, so it must be new: an existing path, a symlink, a pipe or a device is refused
+        before the write lock is taken. If writing fails, the partial file is removed and
+        nothing is deleted. A `purged` event stays as the audit trail."""
+        from memory_console.ingest.jsonl import export_record, json_line
 
         moment = now_ts() if now is None else now
         wanted = list(dict.fromkeys(int(i) for i in ids))
         result = ChangeResult()
         out = Path(out_path)
+        taken = not_new(out)
+        if taken is not None:
+            raise StoreError(f"{taken}; purge writes a new file, so nothing was purged")
         with self.transaction(f"purging {memories(len(wanted))}") as conn:
             records = self.get_many(wanted)
             result.missing.extend(i for i in wanted if i not in records)
             if not records:
                 return result
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-            fd = os.open(out, flags, 0o600)
-            with os.fdopen(fd, "a", encoding="utf-8") as handle:
-                for ident in wanted:
-                    if ident in records:
-                        record = export_record(records[ident], self.history(ident))
-                        handle.write(dumps(record) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            try:
+                fd = create_new(out)
+            except OSError as error:
+                raise StoreError(
+                    f"{out}: cannot create: {error.strerror}; nothing was purged"
+                ) from error
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    for ident in wanted:
+                        if ident in records:
+                            record = export_record(records[ident], self.history(ident))
+                            handle.write(json_line(record))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                sync_directory(out)
+            except BaseException as error:
+                out.unlink(missing_ok=True)
+                if isinstance(error, OSError):
+                    full = error.errno == errno.ENOSPC
+                    reason = "the disk is full" if full else error.strerror or str(error)
+                    message = f"{out}: cannot write: {reason}; nothing was purged"
+                    raise StoreError(message) from error
+                raise
             present = [i for i in wanted if i in records]
             for start in range(0, len(present), 900):
                 chunk = present[start : start + 900]

@@ -9,7 +9,7 @@ from typing import Any
 from memory_console.store.errors import ValidationError
 from memory_console.store.records import MEMORY_COLUMNS
 from memory_console.store.vocab import CHOICES
-from memory_console.timeutil import parse_iso
+from memory_console.timeutil import TIME_RANGE, in_range, parse_iso
 
 MAX_TEXT = 1_000_000  # characters of content; longer texts are refused, not truncated
 MAX_TITLE = 500
@@ -86,8 +86,8 @@ def check_time(name: str, value: Any) -> float | None:
             raise ValidationError(f"{name}: {error}") from error
     else:
         raise ValidationError(f"{name} must be an ISO 8601 time, not {type(value).__name__}")
-    if not math.isfinite(number) or not 0 <= number < 253402300800:  # year 1970 .. 9999
-        raise ValidationError(f"{name} is out of range: {brief(value)}")
+    if not math.isfinite(number) or not in_range(number):
+        raise ValidationError(f"{name} is out of range ({TIME_RANGE}): {brief(value)}")
     return number
 
 

@@ -15,7 +15,6 @@ ride along in metadata.memory_console so that importing the export restores them
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,6 +37,7 @@ from memory_console.ingest.formats.common import (
     text_field,
     time_of,
 )
+from memory_console.ingest.jsonl import json_line
 from memory_console.sensitive import mask_keywords, mask_value, secret_words
 from memory_console.store import EventRecord, MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import to_iso
@@ -295,10 +295,10 @@ def export_mem0(
             ours = data["metadata"]["memory_console"]
             hidden = secret_words(record.title, record.content)
             ours["keywords"] = mask_keywords(ours.get("keywords") or [], hidden)
-        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        out.write(json_line(data))
         if history:
             for row in history_rows(record, store.history(record.id)):
                 shown = row if reveal else mask_value(row)
-                out.write(json.dumps(shown, ensure_ascii=False) + "\n")
+                out.write(json_line(shown))
         written += 1
     return written
