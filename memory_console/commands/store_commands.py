@@ -214,6 +214,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from memory_console.ingest.screen import SecretsPolicy
 
     now = common.now_of(args)
+    path = common.db_path(args)
+    made = new_places(path)
     store = common.open_store(args, create=True, actor="import", write="import")
     started = time.perf_counter()
     try:
@@ -226,10 +228,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             owner=args.owner,
             policy=SecretsPolicy(args.allow_secrets, args.allow_health),
         )
-    except StoreError as error:
-        raise UserError(str(error)) from error
-    finally:
+    except BaseException as error:
         store.close()
+        remove_new(path, made)
+        if isinstance(error, StoreError):
+            raise UserError(str(error)) from error
+        raise
+    store.close()
     seconds = time.perf_counter() - started
     if args.json:
         common.print_json(
@@ -250,6 +255,33 @@ def cmd_import(args: argparse.Namespace) -> int:
         for why, count in report.skipped.items():
             print(f"skipped {count:,} {why}")
     return 0
+
+
+def new_places(path: Path) -> tuple[bool, list[Path]] | None:
+    """Whether a file is at `path` and the folders a new store there would create (deepest
+    first), or None when a store is already there: a failed import then rolls back."""
+    if path.exists() and path.stat().st_size > 0:
+        return None
+    return path.exists(), [f for f in [path.parent, *path.parent.parents] if not f.exists()]
+
+
+def remove_new(path: Path, made: tuple[bool, list[Path]] | None) -> None:
+    """Undo the store a failed import created: its file (emptied again when an empty file was
+    there before), -wal and -shm files and the folders made for it. It leaves nothing."""
+    if made is None:
+        return
+    existed, folders = made
+    with contextlib.suppress(OSError):
+        if existed:
+            os.truncate(path, 0)
+        else:
+            path.unlink(missing_ok=True)
+    for suffix in ("-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only while empty: never anything that appeared meanwhile
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -229,44 +229,67 @@ class Store:
     ) -> list[int]:
         """Insert already-checked rows with their `created` events, or with the histories
         given (event tuples without memory_id, as an export carries them); returns the ids."""
+        return self.insert_batches([(rows, histories)], moment, created_kind=created_kind)
+
+    def insert_batches(
+        self,
+        batches: Iterable[tuple[list[dict[str, Any]], Sequence[Any] | None]],
+        moment: float,
+        *,
+        created_kind: str = "created",
+    ) -> list[int]:
+        """insert_rows for (rows, histories) batches, all in one transaction: a caller streaming
+        a file holds one batch at a time, and an error raised by `batches` rolls back all."""
+        ids: list[int] = []
+        with self.transaction("adding memories") as conn:
+            for rows, histories in batches:
+                ids += self.insert_batch(conn, rows, created_kind, histories)
+        self.notify("added", ids)
+        return ids
+
+    def insert_batch(
+        self,
+        conn: sqlite3.Connection,
+        rows: list[dict[str, Any]],
+        created_kind: str,
+        histories: Sequence[Sequence[tuple[Any, ...]] | None] | None,
+    ) -> list[int]:
         columns = ("id", *INSERT_COLUMNS)
         marks = ", ".join("?" * len(columns))
         sql = f"INSERT INTO memory ({', '.join(columns)}, revision) VALUES ({marks}, 0)"
-        with self.transaction("adding memories") as conn:
-            if any("id" in row for row in rows):
-                wanted = [row["id"] for row in rows if "id" in row]
-                if len(set(wanted)) != len(wanted):
-                    raise ValidationError("duplicate ids in the input")
-                clash = self.existing_ids(wanted)
-                if clash:
-                    raise ValidationError(f"id {clash[0]} already exists in the store")
-            ids: list[int] = []
-            for row in rows:
-                cursor = conn.execute(sql, [row.get("id")] + [row[c] for c in INSERT_COLUMNS])
-                ids.append(int(cursor.lastrowid or 0))
-            plain = [
-                (
-                    ident,
-                    row["created_at"],
-                    self.actor,
-                    created_kind,
-                    None,
-                    dumps({"confidence": row["confidence"], "status": row["status"]}),
-                    None,
-                    None,
-                    None,
-                )
-                for position, (ident, row) in enumerate(zip(ids, rows, strict=True))
-                if not (histories and histories[position])
-            ]
-            self.write_events(plain)
-            if histories:
-                self.write_events(
-                    (ident, *event)
-                    for ident, history in zip(ids, histories, strict=True)
-                    for event in (history or ())
-                )
-        self.notify("added", ids)
+        if any("id" in row for row in rows):
+            wanted = [row["id"] for row in rows if "id" in row]
+            if len(set(wanted)) != len(wanted):
+                raise ValidationError("duplicate ids in the input")
+            clash = self.existing_ids(wanted)
+            if clash:
+                raise ValidationError(f"id {clash[0]} already exists in the store")
+        ids: list[int] = []
+        for row in rows:
+            cursor = conn.execute(sql, [row.get("id")] + [row[c] for c in INSERT_COLUMNS])
+            ids.append(int(cursor.lastrowid or 0))
+        plain = [
+            (
+                ident,
+                row["created_at"],
+                self.actor,
+                created_kind,
+                None,
+                dumps({"confidence": row["confidence"], "status": row["status"]}),
+                None,
+                None,
+                None,
+            )
+            for position, (ident, row) in enumerate(zip(ids, rows, strict=True))
+            if not (histories and histories[position])
+        ]
+        self.write_events(plain)
+        if histories:
+            self.write_events(
+                (ident, *event)
+                for ident, history in zip(ids, histories, strict=True)
+                for event in (history or ())
+            )
         return ids
 
     def ids_by_external_id(self, external_ids: Sequence[str]) -> dict[str, int]:
