@@ -220,3 +220,240 @@ def test_ages_before_the_memories_were_made_are_zero_not_negative(small_store: P
     assert result.code == 0, result
     ages = json.loads(result.out)["age_days"]
     assert ages["min"] == ages["mean"] == ages["max"] == 0.0
+
+
+# -- import: all or nothing, nothing left behind -----------------------------------------------
+
+
+def test_a_failed_import_into_a_new_store_leaves_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"content": "Likes tea"}\n{"content": "ok", "confidence": 2}\n')
+    store = tmp_path / "new" / "deeper" / "store.db"
+    line = one_error_line(invoke(["import", str(bad), "--db", str(store), "--now", NOW]))
+    assert f"{bad}:2: confidence" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    one_error_line(invoke(["import", str(bad), "--db", str(empty), "--now", NOW]))
+    assert empty.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "empty.db"]
+
+
+def test_a_failed_import_into_a_store_leaves_its_content_as_it_was(
+    small_store: Path, tmp_path: Path
+) -> None:
+    def content() -> str:
+        result = invoke(["export", "--all", "--history", "--reveal", "--db", str(small_store)])
+        assert result.code == 0
+        return result.out
+
+    before = content()
+    bad = tmp_path / "bad.jsonl"
+    good = "".join(json.dumps({"content": f"Memory {n}"}) + "\n" for n in range(5000))
+    bad.write_text(good + '{"content": "ok", "importance": "high"}\n')
+    line = one_error_line(invoke(["import", str(bad), "--db", str(small_store), "--now", NOW]))
+    assert f"{bad}:5001: importance" in line
+    assert content() == before and count(small_store) == 20
+
+
+def test_a_large_import_is_inserted_in_batches_all_in_one_transaction(tmp_path: Path) -> None:
+    source = tmp_path / "many.jsonl"
+    source.write_text(
+        "".join(json.dumps({"id": n, "content": f"Memory {n}"}) + "\n" for n in range(1, 5001))
+    )
+    store = tmp_path / "store.db"
+    result = invoke(["import", str(source), "--db", str(store), "--now", NOW, "--json"])
+    assert result.code == 0, result
+    assert json.loads(result.out)["imported"] == 5000 and count(store) == 5000
+    source.write_text(
+        "".join(json.dumps({"id": n, "content": f"Memory {n}"}) + "\n" for n in range(5001, 9001))
+        + json.dumps({"id": 8500, "content": "again"})
+        + "\n"
+    )
+    line = one_error_line(invoke(["import", str(source), "--db", str(store), "--now", NOW]))
+    assert line.endswith(f"{source}:4001: duplicate id 8500 (first on line 3500)"), line
+    assert count(store) == 5000
+
+
+def test_gzip_is_read_by_its_magic_bytes_whatever_its_name(tmp_path: Path) -> None:
+    import gzip
+
+    packed = tmp_path / "memories.data"
+    with gzip.open(packed, "wt", encoding="utf-8") as handle:
+        for n in range(50):
+            handle.write(json.dumps({"content": f"Memory {n} about tea"}) + "\n")
+    store = tmp_path / "store.db"
+    result = invoke(["import", str(packed), "--db", str(store), "--now", NOW])
+    assert result.code == 0, result
+    assert count(store) == 50
+
+
+def peak_rss_of_import(source: Path, store: Path, *options: str) -> tuple[int, str, int]:
+    """Exit code, stderr and the peak RSS (bytes) of a child process importing `source`."""
+    script = (
+        "import resource, subprocess, sys;"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
+        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss;"
+        "print(done.returncode, peak * 1024, done.stderr.strip(), sep='\\n')"
+    )
+    command = [sys.executable, "-m", "memory_console.cli", "import", str(source), *options]
+    done = subprocess.run(
+        [sys.executable, "-c", script, *command, "--db", str(store), "--now", NOW],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    code, peak, err = done.stdout.split("\n", 2)
+    return int(code), err.strip(), int(peak)
+
+
+def test_a_gzip_bomb_fails_at_the_line_limit_in_bounded_memory(tmp_path: Path) -> None:
+    import gzip
+
+    bomb = tmp_path / "bomb.jsonl.gz"
+    chunk = b"a" * 2**20
+    with gzip.GzipFile(bomb, "wb", compresslevel=1) as handle:
+        handle.write(b'{"content": "')
+        for _ in range(1100):  # 1.1 GB of one line, a few MB on disk
+            handle.write(chunk)
+    assert bomb.stat().st_size < 10 * 2**20
+    store = tmp_path / "store.db"
+    code, err, peak = peak_rss_of_import(bomb, store, "--format", "jsonl")
+    assert code == 1 and err == (
+        f"memory-console: error: {bomb}:1: line longer than 16,777,216 bytes"
+    ), err
+    assert peak < 300 * 2**20, f"peak RSS {peak / 2**20:.0f} MB"
+    assert not store.exists()
+    # Detected: a first line longer than any JSONL line is a one-line JSON document.
+    code, err, peak = peak_rss_of_import(bomb, store)
+    assert code == 1 and "larger than 64 MB, the limit for a file read whole" in err, err
+    assert peak < 300 * 2**20, f"peak RSS {peak / 2**20:.0f} MB"
+    assert not store.exists()
+
+
+def test_a_line_over_the_limit_is_refused_without_holding_it(tmp_path: Path) -> None:
+    long_line = tmp_path / "long.jsonl"
+    with long_line.open("wb") as handle:
+        handle.write(b'{"content": "Likes tea"}\n{"content": "')
+        handle.write(b"a" * (300 * 2**20))
+        handle.write(b'"}\n')
+    store = tmp_path / "store.db"
+    code, err, peak = peak_rss_of_import(long_line, store)
+    assert code == 1 and err.endswith(f"{long_line}:2: line longer than 16,777,216 bytes"), err
+    assert peak < 300 * 2**20, f"peak RSS {peak / 2**20:.0f} MB"
+
+
+def test_a_peer_format_document_over_its_size_bound_is_refused(tmp_path: Path) -> None:
+    document = tmp_path / "mem0.json"
+    with document.open("w") as handle:
+        handle.write('{"results": [')
+        handle.write(
+            ",".join(f'{{"id": "m-{n}", "memory": "{"x" * 1000}"}}' for n in range(70_000))
+        )
+        handle.write("]}")
+    line = one_error_line(invoke(["import", str(document), "--db", str(tmp_path / "s.db")]))
+    assert "larger than 64 MB" in line and str(document) in line, line
+
+
+# -- data that imports must export -------------------------------------------------------------
+
+
+def nested(depth: int) -> dict[str, object]:
+    """An object nested `depth` levels deep ({} is one level)."""
+    value: dict[str, object] = {"leaf": "tea"}
+    for _ in range(depth - 1):
+        value = {"k": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ({"content": "x", "metadata": nested(500)}, "nested more than"),
+        ({"content": "x", "metadata": nested(33)}, "metadata is nested more than 32 levels"),
+        ({"content": "x", "extra": nested(32)}, "metadata is nested more than 32 levels"),
+        ({"content": "x\ud800"}, "unpaired surrogate"),
+        ({"content": "x", "title": "\udc00"}, "unpaired surrogate"),
+        ({"content": "x", "metadata": {"\ud800": 1}}, "unpaired surrogate"),
+        ({"content": "x", "metadata": {"a": ["\udfff"]}}, "unpaired surrogate"),
+        (
+            {
+                "content": "x",
+                "history": [
+                    {"at": "2026-01-01T00:00:00Z", "kind": "edited", "before": {"title": "\ud800"}}
+                ],
+            },
+            "unpaired surrogate",
+        ),
+        (
+            {
+                "content": "x",
+                "history": [{"at": "2026-01-01T00:00:00Z", "kind": "edited", "after": nested(33)}],
+            },
+            "history event 1: after is nested more than 32 levels",
+        ),
+        (
+            {
+                "content": "x",
+                "history": [{"at": "2026-01-01T00:00:00Z", "kind": "accessed", "query": "\ud800"}],
+            },
+            "unpaired surrogate",
+        ),
+    ],
+)
+def test_what_cannot_be_written_back_is_refused_at_import(
+    tmp_path: Path, line: dict[str, object], reason: str
+) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"content": "Likes tea"}\n' + json.dumps(line) + "\n")  # \ud800 escaped
+    store = tmp_path / "store.db"
+    error = one_error_line(invoke(["import", str(source), "--db", str(store), "--now", NOW]))
+    assert f"{source}:2: " in error and reason in error, error
+    assert not store.exists()
+
+
+def test_what_imports_exports_and_shows(tmp_path: Path) -> None:
+    deep = {
+        "content": "Deep and escaped: \ud83c\udf75 tea",
+        "metadata": nested(32),
+        "history": [
+            {
+                "at": "2026-01-01T00:00:00Z",
+                "kind": "edited",
+                "before": {"metadata": nested(30)},
+                "after": {"title": "\ud83c\udf75"},
+            }
+        ],
+    }
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(deep) + "\n")
+    store = tmp_path / "store.db"
+    assert invoke(["import", str(source), "--db", str(store), "--now", NOW]).code == 0
+    for command in (
+        ["show", "1", "--json"],
+        ["show", "1"],
+        ["list", "--json"],
+        ["export", "--history"],
+        ["export", "--history", "--format", "mem0"],
+    ):
+        result = invoke([*command, "--db", str(store), "--now", NOW])
+        assert result.code == 0, (command, result)
+    out = tmp_path / "export.jsonl"
+    assert invoke(["export", "--history", "--out", str(out), "--db", str(store)]).code == 0
+    assert not list(tmp_path.glob("*.partial"))
+    again = tmp_path / "again.db"
+    assert invoke(["import", str(out), "--db", str(again), "--now", NOW]).code == 0
+
+
+def test_the_store_api_refuses_what_could_not_be_written_back(tmp_path: Path) -> None:
+    from memory_console.store.errors import ValidationError
+
+    with Store(tmp_path / "store.db") as store:
+        with pytest.raises(ValidationError, match="nested more than 32"):
+            store.add({"content": "x", "metadata": nested(33)})
+        with pytest.raises(ValidationError, match="unpaired surrogate"):
+            store.add({"content": "x", "metadata": {"note": "\ud800"}})
+        with pytest.raises(ValidationError, match="unpaired surrogate"):
+            store.add({"content": "x", "metadata": {"\udc00": "key"}})
+        assert store.add({"content": "x", "metadata": nested(32)}) == 1

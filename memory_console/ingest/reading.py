@@ -25,6 +25,10 @@ class ImportFileError(StoreError):
     """A line of an import file that cannot be imported; the message starts FILE:LINE:."""
 
 
+class TooLargeError(ImportFileError):
+    """A file to be read whole is larger than MAX_DOCUMENT_BYTES."""
+
+
 def open_source(path: Path) -> IO[bytes]:
     """The file's bytes, gunzipped as they are read when it starts with gzip's magic bytes
     (whatever its name)."""
@@ -63,7 +67,7 @@ def read_document(handle: IO[bytes], label: str) -> bytes:
     except READ_ERRORS as error:
         raise ImportFileError(f"{label}: cannot read: {error}") from error
     if len(data) > MAX_DOCUMENT_BYTES:
-        raise ImportFileError(f"{label}: {too_large()}")
+        raise TooLargeError(f"{label}: {too_large()}")
     return data
 
 

@@ -10,6 +10,8 @@ from typing import IO, Any
 
 from memory_console.ingest.reading import (
     MAX_DOCUMENT_BYTES,
+    MAX_LINE_BYTES,
+    READ_ERRORS,
     ImportFileError,
     bounded_lines,
     decode_json,
@@ -89,14 +91,21 @@ def json_lines(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def first_lines(path: Path, wanted: int) -> list[bytes]:
-    """Up to `wanted` non-blank lines from the top of the file, each of bounded length."""
+    """Up to `wanted` non-blank lines from the top of the file, each read no further than
+    MAX_LINE_BYTES: a longer line (a one-line JSON document) ends the list, cut there."""
     found: list[bytes] = []
     with open_source(path) as handle:
-        for _, raw in bounded_lines(handle, str(path)):
+        while len(found) < wanted:
+            try:
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+            except READ_ERRORS as error:
+                raise ImportFileError(f"{path}: cannot read: {error}") from error
+            if not raw:
+                break
             if raw.strip():
                 found.append(raw)
-                if len(found) == wanted:
-                    break
+            if len(raw) > MAX_LINE_BYTES:
+                break
     return found
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_console.ingest.formats.common import first_lines, is_document, load_json
-from memory_console.ingest.jsonl import ImportFileError
+from memory_console.ingest.reading import ImportFileError, TooLargeError
 
 SAMPLE_LINES = 50  # JSONL lines looked at; all of them must agree
 HINT = "give --format jsonl, mem0, openmemory, letta or mcp"
@@ -31,6 +31,8 @@ def detect_format(path: Path) -> str:
     if is_document(path, DOCUMENT_KEYS):
         try:
             document = load_json(path)
+        except TooLargeError:
+            raise
         except ImportFileError:
             pass  # not one JSON value: JSONL with a bad line, which its reader names
         else:
