@@ -22,14 +22,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 TOPICS = ("preferences", "user_info", "contacts", "projects", "decisions", "general")
 WORDS = (
     "prefers quiet mornings and tea with oat milk; the quarterly planning review moved to "
-    "Thursday; asked to be reminded about the dentist; likes the Solarized theme; the staging "
-    "deploy needs the new certificate; Maria leads the billing migration; allergic to peanuts"
+    "Thursday; asked to be reminded about the book club; likes the Solarized theme; the staging "
+    "deploy needs the new certificate; Maria leads the billing migration; plays chess online"
 ).split()
 
 
@@ -46,7 +45,7 @@ def cpu_model() -> str:
 def write_memories(path: Path, lines: int, rng: random.Random) -> None:
     with path.open("w", encoding="utf-8") as handle:
         for number in range(1, lines + 1):
-            content = " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 90)))
+            content = " ".join(rng.choice(WORDS) for _ in range(rng.randint(30, 60)))
             memory = {
                 "id": number,
                 "owner": f"user-{rng.randint(1, 40)}",
