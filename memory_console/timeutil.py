@@ -6,6 +6,11 @@ import time
 from datetime import UTC, datetime
 
 DAY = 86400.0
+# The times the store keeps and `--now` may name: from the epoch (no negative ages) to the
+# year 9000, which leaves a thousand years for forecasts and dates before `datetime` ends.
+EARLIEST = 0.0  # 1970-01-01T00:00:00Z
+LATEST = 221845392000.0  # 9000-01-01T00:00:00Z
+TIME_RANGE = "1970-01-01T00:00:00Z .. 8999-12-31T23:59:59Z"
 
 
 def now_ts() -> float:
@@ -28,6 +33,19 @@ def parse_iso(text: str) -> float:
         return moment.timestamp()
     except (OverflowError, OSError, ValueError) as error:
         raise ValueError(f"time out of range: {text!r}") from error
+
+
+def in_range(ts: float) -> bool:
+    """Whether unix seconds fall in the range of times the store keeps."""
+    return EARLIEST <= ts < LATEST
+
+
+def parse_moment(text: str) -> float:
+    """parse_iso, refusing a time outside the store's range (TIME_RANGE)."""
+    moment = parse_iso(text)
+    if not in_range(moment):
+        raise ValueError(f"{text.strip()!r} is outside {TIME_RANGE}")
+    return moment
 
 
 def to_iso(ts: float | None) -> str | None:

@@ -154,8 +154,7 @@ def test_import_bad_line_names_file_and_line_and_imports_nothing(
     assert (
         err.strip() == f"memory-console: error: {bad}:3: confidence must be between 0 and 1, not 2"
     )
-    with Store(db) as store:
-        assert store.count() == 0
+    assert not db.exists(), "a failed import leaves no store behind"
     for text, reason in (
         (b'{"content": "x"}\n{"content": \n', ":2: invalid JSON"),
         (b'{"content": "x"}\n\xff\xfe\n', ":2: invalid UTF-8"),
@@ -166,6 +165,7 @@ def test_import_bad_line_names_file_and_line_and_imports_nothing(
         bad.write_bytes(text)
         code, _, err = run(capsys, "import", str(bad), "--db", str(db))
         assert code == 1 and reason in err and err.count("\n") == 1, err
+        assert sorted(tmp_path.iterdir()) == [bad, jsonl]
 
 
 def test_export_import_round_trip(

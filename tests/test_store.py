@@ -213,7 +213,7 @@ def test_purge_deletes_nothing_when_the_file_cannot_be_written(
     store: Store, tmp_path: Path
 ) -> None:
     ident = store.add({"content": "x"}, now=NOW)
-    with pytest.raises(OSError):
+    with pytest.raises(StoreError, match="nothing was purged"):
         store.purge([ident], tmp_path / "no" / "such" / "dir" / "out.jsonl")
     assert store.get(ident) is not None
 

@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory_console.files import not_regular
 from memory_console.literal import json_text, literal
 from memory_console.settings import Settings, load_settings, resolve_db
 from memory_console.store.db import SCHEMA_VERSION
 from memory_console.store.errors import StoreError, damaged, is_damage
-from memory_console.timeutil import now_ts, parse_iso
+from memory_console.timeutil import now_ts, parse_moment
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -81,11 +82,13 @@ def db_path(args: argparse.Namespace) -> Path:
 
 
 def now_of(args: argparse.Namespace) -> float:
+    """--now as unix seconds (the clock without it); a time outside the store's range is a
+    user error, so no age, forecast or date computed from it can overflow or go negative."""
     text = getattr(args, "now", None)
     if not text:
         return now_ts()
     try:
-        return parse_iso(text)
+        return parse_moment(text)
     except ValueError as error:
         raise UserError(f"--now: {error}") from error
 
@@ -198,6 +201,9 @@ def run_console(args: argparse.Namespace) -> int:
     """Open the Textual console on the store (creating a demo store first with --demo)."""
     settings = settings_of(args)
     path = resolve_db(getattr(args, "db", None), settings)
+    odd = not_regular(path)
+    if odd is not None:
+        raise UserError(f"{odd}; a store is a regular file")
     if not path.exists() or path.stat().st_size == 0:
         if not getattr(args, "demo", False) and not offer_demo(path):
             raise UserError(

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from memory_console.commands import common, render
 from memory_console.commands.common import UserError
+from memory_console.files import not_new, not_regular
 from memory_console.ingest.formats import EXPORT_FORMATS
 from memory_console.ingest.formats import FORMATS as IMPORT_FORMATS
 from memory_console.store.db import SQLITE_MAGIC
@@ -175,6 +176,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if common.settings_of(args).read_only:
         raise UserError(f"read-only mode: demo refused ({common.READ_ONLY_SOURCES})")
     path = common.db_path(args)
+    odd = not_regular(path)
+    if odd is not None:
+        raise UserError(f"{odd}; a store is a regular file, so nothing was written")
     if path.exists() and path.stat().st_size > 0:
         if not args.force:
             raise UserError(f"{path}: exists; use --force to replace it")
@@ -210,6 +214,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from memory_console.ingest.screen import SecretsPolicy
 
     now = common.now_of(args)
+    path = common.db_path(args)
+    made = new_places(path)
     store = common.open_store(args, create=True, actor="import", write="import")
     started = time.perf_counter()
     try:
@@ -222,10 +228,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             owner=args.owner,
             policy=SecretsPolicy(args.allow_secrets, args.allow_health),
         )
-    except StoreError as error:
-        raise UserError(str(error)) from error
-    finally:
+    except BaseException as error:
         store.close()
+        remove_new(path, made)
+        if isinstance(error, StoreError):
+            raise UserError(str(error)) from error
+        raise
+    store.close()
     seconds = time.perf_counter() - started
     if args.json:
         common.print_json(
@@ -246,6 +255,33 @@ def cmd_import(args: argparse.Namespace) -> int:
         for why, count in report.skipped.items():
             print(f"skipped {count:,} {why}")
     return 0
+
+
+def new_places(path: Path) -> tuple[bool, list[Path]] | None:
+    """Whether a file is at `path` and the folders a new store there would create (deepest
+    first), or None when a store is already there: a failed import then rolls back."""
+    if path.exists() and path.stat().st_size > 0:
+        return None
+    return path.exists(), [f for f in [path.parent, *path.parent.parents] if not f.exists()]
+
+
+def remove_new(path: Path, made: tuple[bool, list[Path]] | None) -> None:
+    """Undo the store a failed import created: its file (emptied again when an empty file was
+    there before), -wal and -shm files and the folders made for it. It leaves nothing."""
+    if made is None:
+        return
+    existed, folders = made
+    with contextlib.suppress(OSError):
+        if existed:
+            os.truncate(path, 0)
+        else:
+            path.unlink(missing_ok=True)
+    for suffix in ("-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only while empty: never anything that appeared meanwhile
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -428,16 +464,14 @@ def report_missing(missing: list[int], *, failed: bool) -> int:
 def cmd_purge(args: argparse.Namespace) -> int:
     ids = common.parse_ids(args.ids)
     now = common.now_of(args)
-    if args.out and Path(args.out).exists() and is_store_file(Path(args.out)):
-        raise UserError(f"{args.out}: is a store file; choose another file to write")
+    if args.out is not None:
+        if args.out in ("", "-"):
+            raise UserError(f"--out {args.out!r}: purge writes a new file, not a stream")
+        taken = not_new(Path(args.out))
+        if taken is not None:
+            raise UserError(f"{taken}; purge writes a new file, so nothing was purged")
     store = common.open_store(args, write="purge")
-    out = (
-        Path(args.out)
-        if args.out
-        else store.path.with_name(
-            f"{store.path.stem}.purged-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}.jsonl"
-        )
-    )
+    out = Path(args.out) if args.out else purge_file(store.path, now)
     try:
         result = store.purge(ids, out, now=now)
     except (StoreError, OSError) as error:
@@ -446,9 +480,20 @@ def cmd_purge(args: argparse.Namespace) -> int:
         store.close()
     if args.json:
         common.print_json({"purged": result.changed, "missing": result.missing, "out": str(out)})
-    else:
+    elif result.changed:
         print(f"purged {len(result.changed)} memories; they were written to {out} first")
     return report_missing(result.missing, failed=not result.changed)
+
+
+def purge_file(store_path: Path, now: float) -> Path:
+    """A new name beside the store for the purged memories: STORE.purged-TIME[-N].jsonl."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
+    for attempt in range(1, 1000):
+        suffix = "" if attempt == 1 else f"-{attempt}"
+        candidate = store_path.with_name(f"{store_path.stem}.purged-{stamp}{suffix}.jsonl")
+        if not_new(candidate) is None:
+            return candidate
+    raise UserError(f"{store_path}: too many purge files named for {stamp}; give --out")
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

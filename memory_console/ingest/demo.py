@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from memory_console.files import not_regular
 from memory_console.ingest import demo_content as content
 from memory_console.ingest.demo_content import Catalog, object_array
 from memory_console.policies.reinforcement import REINFORCEMENT, boosted
@@ -134,9 +135,11 @@ def build_demo(
 
 
 def check_target(target: Path) -> None:
-    """Refuse to build over anything that holds data: a store, its WAL, a directory."""
-    if target.is_dir():
-        raise StoreError(f"{target}: is a directory, not a database file")
+    """Refuse to build over anything that holds data (a store, its WAL) or that is not a
+    regular file (a directory, a FIFO, a device: renaming over them would replace them)."""
+    odd = not_regular(target)
+    if odd is not None:
+        raise StoreError(f"{odd}; a store is a regular file, so nothing was written")
     if target.exists() and target.stat().st_size > 0:
         raise StoreError(f"{target}: already exists and is not empty; choose another path")
     wal = target.with_name(target.name + "-wal")

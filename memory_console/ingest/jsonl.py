@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from memory_console.ingest.reading import (
+    MAX_LINE_BYTES,
+    ImportFileError,
+    bounded_lines,
+    decode_json,
+    open_source,
+)
 from memory_console.ingest.screen import SecretsPolicy, import_refusal
 from memory_console.literal import json_text
 from memory_console.sensitive import mask_record
 from memory_console.store import EventRecord, MemoryFilter, MemoryRecord, Store
-from memory_console.store.errors import StoreError, ValidationError
+from memory_console.store.errors import ValidationError
 from memory_console.store.validate import (
     MAX_TITLE,
     check_count,
+    check_json,
     check_text,
     check_time,
     complete_memory,
@@ -24,12 +32,8 @@ from memory_console.store.validate import (
 from memory_console.store.vocab import EVENT_KINDS
 from memory_console.timeutil import now_ts, to_iso
 
-MAX_LINE_BYTES = 16 * 1024 * 1024
 TIME_FIELDS = ("created_at", "updated_at", "last_accessed_at")
-
-
-class ImportFileError(StoreError):
-    """A line of an import file that cannot be imported; the message starts FILE:LINE:."""
+BATCH_ROWS = 2000  # memories inserted at a time: the second pass holds one batch in memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +56,13 @@ def export_record(
     return data
 
 
+def json_line(data: Any) -> str:
+    """One JSONL line: UTF-8, with hidden characters and any lone surrogate the store holds
+    from before they were refused written as JSON escapes, so exporting never fails or
+    loses them."""
+    return json_text(data) + "\n"
+
+
 def export_jsonl(
     store: Store,
     out: IO[str],
@@ -68,21 +79,18 @@ def export_jsonl(
     for record in store.iter_memories(memory_filter):
         events = store.history(record.id) if history else None
         data = export_record(record, events)
-        out.write(json_text(data if reveal else mask_record(data)) + "\n")
+        out.write(json_line(data if reveal else mask_record(data)))
         written += 1
     return written
 
 
-def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each non-blank line; bad bytes are an error naming the line."""
-    try:
-        handle = path.open("rb")
-    except OSError as error:
-        raise ImportFileError(f"{path}: cannot read: {error.strerror}") from error
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            if len(raw) > MAX_LINE_BYTES:
-                raise ImportFileError(f"{path}:{number}: line longer than {MAX_LINE_BYTES:,} bytes")
+def read_lines(path: Path, digest: hashlib._Hash | None = None) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line, read a bounded line at a time (gzip is
+    read as it decompresses); bad bytes are an error naming the line. `digest` sees every byte."""
+    with open_source(path) as handle:
+        for number, raw in bounded_lines(handle, str(path)):
+            if digest is not None:
+                digest.update(raw)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
@@ -110,9 +118,12 @@ def parse_history(entries: Any) -> list[tuple[Any, ...]]:
         run_id = entry.get("run_id")
         if run_id is not None:
             check_count("run_id", run_id)
+        kept: dict[str, str | None] = {}
         for name in ("before", "after", "scores"):
             if entry.get(name) is not None and not isinstance(entry[name], dict):
                 raise ValidationError(f"history event {position}: {name} must be an object")
+            value = entry.get(name)
+            kept[name] = check_json(f"history event {position}: {name}", value) if value else None
         query = entry.get("query")
         if query is not None:
             check_text(f"history event {position}: query", query, MAX_LINE_BYTES)
@@ -124,38 +135,34 @@ def parse_history(entries: Any) -> list[tuple[Any, ...]]:
                 at,
                 actor or "import",
                 kind,
-                json.dumps(entry["before"]) if entry.get("before") else None,
-                json.dumps(entry["after"]) if entry.get("after") else None,
+                kept["before"],
+                kept["after"],
                 None,  # runs are not carried between stores
                 query,
-                json.dumps(entry["scores"]) if entry.get("scores") else None,
+                kept["scores"],
             )
         )
     return events
 
 
-def parse_jsonl(
-    path: Path, *, now: float, keep_ids: bool = True, policy: SecretsPolicy | None = None
-) -> tuple[list[dict[str, Any]], list[list[tuple[Any, ...]] | None]]:
-    """Check every line; the first bad one raises ImportFileError `FILE:LINE: reason`.
-    A line holding a credential, or health data nobody asked to keep, is a bad line unless
-    the policy allows it."""
+Checked = tuple[int, dict[str, Any], list[tuple[Any, ...]] | None]
+
+
+def checked_lines(
+    path: Path,
+    *,
+    now: float,
+    keep_ids: bool = True,
+    policy: SecretsPolicy | None = None,
+    digest: hashlib._Hash | None = None,
+) -> Iterator[Checked]:
+    """(line number, checked row, history) of every memory in the file, one line at a time;
+    the first bad line raises ImportFileError `FILE:LINE: reason`. A line holding a credential,
+    or health data nobody asked to keep, is a bad line unless the policy allows it."""
     policy = SecretsPolicy() if policy is None else policy
-    rows: list[dict[str, Any]] = []
-    histories: list[list[tuple[Any, ...]] | None] = []
-    seen_ids: dict[int, int] = {}
-    for number, text in read_lines(path):
+    for number, text in read_lines(path, digest):
         where = f"{path}:{number}"
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ImportFileError(
-                f"{where}: invalid JSON: {error.msg} (column {error.colno})"
-            ) from error
-        except RecursionError as error:
-            raise ImportFileError(f"{where}: invalid JSON: nested too deeply") from error
-        except ValueError as error:  # e.g. an integer of more than 4,300 digits
-            raise ImportFileError(f"{where}: invalid JSON: {error}") from error
+        data = decode_json(text, where, one_line=True)
         if not isinstance(data, dict):
             raise ImportFileError(
                 f"{where}: a line must be a JSON object, not {type(data).__name__}"
@@ -167,21 +174,13 @@ def parse_jsonl(
                 ident = check_count("id", data["id"])
                 if ident < 1:
                     raise ValidationError("id must be >= 1")
-                if ident in seen_ids:
-                    raise ValidationError(f"duplicate id {ident} (first on line {seen_ids[ident]})")
-                seen_ids[ident] = number
                 row["id"] = ident
-                row["_line"] = number
         except ValidationError as error:
             raise ImportFileError(f"{where}: {error}") from error
         refused = import_refusal(row, history, policy)
         if refused is not None:
             raise ImportFileError(f"{where}: {refused}")
-        rows.append(row)
-        histories.append(history)
-    if not rows:
-        raise ImportFileError(f"{path}: no memories in the file")
-    return rows, histories
+        yield number, row, history
 
 
 def import_jsonl(
@@ -192,20 +191,50 @@ def import_jsonl(
     keep_ids: bool = True,
     policy: SecretsPolicy | None = None,
 ) -> ImportReport:
-    """Validate the whole file, then insert every memory in one transaction, or nothing."""
+    """Check every line, keeping only the ids, then read the file again and insert every
+    memory in one transaction, a batch at a time, or nothing. Memory stays bounded by a
+    line and a batch, whatever the file's size. A file that changes between the two
+    readings is refused (its bytes are hashed both times)."""
     source = Path(path)
     moment = now_ts() if now is None else now
-    rows, histories = parse_jsonl(source, now=moment, keep_ids=keep_ids, policy=policy)
-    lines = {row["id"]: row.pop("_line") for row in rows if "id" in row}
-    for row in rows:
-        row.pop("_line", None)
-    ids_in_file = list(lines)
-    if ids_in_file:
-        clash = store.existing_ids(ids_in_file)
+    options: dict[str, Any] = {"now": moment, "keep_ids": keep_ids, "policy": policy}
+    checked = hashlib.sha256()
+    lines: dict[int, int] = {}  # the file's ids and the line each is on
+    found = 0
+    for number, row, _ in checked_lines(source, digest=checked, **options):
+        found += 1
+        ident = row.get("id")
+        if ident is not None:
+            if ident in lines:
+                raise ImportFileError(
+                    f"{source}:{number}: duplicate id {ident} (first on line {lines[ident]})"
+                )
+            lines[ident] = number
+    if not found:
+        raise ImportFileError(f"{source}: no memories in the file")
+    if lines:
+        clash = store.existing_ids(list(lines))
         if clash:
             raise ImportFileError(
                 f"{source}:{lines[clash[0]]}: id {clash[0]} already exists in the store; "
                 "import with --new-ids to add the file's memories as new ones"
             )
-    ids = store.insert_rows(rows, moment, created_kind="created", histories=histories)
+    del lines
+
+    def batches() -> Iterator[tuple[list[dict[str, Any]], list[Any]]]:
+        inserted = hashlib.sha256()
+        rows: list[dict[str, Any]] = []
+        histories: list[Any] = []
+        for _, row, history in checked_lines(source, digest=inserted, **options):
+            rows.append(row)
+            histories.append(history)
+            if len(rows) == BATCH_ROWS:
+                yield rows, histories
+                rows, histories = [], []
+        if inserted.digest() != checked.digest():
+            raise ImportFileError(f"{source}: the file changed while it was imported")
+        if rows:
+            yield rows, histories
+
+    ids = store.insert_batches(batches(), moment)
     return ImportReport(source, len(ids), ids)

@@ -55,12 +55,13 @@ def store_stats(store: Store, now: float) -> dict[str, Any]:
     )
     row = store.query(
         "SELECT sum(decay_policy = 'standard' AND coalesce(last_accessed_at, created_at) < ?), "
-        f"max(created_at), avg(created_at), min(created_at), {bucket_sums} "
+        f"max(created_at), avg(min(created_at, ?)), min(created_at), {bucket_sums} "
         f"FROM memory WHERE {active}",
-        (now - STALE_DAYS * DAY,),
+        (now - STALE_DAYS * DAY, now),
     )[0]
     stale = row[0] or 0
-    low, mean_age, high = ((now - at) / DAY if at is not None else None for at in row[1:4])
+    # A memory created after `now` (an earlier --now) is of age 0, never a negative age.
+    low, mean_age, high = (max(0.0, now - at) / DAY if at is not None else None for at in row[1:4])
     histogram = {name: count or 0 for (name, _, _), count in zip(AGE_BUCKETS, row[4:], strict=True)}
     counts = {
         field: {str(value): count for value, count in store.counts_by(field)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -12,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory_console.files import create_new, not_new, sync_directory
 from memory_console.store.db import open_store_connection
 from memory_console.store.errors import (
     NotFoundError,
@@ -250,44 +252,67 @@ class Store:
     ) -> list[int]:
         """Insert already-checked rows with their `created` events, or with the histories
         given (event tuples without memory_id, as an export carries them); returns the ids."""
+        return self.insert_batches([(rows, histories)], moment, created_kind=created_kind)
+
+    def insert_batches(
+        self,
+        batches: Iterable[tuple[list[dict[str, Any]], Sequence[Any] | None]],
+        moment: float,
+        *,
+        created_kind: str = "created",
+    ) -> list[int]:
+        """insert_rows for (rows, histories) batches, all in one transaction: a caller streaming
+        a file holds one batch at a time, and an error raised by `batches` rolls back all."""
+        ids: list[int] = []
+        with self.transaction("adding memories") as conn:
+            for rows, histories in batches:
+                ids += self.insert_batch(conn, rows, created_kind, histories)
+        self.notify("added", ids)
+        return ids
+
+    def insert_batch(
+        self,
+        conn: sqlite3.Connection,
+        rows: list[dict[str, Any]],
+        created_kind: str,
+        histories: Sequence[Sequence[tuple[Any, ...]] | None] | None,
+    ) -> list[int]:
         columns = ("id", *INSERT_COLUMNS)
         marks = ", ".join("?" * len(columns))
         sql = f"INSERT INTO memory ({', '.join(columns)}, revision) VALUES ({marks}, 0)"
-        with self.transaction("adding memories") as conn:
-            if any("id" in row for row in rows):
-                wanted = [row["id"] for row in rows if "id" in row]
-                if len(set(wanted)) != len(wanted):
-                    raise ValidationError("duplicate ids in the input")
-                clash = self.existing_ids(wanted)
-                if clash:
-                    raise ValidationError(f"id {clash[0]} already exists in the store")
-            ids: list[int] = []
-            for row in rows:
-                cursor = conn.execute(sql, [row.get("id")] + [row[c] for c in INSERT_COLUMNS])
-                ids.append(int(cursor.lastrowid or 0))
-            plain = [
-                (
-                    ident,
-                    row["created_at"],
-                    self.actor,
-                    created_kind,
-                    None,
-                    dumps({"confidence": row["confidence"], "status": row["status"]}),
-                    None,
-                    None,
-                    None,
-                )
-                for position, (ident, row) in enumerate(zip(ids, rows, strict=True))
-                if not (histories and histories[position])
-            ]
-            self.write_events(plain)
-            if histories:
-                self.write_events(
-                    (ident, *event)
-                    for ident, history in zip(ids, histories, strict=True)
-                    for event in (history or ())
-                )
-        self.notify("added", ids)
+        if any("id" in row for row in rows):
+            wanted = [row["id"] for row in rows if "id" in row]
+            if len(set(wanted)) != len(wanted):
+                raise ValidationError("duplicate ids in the input")
+            clash = self.existing_ids(wanted)
+            if clash:
+                raise ValidationError(f"id {clash[0]} already exists in the store")
+        ids: list[int] = []
+        for row in rows:
+            cursor = conn.execute(sql, [row.get("id")] + [row[c] for c in INSERT_COLUMNS])
+            ids.append(int(cursor.lastrowid or 0))
+        plain = [
+            (
+                ident,
+                row["created_at"],
+                self.actor,
+                created_kind,
+                None,
+                dumps({"confidence": row["confidence"], "status": row["status"]}),
+                None,
+                None,
+                None,
+            )
+            for position, (ident, row) in enumerate(zip(ids, rows, strict=True))
+            if not (histories and histories[position])
+        ]
+        self.write_events(plain)
+        if histories:
+            self.write_events(
+                (ident, *event)
+                for ident, history in zip(ids, histories, strict=True)
+                for event in (history or ())
+            )
         return ids
 
     def ids_by_external_id(self, external_ids: Sequence[str]) -> dict[str, int]:
@@ -724,28 +749,48 @@ class Store:
     def purge(
         self, ids: Sequence[int], out_path: str | os.PathLike[str], *, now: float | None = None
     ) -> ChangeResult:
-        """Delete memories for good, but only after writing them (with their history) to a
-        JSONL file that is flushed to disk first. A `purged` event stays as the audit trail."""
-        from memory_console.ingest.jsonl import export_record
+        """Delete memories for good, but only after writing them (with their history) to a new
+        owner-only JSONL file, synced to disk with its directory. The file is the only copy
+        left, so it must be new: an existing path, a symlink, a pipe or a device is refused
+        before the write lock is taken. If writing fails, the partial file is removed and
+        nothing is deleted. A `purged` event stays as the audit trail."""
+        from memory_console.ingest.jsonl import export_record, json_line
 
         moment = now_ts() if now is None else now
         wanted = list(dict.fromkeys(int(i) for i in ids))
         result = ChangeResult()
         out = Path(out_path)
+        taken = not_new(out)
+        if taken is not None:
+            raise StoreError(f"{taken}; purge writes a new file, so nothing was purged")
         with self.transaction(f"purging {memories(len(wanted))}") as conn:
             records = self.get_many(wanted)
             result.missing.extend(i for i in wanted if i not in records)
             if not records:
                 return result
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-            fd = os.open(out, flags, 0o600)
-            with os.fdopen(fd, "a", encoding="utf-8") as handle:
-                for ident in wanted:
-                    if ident in records:
-                        record = export_record(records[ident], self.history(ident))
-                        handle.write(dumps(record) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            try:
+                fd = create_new(out)
+            except OSError as error:
+                raise StoreError(
+                    f"{out}: cannot create: {error.strerror}; nothing was purged"
+                ) from error
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    for ident in wanted:
+                        if ident in records:
+                            record = export_record(records[ident], self.history(ident))
+                            handle.write(json_line(record))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                sync_directory(out)
+            except BaseException as error:
+                out.unlink(missing_ok=True)
+                if isinstance(error, OSError):
+                    full = error.errno == errno.ENOSPC
+                    reason = "the disk is full" if full else error.strerror or str(error)
+                    message = f"{out}: cannot write: {reason}; nothing was purged"
+                    raise StoreError(message) from error
+                raise
             present = [i for i in wanted if i in records]
             for start in range(0, len(present), 900):
                 chunk = present[start : start + 900]

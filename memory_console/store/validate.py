@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from memory_console.store.errors import ValidationError
 from memory_console.store.records import MEMORY_COLUMNS
 from memory_console.store.vocab import CHOICES
-from memory_console.timeutil import parse_iso
+from memory_console.timeutil import TIME_RANGE, in_range, parse_iso
 
 MAX_TEXT = 1_000_000  # characters of content; longer texts are refused, not truncated
 MAX_TITLE = 500
 MAX_KEYWORDS = 1000
 TITLE_LENGTH = 50
+# JSON the store keeps (metadata, an event's before/after/scores) nests at most this deep:
+# deeper values could be stored but not printed back (JSON with indentation recurses per level).
+MAX_JSON_DEPTH = 32
 
 # Every column a caller may give when adding a memory (the Store assigns id and revision).
 INSERT_COLUMNS = tuple(c for c in MEMORY_COLUMNS if c not in ("id", "revision"))
 TIME_FIELDS = ("created_at", "updated_at", "last_accessed_at")
 FIELDS = set(INSERT_COLUMNS) | {"id"}
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def brief(value: Any, limit: int = 60) -> str:
@@ -86,8 +91,8 @@ def check_time(name: str, value: Any) -> float | None:
             raise ValidationError(f"{name}: {error}") from error
     else:
         raise ValidationError(f"{name} must be an ISO 8601 time, not {type(value).__name__}")
-    if not math.isfinite(number) or not 0 <= number < 253402300800:  # year 1970 .. 9999
-        raise ValidationError(f"{name} is out of range: {brief(value)}")
+    if not math.isfinite(number) or not in_range(number):
+        raise ValidationError(f"{name} is out of range ({TIME_RANGE}): {brief(value)}")
     return number
 
 
@@ -110,22 +115,54 @@ def check_keywords(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def json_problem(value: Any, max_depth: int) -> str | None:
+    """Why a parsed JSON value cannot be kept and written back: nested deeper than max_depth
+    (a scalar is depth 0, {} or [] depth 1), or a string or key holding a lone surrogate
+    (from a \\ud800 escape; not text, it cannot be written as UTF-8). None when it is fine."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and SURROGATE.search(item):
+                return f"holds an unpaired surrogate ({brief(item)}), which is not text"
+        elif isinstance(item, dict | list):
+            if depth + 1 > max_depth:
+                return f"is nested more than {max_depth} levels deep"
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+                stack.extend((child, depth + 1) for child in item.values())
+            else:
+                stack.extend((child, depth + 1) for child in item)
+    return None
+
+
+def check_json(name: str, value: Any, limit: int = MAX_TEXT) -> str:
+    """A JSON value as the store keeps it (compact UTF-8 text), or ValidationError naming it."""
+    problem = json_problem(value, MAX_JSON_DEPTH)
+    if problem is not None:
+        raise ValidationError(f"{name} {problem}")
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError as error:
+        raise ValidationError(f"{name} holds NaN or Infinity, not allowed in JSON") from error
+    except TypeError as error:
+        raise ValidationError(f"{name} cannot be written as JSON: {error}") from error
+    return check_text(name, text, limit)
+
+
 def check_metadata(value: Any) -> str:
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except json.JSONDecodeError as error:
             raise ValidationError(f"metadata is not valid JSON: {error.msg}") from error
+        except RecursionError as error:
+            raise ValidationError(
+                f"metadata is nested more than {MAX_JSON_DEPTH} levels deep"
+            ) from error
     if not isinstance(value, dict):
         raise ValidationError("metadata must be a JSON object")
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except ValueError as error:
-        raise ValidationError("metadata holds NaN or Infinity, not allowed in JSON") from error
-    except (TypeError, RecursionError) as error:
-        raise ValidationError(f"metadata cannot be written as JSON: {error}") from error
-    check_text("metadata", text, MAX_TEXT)
-    return text
+    return check_json("metadata", value)
 
 
 def check_count(name: str, value: Any) -> int:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields
 from memory_console.maintenance import MaintenanceParams, build_params
 from memory_console.maintenance.params import POLICY
 from memory_console.maintenance.registry import parameter_classes, used_sets
-from memory_console.timeutil import DAY, parse_iso, to_date
+from memory_console.timeutil import DAY, TIME_RANGE, in_range, parse_moment, to_date
 from memory_console.tui.formatting import when as when_text
 
 AHEAD = re.compile(r"^\+?\s*(\d+(?:\.\d+)?)\s*([dwmy]?)$")
@@ -64,9 +64,12 @@ def evaluation_time(text: str, now: float) -> float:
     if value in ("", "now"):
         return now
     ahead = AHEAD.match(value)
-    if ahead:
-        return now + float(ahead.group(1)) * UNIT_DAYS[ahead.group(2)] * DAY
-    return parse_iso(text)
+    if not ahead:
+        return parse_moment(text)
+    moment = now + float(ahead.group(1)) * UNIT_DAYS[ahead.group(2)] * DAY
+    if not in_range(moment):
+        raise ValueError(f"{text.strip()} from now is outside {TIME_RANGE}")
+    return moment
 
 
 def describe_time(moment: float, now: float) -> str:

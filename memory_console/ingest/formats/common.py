@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from memory_console.ingest.jsonl import MAX_LINE_BYTES, ImportFileError
+from memory_console.ingest.reading import (
+    MAX_DOCUMENT_BYTES,
+    MAX_LINE_BYTES,
+    READ_ERRORS,
+    ImportFileError,
+    bounded_lines,
+    decode_json,
+    open_source,
+    read_document,
+    too_large,
+)
 from memory_console.ingest.remember import extract_keywords, infer_topic
 from memory_console.store import Store
 from memory_console.store.errors import ValidationError
 from memory_console.store.validate import check_time, complete_memory
 
-GZIP_MAGIC = b"\x1f\x8b"
 Event = tuple[Any, ...]  # (at, actor, kind, before JSON, after JSON, run_id, query, scores JSON)
 
 
@@ -53,72 +61,60 @@ def dumps(value: Any) -> str:
 
 def open_binary(path: Path) -> IO[bytes]:
     """The file's bytes, gunzipped when it is gzip-compressed."""
-    try:
-        handle = path.open("rb")
-        magic = handle.read(2)
-        handle.seek(0)
-    except OSError as error:
-        raise ImportFileError(f"{path}: cannot read: {error.strerror}") from error
-    if magic == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
-    return handle
-
-
-def decode_json(data: bytes | str, where: str) -> Any:
-    """One JSON value, or an error naming the place and the line and column of the fault."""
-    try:
-        return json.loads(data)
-    except UnicodeDecodeError as error:
-        raise fail(where, f"invalid UTF-8 at byte {error.start}") from error
-    except json.JSONDecodeError as error:
-        raise fail(
-            where, f"invalid JSON: {error.msg} (line {error.lineno} column {error.colno})"
-        ) from error
-    except RecursionError as error:
-        raise fail(where, "invalid JSON: nested too deeply") from error
-    except ValueError as error:  # e.g. an integer of more than 4,300 digits
-        raise fail(where, f"invalid JSON: {error}") from error
+    return open_source(path)
 
 
 def load_json(path: Path) -> Any:
-    """A whole JSON document (gzip-compressed or not)."""
-    with open_binary(path) as handle:
-        try:
-            data = handle.read()
-        except (OSError, EOFError) as error:
-            raise ImportFileError(f"{path}: cannot read: {error}") from error
+    """A whole JSON document (gzip-compressed or not), refused above MAX_DOCUMENT_BYTES."""
+    with open_source(path) as handle:
+        data = read_document(handle, str(path))
     return decode_json(data, str(path))
 
 
 def lines_of(handle: IO[bytes], label: str) -> Iterator[tuple[str, Any]]:
-    """(`LABEL:LINE`, JSON value) of each non-blank line."""
-    try:
-        for number, raw in enumerate(handle, start=1):
+    """(`LABEL:LINE`, JSON value) of each non-blank line. Peer formats are held whole, so
+    their lines stop at MAX_DOCUMENT_BYTES in all."""
+    total = 0
+    for number, raw in bounded_lines(handle, label):
+        total += len(raw)
+        if total > MAX_DOCUMENT_BYTES:
+            raise fail(label, too_large())
+        if raw.strip():
             where = f"{label}:{number}"
-            if len(raw) > MAX_LINE_BYTES:
-                raise fail(where, f"line longer than {MAX_LINE_BYTES:,} bytes")
-            if raw.strip():
-                yield where, decode_json(raw, where)
-    except (OSError, EOFError) as error:
-        raise ImportFileError(f"{label}: cannot read: {error}") from error
+            yield where, decode_json(raw, where)
 
 
 def json_lines(path: Path) -> Iterator[tuple[str, Any]]:
     """(`FILE:LINE`, JSON value) of each non-blank line of a JSONL file (gzip or not)."""
-    with open_binary(path) as handle:
+    with open_source(path) as handle:
         yield from lines_of(handle, str(path))
+
+
+def first_lines(path: Path, wanted: int) -> list[bytes]:
+    """Up to `wanted` non-blank lines from the top of the file, each read no further than
+    MAX_LINE_BYTES: a longer line (a one-line JSON document) ends the list, cut there."""
+    found: list[bytes] = []
+    with open_source(path) as handle:
+        while len(found) < wanted:
+            try:
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+            except READ_ERRORS as error:
+                raise ImportFileError(f"{path}: cannot read: {error}") from error
+            if not raw:
+                break
+            if raw.strip():
+                found.append(raw)
+            if len(raw) > MAX_LINE_BYTES:
+                break
+    return found
 
 
 def is_document(path: Path, keys: tuple[str, ...] = ()) -> bool:
     """Whether the file is one JSON document rather than JSONL: it opens a list, or an object
     that spans lines, or its only line is an object holding one of `keys`."""
-    with open_binary(path) as handle:
-        try:
-            lines = (raw for raw in handle if raw.strip())
-            first = next(lines, b"")
-            second = next(lines, None)
-        except (OSError, EOFError) as error:
-            raise ImportFileError(f"{path}: cannot read: {error}") from error
+    lines = first_lines(path, 2)
+    first = lines[0] if lines else b""
+    second = lines[1] if len(lines) > 1 else None
     opening = first.lstrip()[:1]
     if opening == b"[":
         return True

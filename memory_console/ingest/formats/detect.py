@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import zipfile
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from memory_console.ingest.formats.common import is_document, load_json, open_binary
-from memory_console.ingest.jsonl import ImportFileError
+from memory_console.ingest.formats.common import first_lines, is_document, load_json
+from memory_console.ingest.reading import ImportFileError, TooLargeError
 
 SAMPLE_LINES = 50  # JSONL lines looked at; all of them must agree
 HINT = "give --format jsonl, mem0, openmemory, letta or mcp"
@@ -32,6 +31,8 @@ def detect_format(path: Path) -> str:
     if is_document(path, DOCUMENT_KEYS):
         try:
             document = load_json(path)
+        except TooLargeError:
+            raise
         except ImportFileError:
             pass  # not one JSON value: JSONL with a bad line, which its reader names
         else:
@@ -42,18 +43,13 @@ def detect_format(path: Path) -> str:
                 )
             return kind or "jsonl"  # a one-line file is also JSONL: ours, unless it says so
     found: dict[str, int] = {}
-    with open_binary(path) as handle:
-        lines = (raw for raw in handle if raw.strip())
+    for number, raw in enumerate(first_lines(path, SAMPLE_LINES), start=1):
         try:
-            for number, raw in enumerate(islice(lines, SAMPLE_LINES), start=1):
-                try:
-                    kind = line_format(json.loads(raw))
-                except (ValueError, RecursionError):
-                    continue  # the reader names the bad line
-                if kind is not None:
-                    found.setdefault(kind, number)
-        except (OSError, EOFError) as error:
-            raise ImportFileError(f"{path}: cannot read: {error}") from error
+            kind = line_format(json.loads(raw))
+        except (ValueError, RecursionError):
+            continue  # the reader names the bad line
+        if kind is not None:
+            found.setdefault(kind, number)
     if len(found) > 1:
         kinds = ", ".join(f"{kind} (line {number})" for kind, number in found.items())
         raise ImportFileError(f"{path}: lines look like different formats: {kinds}; {HINT}")
@@ -62,11 +58,7 @@ def detect_format(path: Path) -> str:
 
 
 def one_line(path: Path) -> bool:
-    with open_binary(path) as handle:
-        try:
-            return sum(1 for raw in islice((r for r in handle if r.strip()), 2)) == 1
-        except (OSError, EOFError) as error:
-            raise ImportFileError(f"{path}: cannot read: {error}") from error
+    return len(first_lines(path, 2)) == 1
 
 
 def line_format(item: Any) -> str | None:

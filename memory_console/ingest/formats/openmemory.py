@@ -37,6 +37,7 @@ from memory_console.ingest.formats.common import (
     text_field,
     time_of,
 )
+from memory_console.ingest.reading import MAX_DOCUMENT_BYTES, too_large
 from memory_console.ingest.remember import extract_keywords, infer_topic
 
 NAME = "openmemory"
@@ -44,7 +45,7 @@ ACTOR = "openmemory"
 STATES = {"active": "active", "paused": "archived", "archived": "archived", "deleted": "archived"}
 MANIFEST = "memories.json"
 LOGICAL = "memories.jsonl.gz"
-MAX_MEMBER_BYTES = 2 * 1024**3
+MAX_MEMBER_BYTES = MAX_DOCUMENT_BYTES  # a member is read whole
 # OpenMemory category names that say which of our topics a memory belongs to.
 CATEGORY_TOPICS = {
     "preferences": "preferences",
@@ -78,7 +79,7 @@ def parse_zip(path: Path, *, now: float, owner: str | None) -> Parsed:
         for name in (MANIFEST, LOGICAL):
             info = members.get(name)
             if info is not None and info.file_size > MAX_MEMBER_BYTES:
-                raise fail(f"{path}:{name}", "too large to import")
+                raise fail(f"{path}:{name}", too_large())
         if MANIFEST in members:
             data = read_member(archive, members[MANIFEST], path)
             return parse_manifest(
