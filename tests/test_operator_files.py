@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -457,3 +458,25 @@ def test_the_store_api_refuses_what_could_not_be_written_back(tmp_path: Path) ->
         with pytest.raises(ValidationError, match="unpaired surrogate"):
             store.add({"content": "x", "metadata": {"\udc00": "key"}})
         assert store.add({"content": "x", "metadata": nested(32)}) == 1
+
+
+def test_a_file_rewritten_between_the_two_readings_imports_nothing(tmp_path: Path) -> None:
+    """The second reading does not screen for secrets again: it relies on reading the same
+    bytes, so a file changed after the first reading (here: a password put in) is refused."""
+    from memory_console.ingest.jsonl import ImportFileError, import_jsonl
+
+    source = tmp_path / "memories.jsonl"
+    lines = [json.dumps({"id": i, "content": f"likes tea number {i}"}) for i in (1, 2)]
+    source.write_text("\n".join(lines) + "\n")
+
+    class RewrittenBetweenReadings(Store):
+        def existing_ids(self, ids: Any) -> list[int]:  # asked between the two readings
+            source.write_text(
+                lines[0] + "\n" + json.dumps({"id": 2, "content": "password = Zq7hunter22"}) + "\n"
+            )
+            return super().existing_ids(ids)
+
+    with RewrittenBetweenReadings(tmp_path / "store.db") as store:
+        with pytest.raises(ImportFileError, match="the file changed while it was imported"):
+            import_jsonl(store, source)
+        assert store.count() == 0
