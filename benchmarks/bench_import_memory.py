@@ -33,13 +33,18 @@ WORDS = (
 
 
 def cpu_model() -> str:
+    """The CPU's model name and its vector extensions (a figure belongs to its machine)."""
+    model, flags = platform.processor() or platform.machine(), set()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    vector = sorted(f for f in flags if f.startswith(("avx", "sse4", "amx")) or "vnni" in f)
+    return f"{model} ({' '.join(vector) or 'flags unknown'})"
 
 
 def write_memories(path: Path, lines: int, rng: random.Random) -> None:
