@@ -480,3 +480,31 @@ def test_a_file_rewritten_between_the_two_readings_imports_nothing(tmp_path: Pat
         with pytest.raises(ImportFileError, match="the file changed while it was imported"):
             import_jsonl(store, source)
         assert store.count() == 0
+
+
+def test_demo_force_does_not_replace_a_store_another_process_has_open(tmp_path: Path) -> None:
+    """Deleting a store (and its -wal) under a live connection loses what that process writes."""
+    path = tmp_path / "live.db"
+    with Store(path) as store:
+        store.add({"content": "written before"})
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from memory_console.store import Store; s = Store(sys.argv[1]); "
+            "s.count(); print('ready', flush=True); sys.stdin.read(); s.close()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        result = invoke(["demo", "--db", str(path), "--count", "10", "--force"])
+        assert "open in another process" in one_error_line(result)
+        assert count(path) == 1
+    finally:
+        holder.communicate("", timeout=30)
+    assert invoke(["demo", "--db", str(path), "--count", "10", "--force"]).code == 0
+    assert count(path) == 10

@@ -17,7 +17,7 @@ from memory_console.commands.common import UserError
 from memory_console.files import not_new, not_regular
 from memory_console.ingest.formats import EXPORT_FORMATS
 from memory_console.ingest.formats import FORMATS as IMPORT_FORMATS
-from memory_console.store.db import SQLITE_MAGIC
+from memory_console.store.db import SQLITE_MAGIC, in_use
 from memory_console.store.errors import StoreError
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, SORTABLE, STATUSES, TIERS
 
@@ -185,6 +185,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         blocked = common.not_writable(path)
         if blocked is not None:
             raise UserError(f"{blocked}: demo refused; nothing was written")
+        if in_use(path):
+            raise UserError(
+                f"{path}: open in another process (the console, a command or an agent); "
+                "close it first, nothing was replaced"
+            )
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
     now = common.now_of(args) if getattr(args, "now", None) else None

@@ -321,3 +321,23 @@ def migrate(conn: sqlite3.Connection, path: Path, version: int) -> Path:
             conn.execute("ROLLBACK")
         raise
     return backup
+
+
+def in_use(path: Path) -> bool:
+    """Whether a connection (of this process or another) has the store at `path` open.
+
+    A WAL database leaves WAL mode only when no other connection has it open, so the attempt
+    tells; it is made only on a file about to be replaced, and only when this process holds
+    no connection to it (opening and closing a held file would drop this process's locks)."""
+    if held.holds(path):
+        return True
+    conn = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        mode = conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
+    except sqlite3.OperationalError:  # busy or locked: somebody is writing
+        return True
+    except sqlite3.DatabaseError:  # not a database at all: nobody has it open as one
+        return False
+    finally:
+        conn.close()
+    return str(mode).lower() != "delete"
