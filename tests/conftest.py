@@ -1,7 +1,8 @@
-"""Shared fixtures: every test runs with its own config and data directories."""
+"""Shared fixtures: every test runs with its own config and data directories; stores to test on."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,8 +10,7 @@ import pytest
 
 from memory_console.ingest.demo import DemoReport, build_demo
 from memory_console.store import Store
-
-NOW = 1_795_000_000.0  # 2026-11-18T11:06:40Z: a fixed `now` for reproducible tests
+from tests.helpers import DEMO_COUNT, DEMO_SEED, NOW
 
 
 @pytest.fixture(autouse=True)
@@ -41,3 +41,20 @@ def large_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoReport:
     """A 100,000-memory demo store built once per run; tests only read it."""
     path = tmp_path_factory.mktemp("large-demo") / "large.db"
     return build_demo(path, count=100_000, seed=11, now=NOW)
+
+
+@pytest.fixture(scope="session")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small demo store for the console tests, built once; tests work on copies of it."""
+    path = tmp_path_factory.mktemp("console-demo") / "demo.db"
+    build_demo(path, count=DEMO_COUNT, seed=DEMO_SEED, now=NOW)
+    return path
+
+
+@pytest.fixture
+def demo_store(demo_file: Path, tmp_path: Path) -> Iterator[Store]:
+    """A fresh copy of the demo store, opened as the console opens it."""
+    path = tmp_path / "memories.db"
+    shutil.copy(demo_file, path)
+    with Store(path, actor="tui") as store:
+        yield store

@@ -14,8 +14,6 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from textual.worker import WorkerCancelled
-
 from memory_console.settings import Settings
 from memory_console.store import Store
 
@@ -39,14 +37,9 @@ def replier() -> TextIO:
 
 
 async def settle(pilot: Any) -> None:
-    from tests.test_tui_support import settle as settle_once
+    from tests.helpers import settle as settle_workers  # the console child alone needs it
 
-    for _ in range(20):
-        try:
-            await settle_once(pilot)
-        except WorkerCancelled:
-            continue
-        return
+    await settle_workers(pilot)
 
 
 async def run_console(path: str) -> None:

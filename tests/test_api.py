@@ -16,7 +16,7 @@ from memory_console.cli import main
 from memory_console.embed.embedder import Embedder
 from memory_console.ingest.remember import Candidate, score_candidate
 from memory_console.store import MemoryFilter, StoreError
-from tests.conftest import NOW
+from tests.helpers import NOW
 
 DAY = 86400.0
 README = Path(__file__).resolve().parent.parent / "README.md"

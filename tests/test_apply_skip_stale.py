@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_maintenance_support import DAY, ISO_NOW, NOW, memory, snapshot
 
 import memory_console.maintenance as maintenance_package
 from memory_console.cli import main
@@ -25,6 +24,7 @@ from memory_console.maintenance import (
 )
 from memory_console.store import Store, bulk
 from memory_console.timeutil import to_iso
+from tests.helpers import DAY, ISO_NOW, NOW, memory, snapshot
 
 DECAYED = 0.8 * 0.95**3  # base 0.8, never accessed, 100 days old: three periods at rate 0.95
 

@@ -19,8 +19,7 @@ from memory_console.cli import main
 from memory_console.ingest.demo import build_demo
 from memory_console.store import Store
 from memory_console.store.db import FTS_TRIGGERS
-from tests.test_tui_actions import notes
-from tests.test_tui_support import NOW, console, settle
+from tests.helpers import NOW, console, notes, settle
 
 CHECK_NAMES = ["header", "schema", "integrity", "text_index", "events", "vectors"]
 ROOT = Path(__file__).resolve().parent.parent

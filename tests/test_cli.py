@@ -12,8 +12,7 @@ import pytest
 
 from memory_console.cli import build_parser, main
 from memory_console.store import Store
-
-NOW = "2026-11-17T09:46:40Z"
+from tests.helpers import ISO_NOW
 
 LINES = [
     {
@@ -58,7 +57,7 @@ def jsonl(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def filled(db_path: Path, jsonl: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    argv = ("import", str(jsonl), "--db", str(db_path), "--now", NOW, "--allow-secrets")
+    argv = ("import", str(jsonl), "--db", str(db_path), "--now", ISO_NOW, "--allow-secrets")
     assert run(capsys, *argv)[0] == 0
     return db_path
 
@@ -81,7 +80,7 @@ def test_import_then_list_show_json(filled: Path, capsys: pytest.CaptureFixture[
     assert rows[0]["confidence_label"] == "high confidence"
     assert rows[2]["content"] == "Router password = •••••• for the guest network"
     assert rows[2]["metadata"] == {"session": "s-1"}  # unknown fields go into metadata
-    code, out, _ = run(capsys, "show", "2", "--db", str(filled), "--json", "--now", NOW)
+    code, out, _ = run(capsys, "show", "2", "--db", str(filled), "--json", "--now", ISO_NOW)
     shown = json.loads(out)
     assert shown["history"][0]["kind"] == "created"
     # rate 0.958 (2 retrievals), 2 periods since 2026-09-01: 0.8 * 0.958^2
@@ -94,9 +93,9 @@ def test_human_output(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "list", "--db", str(filled))
     assert code == 0 and "Weekly sync with Bob" in out and "high confidence" in out
     assert "hunter22" not in out
-    code, out, _ = run(capsys, "show", "2", "--db", str(filled), "--now", NOW)
+    code, out, _ = run(capsys, "show", "2", "--db", str(filled), "--now", ISO_NOW)
     assert "reaches the floor on" in out and "created" in out
-    code, out, _ = run(capsys, "stats", "--db", str(filled), "--now", NOW)
+    code, out, _ = run(capsys, "stats", "--db", str(filled), "--now", ISO_NOW)
     assert "confidence tiers" in out and "by topic" in out
 
 
@@ -204,7 +203,7 @@ def test_purge_exports_first(
 
 
 def test_stats_json_figures(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "stats", "--db", str(filled), "--json", "--now", NOW)
+    code, out, _ = run(capsys, "stats", "--db", str(filled), "--json", "--now", ISO_NOW)
     figures = json.loads(out)
     assert figures["total"] == 3
     assert figures["confidence_tiers"]["0.9-1.0"]["count"] == 2

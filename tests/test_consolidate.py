@@ -11,7 +11,7 @@ import pytest
 from memory_console.embed.search import SearchEngine
 from memory_console.maintenance import apply, build_params, plan, undo
 from memory_console.store import Store
-from tests.conftest import NOW
+from tests.helpers import NOW
 
 DAY = 86400.0
 

@@ -24,7 +24,7 @@ from memory_console.store import Store, StoreError
 from memory_console.store import db as store_db
 from memory_console.store.validate import default_title
 from memory_console.store.vocab import MEMORY_TYPES, TOPICS
-from tests.conftest import NOW
+from tests.helpers import NOW
 
 COUNT = 1200
 

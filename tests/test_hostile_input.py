@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import io
 import json
 import os
-import shutil
 import sqlite3
 import stat
-import subprocess
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,61 +15,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_console.cli import build_parser, main
+from memory_console.cli import build_parser
 from memory_console.store import Store, db
 from memory_console.store.validate import MAX_TEXT
 from memory_console.store.vocab import MEMORY_TYPES, TIERS
+from tests.helpers import ISO_NOW, count, digest, fill, invoke, one_error_line, small_disk
 
-NOW = "2026-11-17T00:00:00Z"
 FUZZ = settings(
     max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    code: int
-    out: str
-    err: str
-
-
-def invoke(argv: list[str]) -> Outcome:
-    """main() in-process, with strict UTF-8 streams like a real terminal's: its exit code
-    (returned, or from SystemExit), stdout and stderr. Any other exception is a crash and
-    propagates to the test."""
-    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
-    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
-    texts = []
-    for stream in (out, err):
-        stream.flush()
-        buffer = stream.buffer
-        assert isinstance(buffer, io.BytesIO)
-        texts.append(buffer.getvalue().decode("utf-8"))
-    return Outcome(code, texts[0], texts[1])
-
-
-def count(path: Path) -> int:
-    with Store(path, read_only=True) as store:
-        return store.count()
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def one_error_line(result: Outcome) -> str:
-    """The single line a failed command printed on stderr."""
-    assert result.code == 1, result
-    lines = result.err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("memory-console: error: "), result.err
-    return lines[0]
 
 
 # -- the importer ---------------------------------------------------------------------------
@@ -283,7 +233,7 @@ def test_each_hostile_line_names_file_and_line_and_imports_nothing(
         number = len(lines)
         lines += [as_line(m) for m in after]
         path.write_bytes(b"\n".join(lines) + b"\n")
-        result = invoke(["import", str(path), "--db", str(store_path), "--now", NOW])
+        result = invoke(["import", str(path), "--db", str(store_path), "--now", ISO_NOW])
         line = one_error_line(result)
         assert line.startswith(f"memory-console: error: {path}:{number}: "), line
         assert hostile.names in line, line
@@ -372,7 +322,7 @@ def test_any_file_in_any_format_imports_whole_or_not_at_all(
             "--format",
             file_format,
             "--now",
-            NOW,
+            ISO_NOW,
             "--json",
             "--new-ids",
         ]
@@ -746,38 +696,6 @@ def test_a_damaged_page_is_a_one_line_error(real_store: Path, tmp_path: Path) ->
 
 
 # -- a full disk ----------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def small_disk(folder: Path, size: str = "2m") -> Iterator[Path]:
-    """A tmpfs of `size` mounted at folder (skipped where mounting is refused)."""
-    folder.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        pytest.skip(
-            f"cannot mount a small tmpfs here ({done.stderr.strip()}); "
-            "the simulated SQLITE_FULL test covers the store"
-        )
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
-
-
-def fill(path: Path) -> None:
-    """Write zeros into `path` until the disk is full."""
-    with path.open("wb", buffering=0) as handle:
-        with contextlib.suppress(OSError):
-            while True:
-                handle.write(b"\0" * 65536)
-        with contextlib.suppress(OSError):
-            while True:
-                handle.write(b"\0" * 512)
-    assert shutil.disk_usage(path.parent).free < 4096
 
 
 def test_a_full_disk_is_a_clear_error_and_no_damage(tmp_path: Path) -> None:

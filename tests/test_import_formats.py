@@ -20,7 +20,7 @@ from memory_console.ingest.jsonl import ImportFileError, export_jsonl
 from memory_console.ingest.screen import SecretsPolicy
 from memory_console.store import MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import parse_iso
-from tests.conftest import NOW
+from tests.helpers import NOW
 
 SAMPLES = Path(__file__).resolve().parent / "data" / "formats"
 OPENMEMORY = SAMPLES / "openmemory"

@@ -17,10 +17,7 @@ from rich.style import Style
 from memory_console.cli import main
 from memory_console.literal import ESCAPE_STYLE, json_text, literal, visible
 from memory_console.store import Store
-
-NOW = 1_795_000_000.0  # 2026-11-18T11:06:40Z, the console tests' fixed `now`
-NOW_ISO = "2026-11-18T11:06:40Z"
-DAY = 86_400.0
+from tests.helpers import DAY, ISO_NOW, NOW, console, settle
 
 # Text an agent's user could have the agent store: markup and actions, escape sequences,
 # control, bidi and wide characters. NUL is refused by the store; it is a query below.
@@ -197,7 +194,7 @@ def test_json_text_escapes_c1_and_bidi_and_decodes_to_the_stored_string() -> Non
 
 
 def cli(db: Path, *argv: str) -> str:
-    code, out, err = run([*argv, "--db", str(db), "--now", NOW_ISO])
+    code, out, err = run([*argv, "--db", str(db), "--now", ISO_NOW])
     assert code == 0, err
     return out
 
@@ -374,19 +371,6 @@ async def click_every_action(pilot: Any, store: Store) -> str:
     return text
 
 
-async def settle(pilot: Any) -> None:
-    from textual.worker import WorkerCancelled
-
-    from tests.test_tui_support import settle as settle_workers
-
-    for _ in range(20):
-        try:
-            await settle_workers(pilot)
-        except WorkerCancelled:
-            continue
-        return
-
-
 async def cursor_to(pilot: Any, ident: int) -> None:
     from memory_console.tui.widgets.memory_table import MemoryTable
 
@@ -397,19 +381,13 @@ async def cursor_to(pilot: Any, ident: int) -> None:
     await settle(pilot)
 
 
-def console_app(store: Store) -> Any:
-    from tests.test_tui_support import console
-
-    return console(store)
-
-
 def on_screen(text: str, expected: tuple[str, ...]) -> None:
     for shown in expected:
         assert shown in text, f"{shown!r} not on the screen"
 
 
 async def test_main_screen_tree_table_and_detail_are_literal(hostile_store: Store) -> None:
-    app = console_app(hostile_store)
+    app = console(hostile_store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         text = await click_every_action(pilot, hostile_store)
@@ -428,7 +406,7 @@ async def test_story_screens_show_fields_history_and_accesses_literally(
 ) -> None:
     from memory_console.tui.screens.story import StoryScreen
 
-    app = console_app(hostile_store)
+    app = console(hostile_store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         for ident in range(1, len(CORPUS) + 4):
@@ -449,7 +427,7 @@ async def test_story_screens_show_fields_history_and_accesses_literally(
 async def test_search_and_filters_echo_queries_literally(hostile_store: Store, query: str) -> None:
     from textual.widgets import Input, Select
 
-    app = console_app(hostile_store)
+    app = console(hostile_store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("slash")
@@ -484,7 +462,7 @@ async def test_maintenance_preview_review_runs_and_health_are_literal(
     from memory_console.tui.screens.review import ReviewScreen
     from memory_console.tui.screens.runs import RunsScreen
 
-    app = console_app(hostile_store)
+    app = console(hostile_store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("m")
@@ -534,7 +512,7 @@ async def test_dialogs_palette_help_and_notifications_are_literal(hostile_store:
     from memory_console.tui.screens.edit import EditScreen
     from memory_console.tui.screens.forget import ForgetScreen
 
-    app = console_app(hostile_store)
+    app = console(hostile_store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         for ident in (14, 16, 28):  # escape sequences, a tab and newline in the edited fields
@@ -583,7 +561,7 @@ async def test_clicking_action_markup_in_a_stored_title_runs_nothing(
     with Store(tmp_path / "clicks.db", actor="tui") as store:
         for index, text in enumerate(CORPUS[:4]):
             store.add(hostile_memory(index, text), now=NOW - 400 * DAY)
-        app = console_app(store)
+        app = console(store)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             await click_every_action(pilot, store)
@@ -596,7 +574,7 @@ SNAPSHOT_SIZE = (140, 40)
 
 
 def test_main_screen_snapshot(snap_compare: Any, hostile_store: Store) -> None:
-    assert snap_compare(console_app(hostile_store), terminal_size=SNAPSHOT_SIZE, run_before=settle)
+    assert snap_compare(console(hostile_store), terminal_size=SNAPSHOT_SIZE, run_before=settle)
 
 
 def test_story_screen_snapshot(snap_compare: Any, hostile_store: Store) -> None:
@@ -607,9 +585,7 @@ def test_story_screen_snapshot(snap_compare: Any, hostile_store: Store) -> None:
         pilot.app.push_screen(StoryScreen(16))  # the OSC 8 link, recalled by its own text
         await settle(pilot)
 
-    assert snap_compare(
-        console_app(hostile_store), terminal_size=SNAPSHOT_SIZE, run_before=open_story
-    )
+    assert snap_compare(console(hostile_store), terminal_size=SNAPSHOT_SIZE, run_before=open_story)
 
 
 # -- the structure ------------------------------------------------------------------------
@@ -705,7 +681,7 @@ async def test_merge_review_masks_the_secrets_of_members_and_merged_memory(
             secret = hostile_memory(0, "office wifi password = Zq7hunter22")
             secret.update(owner="sam", keywords=["office", "wifi", "password"])
             store.add(secret, now=NOW - 400 * DAY)
-        app = console_app(store)
+        app = console(store)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)))

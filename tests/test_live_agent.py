@@ -18,7 +18,7 @@ from memory_console.ingest.demo import build_demo
 from memory_console.maintenance import StalePlanError, apply, plan
 from memory_console.store import Store, StoreError, bulk
 from memory_console.store.store import LOCK_RETRIES
-from tests.conftest import NOW
+from tests.helpers import NOW
 
 DAY = 86400.0
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_maintenance_support import DAY, NOW, build_synthetic_store, memory, snapshot
 
 from memory_console.maintenance import (
     ChangeSet,
@@ -30,6 +29,7 @@ from memory_console.maintenance import registry as registry_module
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
 from memory_console.store import NotFoundError, Store
+from tests.helpers import DAY, NOW, build_synthetic_store, memory, snapshot
 
 ALL = ("sensitive", "expire", "decay", "cleanup", "promote", "quota")
 

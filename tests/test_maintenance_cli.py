@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_maintenance_support import DAY, ISO_NOW, NOW, memory
 
 import memory_console.maintenance as maintenance_package
 from memory_console.cli import main
 from memory_console.maintenance import registered_passes
 from memory_console.store import Store
 from memory_console.timeutil import parse_iso, to_iso
+from tests.helpers import DAY, ISO_NOW, NOW, memory
 
 WORKED = [  # DESIGN section 3: (retrieval_count, days since creation) -> confidence
     (0, 60, 0.9025),

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_maintenance_support import NOW, build_synthetic_store
+
+from tests.helpers import NOW, build_synthetic_store
 
 MEMORIES = 25_000
 CHILD = """

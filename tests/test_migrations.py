@@ -14,7 +14,7 @@ from memory_console.cli import main
 from memory_console.store import Store, StoreError
 from memory_console.store import migrations as migrations_module
 from memory_console.store.db import SCHEMA_VERSION
-from tests.conftest import NOW
+from tests.helpers import NOW
 
 INDEX = "ix_memory_status_owner_topic"
 

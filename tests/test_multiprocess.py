@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from memory_console.ingest.demo import build_demo
-from tests.test_tui_support import NOW
+from tests.helpers import NOW
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIALS = int(os.environ.get("MEMORY_CONSOLE_PROCESS_TRIALS", "3"))

@@ -14,7 +14,8 @@ import pytest
 
 from memory_console.store import Store
 from memory_console.store.errors import StoreError
-from tests.test_hostile_input import (
+from tests.helpers import (
+    ISO_NOW,
     Outcome,
     count,
     digest,
@@ -24,14 +25,13 @@ from tests.test_hostile_input import (
     small_disk,
 )
 
-NOW = "2026-11-17T00:00:00Z"
-
 
 @pytest.fixture
 def small_store(tmp_path: Path) -> Path:
     path = tmp_path / "small.db"
     assert (
-        invoke(["demo", "--count", "20", "--seed", "5", "--db", str(path), "--now", NOW]).code == 0
+        invoke(["demo", "--count", "20", "--seed", "5", "--db", str(path), "--now", ISO_NOW]).code
+        == 0
     )
     return path
 
@@ -55,7 +55,7 @@ def test_purge_writes_a_new_private_file_that_imports_again(
     assert [line["id"] for line in lines] == [1, 2] and all(line["history"] for line in lines)
     assert count(small_store) == 18
     again = tmp_path / "again.db"
-    assert invoke(["import", str(out), "--db", str(again), "--now", NOW]).code == 0
+    assert invoke(["import", str(out), "--db", str(again), "--now", ISO_NOW]).code == 0
     assert count(again) == 2
 
 
@@ -230,12 +230,12 @@ def test_a_failed_import_into_a_new_store_leaves_nothing(tmp_path: Path) -> None
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"content": "Likes tea"}\n{"content": "ok", "confidence": 2}\n')
     store = tmp_path / "new" / "deeper" / "store.db"
-    line = one_error_line(invoke(["import", str(bad), "--db", str(store), "--now", NOW]))
+    line = one_error_line(invoke(["import", str(bad), "--db", str(store), "--now", ISO_NOW]))
     assert f"{bad}:2: confidence" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
     empty = tmp_path / "empty.db"
     empty.write_bytes(b"")
-    one_error_line(invoke(["import", str(bad), "--db", str(empty), "--now", NOW]))
+    one_error_line(invoke(["import", str(bad), "--db", str(empty), "--now", ISO_NOW]))
     assert empty.read_bytes() == b""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "empty.db"]
 
@@ -252,7 +252,7 @@ def test_a_failed_import_into_a_store_leaves_its_content_as_it_was(
     bad = tmp_path / "bad.jsonl"
     good = "".join(json.dumps({"content": f"Memory {n}"}) + "\n" for n in range(5000))
     bad.write_text(good + '{"content": "ok", "importance": "high"}\n')
-    line = one_error_line(invoke(["import", str(bad), "--db", str(small_store), "--now", NOW]))
+    line = one_error_line(invoke(["import", str(bad), "--db", str(small_store), "--now", ISO_NOW]))
     assert f"{bad}:5001: importance" in line
     assert content() == before and count(small_store) == 20
 
@@ -263,7 +263,7 @@ def test_a_large_import_is_inserted_in_batches_all_in_one_transaction(tmp_path: 
         "".join(json.dumps({"id": n, "content": f"Memory {n}"}) + "\n" for n in range(1, 5001))
     )
     store = tmp_path / "store.db"
-    result = invoke(["import", str(source), "--db", str(store), "--now", NOW, "--json"])
+    result = invoke(["import", str(source), "--db", str(store), "--now", ISO_NOW, "--json"])
     assert result.code == 0, result
     assert json.loads(result.out)["imported"] == 5000 and count(store) == 5000
     source.write_text(
@@ -271,7 +271,7 @@ def test_a_large_import_is_inserted_in_batches_all_in_one_transaction(tmp_path: 
         + json.dumps({"id": 8500, "content": "again"})
         + "\n"
     )
-    line = one_error_line(invoke(["import", str(source), "--db", str(store), "--now", NOW]))
+    line = one_error_line(invoke(["import", str(source), "--db", str(store), "--now", ISO_NOW]))
     assert line.endswith(f"{source}:4001: duplicate id 8500 (first on line 3500)"), line
     assert count(store) == 5000
 
@@ -284,7 +284,7 @@ def test_gzip_is_read_by_its_magic_bytes_whatever_its_name(tmp_path: Path) -> No
         for n in range(50):
             handle.write(json.dumps({"content": f"Memory {n} about tea"}) + "\n")
     store = tmp_path / "store.db"
-    result = invoke(["import", str(packed), "--db", str(store), "--now", NOW])
+    result = invoke(["import", str(packed), "--db", str(store), "--now", ISO_NOW])
     assert result.code == 0, result
     assert count(store) == 50
 
@@ -299,7 +299,7 @@ def peak_rss_of_import(source: Path, store: Path, *options: str) -> tuple[int, s
     )
     command = [sys.executable, "-m", "memory_console.cli", "import", str(source), *options]
     done = subprocess.run(
-        [sys.executable, "-c", script, *command, "--db", str(store), "--now", NOW],
+        [sys.executable, "-c", script, *command, "--db", str(store), "--now", ISO_NOW],
         capture_output=True,
         text=True,
         timeout=600,
@@ -409,7 +409,7 @@ def test_what_cannot_be_written_back_is_refused_at_import(
     source = tmp_path / "in.jsonl"
     source.write_text('{"content": "Likes tea"}\n' + json.dumps(line) + "\n")  # \ud800 escaped
     store = tmp_path / "store.db"
-    error = one_error_line(invoke(["import", str(source), "--db", str(store), "--now", NOW]))
+    error = one_error_line(invoke(["import", str(source), "--db", str(store), "--now", ISO_NOW]))
     assert f"{source}:2: " in error and reason in error, error
     assert not store.exists()
 
@@ -430,7 +430,7 @@ def test_what_imports_exports_and_shows(tmp_path: Path) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps(deep) + "\n")
     store = tmp_path / "store.db"
-    assert invoke(["import", str(source), "--db", str(store), "--now", NOW]).code == 0
+    assert invoke(["import", str(source), "--db", str(store), "--now", ISO_NOW]).code == 0
     for command in (
         ["show", "1", "--json"],
         ["show", "1"],
@@ -438,13 +438,13 @@ def test_what_imports_exports_and_shows(tmp_path: Path) -> None:
         ["export", "--history"],
         ["export", "--history", "--format", "mem0"],
     ):
-        result = invoke([*command, "--db", str(store), "--now", NOW])
+        result = invoke([*command, "--db", str(store), "--now", ISO_NOW])
         assert result.code == 0, (command, result)
     out = tmp_path / "export.jsonl"
     assert invoke(["export", "--history", "--out", str(out), "--db", str(store)]).code == 0
     assert not list(tmp_path.glob("*.partial"))
     again = tmp_path / "again.db"
-    assert invoke(["import", str(out), "--db", str(again), "--now", NOW]).code == 0
+    assert invoke(["import", str(out), "--db", str(again), "--now", ISO_NOW]).code == 0
 
 
 def test_the_store_api_refuses_what_could_not_be_written_back(tmp_path: Path) -> None:

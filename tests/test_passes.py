@@ -6,11 +6,11 @@ import random
 from pathlib import Path
 
 import pytest
-from test_maintenance_support import DAY, NOW, memory
 
 from memory_console.maintenance import apply, build_params, plan, registered_passes
 from memory_console.maintenance import registry as registry_module
 from memory_console.store import Store, bulk
+from tests.helpers import DAY, NOW, memory
 
 
 def changed(proposal: object, field: str | None = None) -> dict[int, tuple[object, object]]:

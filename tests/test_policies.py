@@ -20,10 +20,9 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import memory_console.policies as P
+from tests.helpers import DAY, NOW
 
 ROOT = Path(__file__).resolve().parents[1]
-DAY = 86400.0
-NOW = 1_750_000_000.0
 
 
 def days_ago(*days: float) -> np.ndarray:

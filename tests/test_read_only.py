@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 
 from memory_console.store import Store
-from tests.test_hostile_input import invoke, one_error_line
+from tests.helpers import ISO_NOW, console, invoke, notes, one_error_line, open_on, settle
 
-NOW = "2026-11-17T00:00:00Z"
 LATER = "2027-06-01T00:00:00Z"
 
 
@@ -57,8 +56,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
             ]
         )
     )
-    assert invoke(["import", str(source), "--db", str(path), "--now", NOW]).code == 0
-    assert invoke(["decay", "--apply", "--db", str(path), "--now", NOW]).code == 0
+    assert invoke(["import", str(source), "--db", str(path), "--now", ISO_NOW]).code == 0
+    assert invoke(["decay", "--apply", "--db", str(path), "--now", ISO_NOW]).code == 0
     with Store(path) as store:
         store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return path
@@ -275,8 +274,6 @@ def test_permission_bits_for_an_unprivileged_user(template: Path) -> None:
 
 async def test_the_console_on_an_unwritable_store_is_read_only(settled: Path) -> None:
     from memory_console.commands import common
-    from tests.test_tui_actions import notes, open_on
-    from tests.test_tui_support import console, settle
 
     before = store_state(settled)
     with immutable(settled):

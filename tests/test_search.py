@@ -13,7 +13,7 @@ from memory_console.cli import main
 from memory_console.embed.embedder import default_manifest_path
 from memory_console.embed.search import SearchEngine
 from memory_console.store import MemoryFilter, Store
-from tests.conftest import NOW
+from tests.helpers import NOW
 
 FACTS = [
     ("Prefers dark mode in the editor (Solarized Dark).", "preferences", "alice"),

@@ -16,11 +16,20 @@ from hypothesis import strategies as st
 from memory_console.api import MemoryAPI
 from memory_console.sensitive import MASK, find_sensitive, mask, mask_record
 from memory_console.store import MemoryFilter, Store
-from tests.test_hostile_input import Outcome, count, invoke, one_error_line
-from tests.test_sensitive import NEGATIVE, POSITIVE
+from tests.helpers import (
+    CLEAN_TEXTS,
+    ISO_NOW,
+    SECRET_TEXTS,
+    Outcome,
+    console,
+    count,
+    invoke,
+    one_error_line,
+    open_on,
+    settle,
+)
 
-NOW = "2026-11-17T00:00:00Z"
-NOW_TS = 1_795_305_600.0
+NOW_TS = 1_795_305_600.0  # 2026-11-22, days after the import at ISO_NOW
 SECRET = "hunter22x"
 CLEAN = [
     {
@@ -61,7 +70,7 @@ def secret_store(tmp_path: Path) -> Path:
     """A store with two plain memories and one holding a password (imported on purpose)."""
     path = tmp_path / "store.db"
     source = write_jsonl(tmp_path / "in.jsonl", [*CLEAN, WITH_SECRET])
-    result = run("import", str(source), "--db", str(path), "--now", NOW, "--allow-secrets")
+    result = run("import", str(source), "--db", str(path), "--now", ISO_NOW, "--allow-secrets")
     assert result.code == 0, result.err
     return path
 
@@ -190,7 +199,7 @@ def test_a_store_without_secrets_round_trips_exactly_through_a_masked_export(
 ) -> None:
     store = tmp_path / "store.db"
     source = write_jsonl(tmp_path / "in.jsonl", CLEAN)
-    assert run("import", str(source), "--db", str(store), "--now", NOW).code == 0
+    assert run("import", str(source), "--db", str(store), "--now", ISO_NOW).code == 0
     assert run("protect", "1", "--db", str(store)).code == 0
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     assert run("export", "--all", "--history", "--out", str(first), "--db", str(store)).code == 0
@@ -224,7 +233,7 @@ def test_an_edits_history_is_masked_in_show(secret_store: Path) -> None:
         store.edit(1, {"content": f"Prefers dark mode; admin password: {SECRET}"}, now=NOW_TS)
         store.edit(1, {"content": "Prefers dark mode."}, now=NOW_TS + 60)
     for argv in (["show", "1"], ["show", "1", "--json"]):
-        shown = run(*argv, "--db", str(secret_store), "--now", NOW)
+        shown = run(*argv, "--db", str(secret_store), "--now", ISO_NOW)
         assert shown.code == 0 and SECRET not in shown.out, argv
     revealed = run("show", "1", "--json", "--reveal", "--db", str(secret_store))
     assert SECRET in revealed.out
@@ -238,8 +247,6 @@ def screen_text(app: Any) -> str:
 
 async def test_the_console_masks_until_v_reveals(secret_store: Path) -> None:
     from memory_console.tui.screens.story import StoryScreen
-    from tests.test_tui_actions import open_on
-    from tests.test_tui_support import console, settle
 
     with Store(secret_store, actor="tui") as store:
         app = console(store)
@@ -272,7 +279,7 @@ def test_the_sensitive_pass_plans_then_forgets(secret_store: Path, tmp_path: Pat
         ],
     )
     assert run("import", str(health), "--db", str(secret_store), "--allow-health").code == 0
-    db = ["--db", str(secret_store), "--now", NOW]
+    db = ["--db", str(secret_store), "--now", ISO_NOW]
     plan = json.loads(run("maintain", "--passes", "sensitive", "--dry-run", "--json", *db).out)
     reasons = {change["id"]: change["reason"] for change in plan["changes"]}
     assert reasons == {3: "holds a password", 5: "holds health data"}
@@ -320,8 +327,8 @@ def test_the_agent_api_refuses_secrets_with_the_reason(tmp_path: Path) -> None:
 # -- masking itself -----------------------------------------------------------------------------
 
 pieces = st.sampled_from(
-    POSITIVE
-    + NEGATIVE
+    SECRET_TEXTS
+    + CLEAN_TEXTS
     + [
         "password",
         " is ",
@@ -356,7 +363,7 @@ def test_masked_text_holds_no_credential(parts: list[str]) -> None:
 
 
 def test_every_labelled_secret_is_gone_from_a_masked_record() -> None:
-    for text in POSITIVE:
+    for text in SECRET_TEXTS:
         record = mask_record(
             {
                 "content": text,

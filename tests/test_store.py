@@ -14,7 +14,7 @@ import pytest
 
 from memory_console.store import MemoryFilter, ReadOnlyError, Store, StoreError, ValidationError
 from memory_console.store.db import APPLICATION_ID, SCHEMA_VERSION
-from tests.conftest import NOW
+from tests.helpers import NOW
 
 DAY = 86400.0
 

@@ -15,26 +15,9 @@ from memory_console.tui.screens.edit import EditScreen
 from memory_console.tui.screens.forget import ForgetScreen
 from memory_console.tui.screens.main import MainScreen
 from memory_console.tui.screens.story import StoryScreen
-from tests import test_tui_support as support
-from tests.test_tui_support import NOW, console, settle
-
-demo_file = support.demo_file
-demo_store = support.demo_store
+from tests.helpers import NOW, console, notes, open_on, settle
 
 SIZE = (120, 36)
-
-
-def notes(app: MemoryConsoleApp) -> list[str]:
-    """Record every notification the app shows (the person's only feedback)."""
-    seen: list[str] = []
-    original = app.notify
-
-    def notify(message: str, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(message))
-        return original(message, *args, **kwargs)
-
-    app.notify = notify  # type: ignore[method-assign]
-    return seen
 
 
 def main_screen(app: MemoryConsoleApp) -> MainScreen:
@@ -50,15 +33,6 @@ def events_of(store: Store, memory_id: int, kind: str) -> list[Any]:
 def active_unprotected(store: Store, count: int) -> list[int]:
     rows = store.page(MemoryFilter(status="active", is_protected=False), limit=count).rows
     return [r.id for r in rows]
-
-
-async def open_on(app: MemoryConsoleApp, pilot: Any, ids: list[int]) -> MainScreen:
-    """Narrow the table to these memories (through the filter the screen uses)."""
-    screen = main_screen(app)
-    screen.view = screen.view.with_filter(ids=tuple(ids))
-    screen.reset_view()
-    await settle(pilot)
-    return screen
 
 
 async def test_actions_in_bulk_and_undo(demo_store: Store) -> None:

@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 
 from rich.console import Console
 from textual.widgets import Static
-from textual.worker import WorkerCancelled
 
 from memory_console.maintenance import list_runs
 from memory_console.store import MemoryFilter, Store
@@ -23,24 +22,9 @@ from memory_console.tui.screens.preview import PreviewScreen
 from memory_console.tui.screens.review import ReviewScreen
 from memory_console.tui.screens.runs import RunsScreen
 from memory_console.tui.widgets.figure_table import FigureTable
-from tests import test_tui_support as support
-from tests.test_tui_actions import notes
-from tests.test_tui_support import NOW, console
-
-demo_file = support.demo_file
-demo_store = support.demo_store
+from tests.helpers import NOW, console, notes, settle
 
 SIZE = (120, 36)
-
-
-async def settle(pilot: Any) -> None:
-    """support.settle, also past workers that a newer one of their group cancelled."""
-    for _ in range(20):
-        try:
-            await support.settle(pilot)
-        except WorkerCancelled:
-            continue
-        return
 
 
 S = TypeVar("S")

@@ -22,11 +22,7 @@ from memory_console.tui.plan_chart import after_plan, distribution
 from memory_console.tui.plan_edit import PlanEdits, edit_plan, merge_groups
 from memory_console.tui.plan_request import evaluation_time, param_fields
 from memory_console.tui.plan_rows import ChangeRows
-from tests import test_tui_support as support
-from tests.test_tui_support import NOW
-
-demo_file = support.demo_file
-demo_store = support.demo_store
+from tests.helpers import NOW
 
 
 def decay_plan(store: Store):  # type: ignore[no-untyped-def]

@@ -5,11 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_console.store import MemoryFilter, Store
-from tests import test_tui_support as support
-from tests.test_tui_support import console, settle
-
-demo_file = support.demo_file
-demo_store = support.demo_store
+from tests.helpers import console, settle
 
 WIDE = (120, 36)
 SMALL = (80, 24)

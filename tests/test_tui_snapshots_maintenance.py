@@ -11,12 +11,7 @@ import pytest
 from memory_console.maintenance import apply, plan, undo
 from memory_console.store import Store
 from memory_console.tui.plan_request import PlanRequest
-from tests import test_tui_support as support
-from tests.test_tui_maintenance import settle
-from tests.test_tui_support import NOW, console
-
-demo_file = support.demo_file
-demo_store = support.demo_store
+from tests.helpers import NOW, console, settle
 
 WIDE = (120, 36)
 

@@ -1,0 +1,347 @@
+"""Helpers shared by the tests (this module holds no tests): one fixed moment, store builders,
+the in-process CLI, the console factory, settling a pilot and labelled texts for the secret scan."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import random
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.worker import WorkerCancelled, WorkerFailed
+
+from memory_console.cli import main
+from memory_console.settings import Settings
+from memory_console.store import Store
+from memory_console.store.validate import INSERT_COLUMNS
+from memory_console.tui.app import MemoryConsoleApp, make_app
+from memory_console.tui.screens.main import MainScreen
+
+# -- one fixed moment -------------------------------------------------------------------------
+
+NOW = 1_795_000_000.0  # the fixed `now` of the tests and snapshots
+ISO_NOW = "2026-11-18T11:06:40Z"  # NOW in ISO 8601, for --now
+DAY = 86400.0
+
+# -- stores built from rows -------------------------------------------------------------------
+
+SNAPSHOT_COLUMNS = (
+    "id, owner, topic, tier, memory_type, title, content, keywords, source, importance, "
+    "confidence, base_confidence, retrieval_count, created_at, updated_at, last_accessed_at, "
+    "decay_policy, is_protected, status, consolidated_into, metadata, external_id"
+)
+
+
+def memory(content: str, *, days_old: float, **fields: Any) -> dict[str, Any]:
+    """A memory created `days_old` days before NOW (episodic unless told)."""
+    fields.setdefault("memory_type", "episodic")
+    return {"content": content, "created_at": NOW - days_old * DAY, **fields}
+
+
+def snapshot(path: Path) -> dict[int, tuple[Any, ...]]:
+    """Every memory's fields except revision, by id."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(f"SELECT {SNAPSHOT_COLUMNS} FROM memory ORDER BY id").fetchall()
+    return {row[0]: row for row in rows}
+
+
+def synthetic_rows(count: int, seed: int = 1) -> Iterator[tuple[Any, ...]]:
+    """Memory rows (INSERT_COLUMNS order) that all decay at NOW: 40 to 400 days old, never
+    accessed, episodic or procedural, standard policy, spread over five owners."""
+    rng = random.Random(seed)
+    for i in range(count):
+        created = NOW - rng.uniform(40, 400) * DAY
+        yield (
+            f"owner{i % 5}",
+            "general",
+            "long_term",
+            rng.choice(("episodic", "procedural")),
+            f"memory {i}",
+            f"memory {i} about a project",
+            "[]",
+            "manual",
+            rng.random(),
+            1.0,
+            1.0,
+            rng.randrange(12),
+            created,
+            created,
+            None,
+            "standard",
+            0,
+            "active",
+            None,
+            "{}",
+            None,
+        )
+
+
+def build_synthetic_store(path: Path, count: int, seed: int = 1) -> Path:
+    """A store of `count` synthetic memories, loaded as the demo builder does: indexes and
+    the text index filled once after inserting, then the trigger put back."""
+    with Store(path, actor="test") as store, store.transaction("building") as conn:
+        indexes = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memory' "
+            "AND sql IS NOT NULL"
+        ).fetchall()
+        for name, _ in indexes:
+            conn.execute(f'DROP INDEX "{name}"')
+        (trigger,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'memory_fts_ai'"
+        ).fetchone()
+        conn.execute("DROP TRIGGER memory_fts_ai")
+        marks = ", ".join("?" * len(INSERT_COLUMNS))
+        conn.executemany(
+            f"INSERT INTO memory ({', '.join(INSERT_COLUMNS)}, revision) VALUES ({marks}, 0)",
+            synthetic_rows(count, seed),
+        )
+        conn.execute(
+            "INSERT INTO memory_fts (rowid, title, content, keywords) "
+            "SELECT id, title, content, keywords FROM memory"
+        )
+        conn.execute(trigger)
+        for _, sql in indexes:
+            conn.execute(sql)
+    return path
+
+
+def count(path: Path) -> int:
+    """How many memories the store at `path` holds."""
+    with Store(path, read_only=True) as store:
+        return store.count()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# -- the CLI in-process -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+
+def invoke(argv: list[str]) -> Outcome:
+    """main() in-process, with strict UTF-8 streams like a real terminal's: its exit code
+    (returned, or from SystemExit), stdout and stderr. Any other exception is a crash and
+    propagates to the test."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    texts = []
+    for stream in (out, err):
+        stream.flush()
+        buffer = stream.buffer
+        assert isinstance(buffer, io.BytesIO)
+        texts.append(buffer.getvalue().decode("utf-8"))
+    return Outcome(code, texts[0], texts[1])
+
+
+def one_error_line(result: Outcome) -> str:
+    """The single line a failed command printed on stderr."""
+    assert result.code == 1, result
+    lines = result.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memory-console: error: "), result.err
+    return lines[0]
+
+
+# -- a full disk ------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def small_disk(folder: Path, size: str = "2m") -> Iterator[Path]:
+    """A tmpfs of `size` mounted at folder (skipped where mounting is refused)."""
+    folder.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(
+            f"cannot mount a small tmpfs here ({done.stderr.strip()}); "
+            "the simulated SQLITE_FULL test covers the store"
+        )
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def fill(path: Path) -> None:
+    """Write zeros into `path` until the disk is full."""
+    with path.open("wb", buffering=0) as handle:
+        with contextlib.suppress(OSError):
+            while True:
+                handle.write(b"\0" * 65536)
+        with contextlib.suppress(OSError):
+            while True:
+                handle.write(b"\0" * 512)
+    assert shutil.disk_usage(path.parent).free < 4096
+
+
+# -- the console ------------------------------------------------------------------------------
+
+DEMO_COUNT = 300  # the console tests' demo store (built once, see conftest.demo_file)
+DEMO_SEED = 7
+PAGE_SIZE = 30  # enough rows to fill the test terminals, and cheap to redraw
+
+
+def console(store: Store, **settings: Any) -> MemoryConsoleApp:
+    """The app as the CLI builds it, at the fixed `now`, without the background embedder."""
+    settings.setdefault("page_size", PAGE_SIZE)
+    return make_app(Settings(db=store.path, **settings), store, now=NOW, semantic=False)
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Wait until every worker has finished and its messages have been handled; a worker
+    that failed or that a newer one of its group cancelled counts as finished (the screens
+    turn failures into notifications, which tests check)."""
+    app = pilot.app
+    for _ in range(20):
+        await pilot.pause()
+        try:
+            await app.workers.wait_for_complete()
+        except (WorkerFailed, WorkerCancelled):
+            pass
+        await pilot.pause()
+        if not any(worker.is_running for worker in app.workers):
+            return
+
+
+def notes(app: MemoryConsoleApp) -> list[str]:
+    """Record every notification the app shows (the person's only feedback)."""
+    seen: list[str] = []
+    original = app.notify
+
+    def notify(message: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(message))
+        return original(message, *args, **kwargs)
+
+    app.notify = notify  # type: ignore[method-assign]
+    return seen
+
+
+async def open_on(app: MemoryConsoleApp, pilot: Pilot[Any], ids: list[int]) -> MainScreen:
+    """Narrow the main screen's table to these memories (through the filter it uses)."""
+    screen = app.screen
+    assert isinstance(screen, MainScreen)
+    screen.view = screen.view.with_filter(ids=tuple(ids))
+    screen.reset_view()
+    await settle(pilot)
+    return screen
+
+
+# -- labelled texts for the secret scan -------------------------------------------------------
+
+# Labelled texts for the sensitive scan: each of these holds a credential or an identifier...
+SECRET_TEXTS = [
+    "My password = hunter2 for the home router",
+    "wifi passwd: correct-horse-battery",
+    "The pwd is Tr0ub4dor&3",
+    "Database password is s3cr3t!42",
+    "passphrase: purple monkey dishwasher",
+    "api_key = a8f5f167f44f4964e6c998dee827110c",
+    "Her API key is sk-live-1234567890abcdefghij",
+    "OpenAI key sk-proj-abcdefghijklmnop1234",
+    "secret key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "access token = ya29.a0AfH6SMBx3example",
+    "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0",
+    "use bearer abcdef1234567890XYZ for the staging API",
+    "AWS access key AKIAIOSFODNN7EXAMPLE is in the notes",
+    "GitHub token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "Slack token xoxb-123456789012-abcdefghij",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+    "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA",
+    "-----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+    "-----BEGIN EC PRIVATE KEY----- MHcCAQEEIIGl",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx2example user@laptop",
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7example deploy@ci",
+    "Card number 4111 1111 1111 1111 expires 12/28",
+    "pays with 5500-0000-0000-0004",
+    "Visa 4012888888881881 on file",
+    "SSN 123-45-6789",
+    "social security number is 078-05-1120",
+    "client_secret: 8d9f7a6b5c4d3e2f1a0b",
+    "auth token = 0123456789abcdef0123",
+    "The router admin password: admin12345",
+    "GITHUB pwd = ghp-style-value-99",
+    "Stripe secret sk_test_4eC39HqLyjWDarjtT1zdp7dc is for staging",
+    "token for CI: ghs_abcdefghijklmnopqrstuvwxyz012345",
+    "ssh-dss AAAAB3NzaC1kc3MAAACBAexample old-box",
+    "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYexample",
+    "vpn password=Winter2026!",
+    "keep the access_token: 1/fFAGRNJru1FTz70BzhT3Zg",
+    "Amex 3782 822463 10005 is not 16 digits but this one is: 6011 1111 1111 1117",
+    "SSN: 219-09-9999 (from the insurance form)",
+    "apikey: 9b2c4d6e8f0a1b3c5d7e",
+    "Bearer: 7f8e9d0c1b2a3f4e5d6c7b8a",
+    "The staging pwd = correct horse battery staple",
+    "Server root password is toor1234",
+    "-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo (cut short)",
+    "Mastercard 5555 5555 5555 4444, expiry 03/29",
+]
+# ...and none of these does (near misses included).
+CLEAN_TEXTS = [
+    "Prefers dark mode in the editor (Solarized Dark).",
+    "Weekly sync with Bob every Tuesday at 10:00.",
+    "Is building an iron farm in the Minecraft survival world.",
+    "Colleague Maria's email is maria.lopez@example.com.",
+    "Decided to use PostgreSQL for the billing service.",
+    "Forgot the password again and had to reset it.",
+    "Wants password managers recommended, prefers Bitwarden.",
+    "Asked how API keys should be rotated in general.",
+    "Likes tokens of appreciation such as handwritten notes.",
+    "Order number 1234 arrived on 2026-05-01.",
+    "Phone extension 4411, desk 12.",
+    "Flight LH 1234 departs at 07:45 from gate 22.",
+    "The invoice total was 1,234.56 EUR.",
+    "Ran 10 km in 52 minutes on Sunday.",
+    "Zip code 10115 in Berlin.",
+    "Version 3.11.7 of Python is installed.",
+    "The ticket is JIRA-4521.",
+    "Uses SSH to reach the build box.",
+    "Generated an ed25519 key pair last week (public part only on GitHub).",
+    "Bearer bonds are a plot point in the novel they are reading.",
+    "Meeting room 123-45 on the second floor.",
+    "Born in 1990 and moved to Lisbon in 2019.",
+    "Keyboard layout is US international.",
+    "Prefers tabs over spaces in Go code.",
+    "The secret ingredient is smoked paprika.",
+    "Private key management is handled by the platform team.",
+    "Calls the dog Pixel.",
+    "Budget for the trip is 2,500 dollars.",
+    "The build takes 4 minutes 12 seconds.",
+    "Timestamp 1700000000 is November 2023.",
+    "The card game night is on Fridays.",
+    "Credit union branch is on Main Street.",
+    "IBAN is asked for only by the payroll system.",
+    "Likes the song 867-5309 by Tommy Tutone.",
+    "Uses 1Password for the team vault.",
+    "Account ID 42 in the staging tenant.",
+    "The numbers 1111 2222 3333 are the lottery picks.",
+    "Token ring networks were before their time.",
+    "Access to the lab requires a badge.",
+    "The API returns a 401 without a header.",
+    "Request 0a1b2c3d-0000-4000-8000-000000000003 failed twice.",
+    "Imported from mem0 memory 11111111-1111-4111-8111-111111111111.",
+    "Category c0000000-0000-4000-8000-000000000003 holds the work notes.",
+    "Her password is not to be kept here.",
+]
