@@ -1,4 +1,6 @@
-"""The agent side (DESIGN section 9): remember, scan_turn, recall and apply_actions on a Store.
+"""The agent side: remember, scan_turn, recall and apply_actions on a Store.
+
+See docs/ARCHITECTURE.md, "The agent API".
 
     from memory_console.api import MemoryAPI
 
@@ -210,7 +212,7 @@ class MemoryAPI:
         metadata: dict[str, Any] | None = None,
         now: float | None = None,
     ) -> RememberResult:
-        """Remember a text the way the decision spec says.
+        """Remember a text by the decision rules (docs/ARCHITECTURE.md, "The agent API").
 
         A user directive ("remember that ...", "don't forget ...", "note that ...", "keep in
         mind ...") is stored with importance 1.0 and source user_directive, and counts as the
@@ -372,7 +374,7 @@ class MemoryAPI:
         now: float | None = None,
     ) -> list[ScanResult]:
         """Background extraction after a turn: explicit facts ("my name is", "I work at", "I
-        prefer", "I live in", email, phone, "remember that ...") scored as the spec says
+        prefer", "I live in", email, phone, "remember that ...") scored by the decision rules
         (explicit request +0.4, personal information +0.3, mentioned in two or more messages
         of history + this one +0.2, two or more words shared with `task` +0.1) and stored at
         >= 0.5 with that score as importance (source background_scan)."""

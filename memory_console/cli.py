@@ -1,6 +1,7 @@
 """The `memory-console` entry point: parses, calls one Store or pass function, prints.
 
-Exit codes (DESIGN section 7): 0 done, 1 user error with a one-line message on stderr, 2 usage.
+Exit codes (docs/ARCHITECTURE.md, "CLI contract"): 0 done, 1 user error with a one-line
+message on stderr, 2 usage.
 Heavy modules (SQLModel, Textual, onnxruntime) are imported only by the commands that need them.
 """
 

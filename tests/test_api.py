@@ -106,7 +106,7 @@ def test_health_data_is_kept_only_when_the_user_asked(api: MemoryAPI) -> None:
     stored = api.remember(text, user_requested=True, now=NOW)
     assert stored.action == "stored"
     assert only_memory(api)["metadata"]["user_requested"] is True  # type: ignore[index]
-    # Saying "keep in mind" is the user asking: the spec's peanut-allergy example is stored.
+    # Saying "keep in mind" is the user asking: a peanut allergy (health data) is stored.
     assert api.remember("Keep in mind I have a peanut allergy", now=NOW).action == "stored"
 
 

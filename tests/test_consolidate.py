@@ -74,7 +74,7 @@ def add_keyword_family(store: Store) -> list[int]:
     )
 
 
-def test_keyword_mode_merges_as_the_design_says(store: Store) -> None:
+def test_keyword_mode_merges_a_family_into_one_memory_and_undo_splits_it(store: Store) -> None:
     ids = add_keyword_family(store)
     proposed = plan(store, ["consolidate"], now=NOW)
     assert proposed.figures["consolidate"]["keyword_mode"] == 1
@@ -162,7 +162,7 @@ def test_external_merge_command_or_extractive_fallback(
     (merged,) = proposed.new_memories
     if used:
         assert merged.fields["content"] == "Prefers a dark editor theme."
-        assert merged.fields["importance"] == 0.9  # numbers stay the design's
+        assert merged.fields["importance"] == 0.9  # the command words it; numbers stay ours
     else:
         assert merged.fields["content"].startswith("Prefers dark mode in the editor. Likes")
         assert note in merged.reason and "merged extractively" in merged.reason

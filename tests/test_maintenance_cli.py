@@ -19,7 +19,7 @@ from memory_console.store import Store
 from memory_console.timeutil import parse_iso, to_iso
 from tests.helpers import DAY, ISO_NOW, NOW, memory
 
-WORKED = [  # DESIGN section 3: (retrieval_count, days since creation) -> confidence
+WORKED = [  # "Relevance decay": (retrieval_count, days since creation) -> confidence
     (0, 60, 0.9025),
     (2, 30, 0.958),
     (2, 90, 0.879),
@@ -46,7 +46,7 @@ def cli(*argv: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def worked(db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    """A store imported from JSONL with the memories of DESIGN's worked figures."""
+    """A store imported from JSONL with the memories of relevance decay's worked figures."""
     lines = [
         {
             "content": f"retrieved {count} times, {days} days old",

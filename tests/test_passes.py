@@ -1,4 +1,4 @@
-"""Each maintenance pass on small real stores: the math of DESIGN section 3 and who is spared."""
+"""Each maintenance pass on small real stores: the policies' math and who is spared."""
 
 from __future__ import annotations
 

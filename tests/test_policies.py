@@ -1,4 +1,5 @@
-"""Tests of the pure policy math against DESIGN section 3's rules and worked figures.
+"""Tests of the pure policy math against its rules and worked figures (docs/ARCHITECTURE.md,
+"Policies").
 
 Micro-benchmark (run by hand, not asserted): on one laptop core relevance_decay over
 1,000,000 rows takes about 0.05 s; quota_evict with integer owner ids about 0.13 s when no

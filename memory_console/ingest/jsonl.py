@@ -1,4 +1,7 @@
-"""Our JSONL format (DESIGN section 8): checked import, all or nothing, and export."""
+"""Our JSONL format: checked import, all or nothing, and export.
+
+See docs/ARCHITECTURE.md, "Import and export format".
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The memory decision logic (DESIGN section 9): directives, topics, keywords, scoring, actions.
+"""The memory decision logic: directives, topics, keywords, scoring, actions.
+
+See docs/ARCHITECTURE.md, "The agent API".
 
 Pure functions over text and JSON: nothing here reads or writes a store, so the agent API
 (memory_console.api) and the importers share one set of rules.
@@ -17,7 +19,7 @@ from typing import Any
 from memory_console.sensitive import Finding, find_sensitive, with_article
 from memory_console.store.validate import default_title
 
-DIRECTIVE_IMPORTANCE = 1.0  # DESIGN section 2: explicit directive 1.0, inferred 0.5
+DIRECTIVE_IMPORTANCE = 1.0  # an explicit directive; an inferred memory gets 0.5
 INFERRED_IMPORTANCE = 0.5
 DIRECTIVE_CONFIDENCE = 1.0  # "stated explicitly"
 STATED_CONFIDENCE = 0.9  # a fact the user stated about themselves (background scan)
@@ -25,7 +27,7 @@ INFERRED_CONFIDENCE = 0.7  # what the agent concluded on its own ("high confiden
 BACKGROUND_THRESHOLD = 0.5  # scan_turn stores a fact when its score reaches this
 MAX_KEYWORDS = 8
 
-# The memory decision spec's scoring weights for a background-scan candidate.
+# The scoring weights of a background-scan candidate (they sum to 1.0).
 WEIGHT_EXPLICIT = 0.4  # the user asked for it to be remembered
 WEIGHT_PERSONAL = 0.3  # personal information: user_info, contacts, preferences
 WEIGHT_REPEATED = 0.2  # mentioned in two or more messages of the conversation
@@ -325,7 +327,7 @@ def find_facts(message: str) -> list[Candidate]:
 def score_candidate(
     candidate: Candidate, messages: Sequence[str], task: str | None = None
 ) -> Candidate:
-    """The spec's score: explicit request +0.4, personal information +0.3, mentioned in two or
+    """The candidate's score: explicit request +0.4, personal information +0.3, mentioned in two or
     more of `messages` (the conversation, this message included) +0.2, two or more words in
     common with the current task +0.1; at most 1.0."""
     score = 0.0

@@ -22,7 +22,8 @@ from memory_console.policies.params import PolicyParams
 
 @dataclass(frozen=True)
 class ExponentialParams(PolicyParams):
-    """DESIGN section 3, exponential: decay constant and prune thresholds."""
+    """Exponential policy: decay constant and prune thresholds (docs/ARCHITECTURE.md,
+    "Exponential decay and pruning")."""
 
     name: ClassVar[str] = "exponential"
 

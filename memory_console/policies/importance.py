@@ -21,7 +21,8 @@ from memory_console.policies.params import PolicyParams
 
 @dataclass(frozen=True)
 class ImportanceParams(PolicyParams):
-    """DESIGN section 3, importance score, expiry and quota."""
+    """Importance score, expiry and quota (docs/ARCHITECTURE.md, "Importance score, expiry
+    and quota")."""
 
     name: ClassVar[str] = "importance"
 

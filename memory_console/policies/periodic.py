@@ -24,7 +24,8 @@ from memory_console.policies.params import PolicyParams
 
 @dataclass(frozen=True)
 class PeriodicParams(PolicyParams):
-    """DESIGN section 3, periodic: rate per period, archive threshold, boost on access."""
+    """Periodic policy: rate per period, archive threshold, boost on access
+    (docs/ARCHITECTURE.md, "Periodic decay")."""
 
     name: ClassVar[str] = "periodic"
 

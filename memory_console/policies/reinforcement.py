@@ -8,7 +8,8 @@ from numpy.typing import ArrayLike
 from memory_console.policies.common import FloatArray, as_float, as_str
 from memory_console.policies.periodic import DEFAULT_PERIODIC, PeriodicParams
 
-# memory_type -> (boost, cap), DESIGN section 3; used by the relevance and exponential policies.
+# memory_type -> (boost, cap) (docs/ARCHITECTURE.md, "Reinforcement on access"); used by the
+# relevance and exponential policies.
 REINFORCEMENT: dict[str, tuple[float, float]] = {
     "semantic": (0.05, 0.99),
     "procedural": (0.04, 0.97),

@@ -29,7 +29,8 @@ from memory_console.policies.params import PolicyParams
 
 @dataclass(frozen=True)
 class RelevanceParams(PolicyParams):
-    """DESIGN section 3, relevance: decay, cleanup and promotion settings."""
+    """Relevance policy: decay, cleanup and promotion settings (docs/ARCHITECTURE.md,
+    "Relevance decay", "Cleanup", "Promotion")."""
 
     name: ClassVar[str] = "relevance"
 
@@ -124,7 +125,7 @@ def relevance_eligible(
 ) -> BoolArray:
     """Rows relevance decay may change: active, standard/aggressive, unprotected, not semantic.
 
-    DESIGN also requires periods >= 1: pass `periods` (e.g. DecayResult.periods) to apply it
+    Eligibility also needs periods >= 1: pass `periods` (e.g. DecayResult.periods) to apply it
     here; leave it out for masks that must not depend on `now` (forecasts, cleanup).
     """
     mask = decaying(status, decay_policy, is_protected) & (as_str(memory_type) != "semantic")

@@ -210,7 +210,7 @@ class Store:
     # -- adding ---------------------------------------------------------------------------
 
     def add(self, memory: dict[str, Any], *, now: float | None = None) -> int:
-        """Add one memory (fields as in DESIGN section 2); returns its id."""
+        """Add one memory (fields as in docs/ARCHITECTURE.md, "Data model"); returns its id."""
         return self.add_many([memory], now=now)[0]
 
     def add_many(
@@ -691,7 +691,8 @@ class Store:
         policy: str = "relevance",
         kind: str = "accessed",
     ) -> ChangeResult:
-        """Reinforce memories that were retrieved (DESIGN section 3) and log each access
+        """Reinforce memories that were retrieved (docs/ARCHITECTURE.md, "Reinforcement on
+        access") and log each access
         (kind "reinforced" when the agent met the memory again rather than recalled it)."""
         from memory_console.policies import reinforce_one
 

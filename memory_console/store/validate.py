@@ -217,7 +217,7 @@ def check_field(name: str, value: Any) -> Any:
 def complete_memory(data: dict[str, Any], now: float) -> dict[str, Any]:
     """A full, checked row for the memory table from a partial description of a memory.
 
-    Unknown fields go into metadata (DESIGN section 8); `id` is ignored here (the caller
+    Unknown fields go into metadata (as an import line's do); `id` is ignored here (the caller
     decides whether to keep it).
     """
     if not isinstance(data, dict):

@@ -1,4 +1,4 @@
-"""The closed vocabularies of a memory's fields (DESIGN section 2)."""
+"""The closed vocabularies of a memory's fields (docs/ARCHITECTURE.md, "Data model")."""
 
 TOPICS = ("preferences", "user_info", "contacts", "projects", "decisions", "general")
 TIERS = ("working", "short_term", "long_term", "episodic")

@@ -3,8 +3,8 @@
 Groups come from cosine similarity of the stored embeddings (>= min_cosine), or, in a store
 without embeddings, from keyword Jaccard similarity (>= min_jaccard, groups of at least
 min_keyword_group). Identical texts (or keyword sets) are compared once, so a store that
-repeats itself costs what its distinct texts cost. The merged memory is extractive (DESIGN
-section 4) unless a merge command is configured (MEMORY_CONSOLE_MERGE_COMMAND or
+repeats itself costs what its distinct texts cost. The merged memory is extractive (the
+members' sentences) unless a merge command is configured (MEMORY_CONSOLE_MERGE_COMMAND or
 merge_command in the config file): it receives the group as JSON on stdin and answers
 {"title", "content", "keywords"}; if it fails or answers badly, the extractive merge is used
 and the reason says so. All of it happens at plan time, so apply never half-merges.
@@ -38,7 +38,7 @@ MERGE_TIMEOUT_S = 60
 
 @dataclass(frozen=True)
 class ConsolidateParams(PolicyParams):
-    """DESIGN section 4, consolidate: similarity thresholds and the keyword fallback."""
+    """Consolidation: similarity thresholds and the keyword fallback."""
 
     name: ClassVar[str] = "consolidate"
 
@@ -142,7 +142,7 @@ def most_common(values: Sequence[str]) -> str:
 
 
 def extractive_merge(group: Sequence[MemoryRecord]) -> dict[str, Any]:
-    """DESIGN section 4: distinct sentences, keyword union, max importance and confidence,
+    """The merged memory: distinct sentences, keyword union, max importance and confidence,
     summed retrievals, earliest creation, latest access."""
     ordered = sorted(group, key=lambda c: (c.created_at, c.id))
     strongest = max(group, key=lambda c: (c.confidence, -c.id))
