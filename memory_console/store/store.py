@@ -24,6 +24,7 @@ from memory_console.store.errors import (
     is_damage,
 )
 from memory_console.store.records import (
+    EVENT_COLUMNS,
     EVENT_SELECT,
     FLAG_COLUMNS,
     JSON_COLUMNS,
@@ -56,9 +57,11 @@ _OWNERS_OF_STATUS = (
     ") SELECT name FROM owners WHERE name IS NOT NULL"
 )
 RANKED_MATCHES = 1000  # keyword search ranks at most this many (newest) matches per query
+# An event row as written: every column but the id, in table order.
+EVENT_FIELDS = tuple(name for name in EVENT_COLUMNS if name != "id")
 EVENT_INSERT = (
-    "INSERT INTO memory_event (memory_id, at, actor, kind, before, after, run_id, query, scores)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO memory_event ({', '.join(EVENT_FIELDS)}) "
+    f"VALUES ({', '.join('?' * len(EVENT_FIELDS))})"
 )
 # Status changes a person can ask for: kind of event -> (field, value it sets).
 FLAG_ACTIONS: dict[str, tuple[str, Any]] = {
