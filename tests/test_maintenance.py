@@ -234,7 +234,9 @@ def test_new_memories_are_inserted_and_undo_deletes_them(
     report = undo(store, run.id, now=NOW)
     assert report.deleted == [new_id] and sorted(report.restored) == ids[:2]
     assert snapshot(db_path) == before
-    purged = store._query("SELECT kind FROM memory_event WHERE memory_id = ? ORDER BY id", (new_id,))
+    purged = store._query(
+        "SELECT kind FROM memory_event WHERE memory_id = ? ORDER BY id", (new_id,)
+    )
     assert purged == [("created",), ("purged",)]
 
 

@@ -37,7 +37,7 @@ class Column:
 
     name: str  # the database name (sa_column_kwargs may rename the Python field)
     type: str  # the annotation's base type: str, int, float, bool or bytes
-    nullable: bool
+    nullable: bool  # a primary key never is, whatever its annotation says
     default: Any  # REQUIRED when the declaration gives none
     primary_key: bool = False
 
@@ -115,7 +115,7 @@ def read_column(owner: str, field: str, statement: ast.AnnAssign) -> Column:
                 raise SchemaSourceError(f"{where}: Field({keyword.arg}=...) is not read here")
     elif value is not None:
         default = ast.literal_eval(value)
-    return Column(name, base[0], nullable, default, primary_key)
+    return Column(name, base[0], nullable and not primary_key, default, primary_key)
 
 
 @functools.cache
