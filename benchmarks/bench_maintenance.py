@@ -103,7 +103,7 @@ def bench_main_store(path: Path) -> dict[str, float]:
     size, as_json = timed(lambda: sum(len(part) for part in plan_json_chunks(proposal)))
     show("  its JSON (complete changes list)", as_json, f"{size / 1e6:.0f} MB")
     run, applied = timed(lambda: apply(store, proposal))
-    events = store.query("SELECT count(*) FROM memory_event WHERE run_id = ?", (run.id,))[0][0]
+    events = store._query("SELECT count(*) FROM memory_event WHERE run_id = ?", (run.id,))[0][0]
     show(
         "relevance apply (changes, events, run row)",
         applied,
@@ -113,7 +113,7 @@ def bench_main_store(path: Path) -> dict[str, float]:
     show("dry run again at the same now", second, f"decayed {again.summary()['decayed']:,}")
     report, undone = timed(lambda: undo(store, run.id, now=NOW))
     show("undo of that run", undone, f"restored {len(report.restored):,}")
-    memories = store.query("SELECT count(*) FROM memory")[0][0]
+    memories = store._query("SELECT count(*) FROM memory")[0][0]
     store.close()
     return {
         "dry": dry[0],

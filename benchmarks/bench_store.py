@@ -34,7 +34,7 @@ def cursor_before_page(store: Store, sort: str, page_number: int) -> Cursor:
     """The cursor keyset paging would hold after reading page_number - 1 pages."""
     offset = PAGE * (page_number - 1) - 1
     order = "id" if sort == "id" else f"{sort}, id"
-    value, ident = store.query(
+    value, ident = store._query(
         f"SELECT {sort}, id FROM memory ORDER BY {order} LIMIT 1 OFFSET ?", (offset,)
     )[0]
     return Cursor(value, ident)

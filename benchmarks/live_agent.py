@@ -117,7 +117,7 @@ def decaying_ids(store: Store) -> list[int]:
     """Active memories a decay plan can touch: the agent reinforces these."""
     return [
         row[0]
-        for row in store.query(
+        for row in store._query(
             "SELECT id FROM memory WHERE status = 'active' AND is_protected = 0 "
             "AND decay_policy IN ('standard', 'aggressive') AND memory_type != 'semantic'"
         )
@@ -285,7 +285,7 @@ def changed_revisions(store: Store, proposal: Any) -> list[int]:
     for start in range(0, len(ids), 900):
         chunk = ids[start : start + 900]
         marks = ",".join("?" * len(chunk))
-        for ident, revision in store.query(
+        for ident, revision in store._query(
             f"SELECT id, revision FROM memory WHERE id IN ({marks})", chunk
         ):
             if revision != planned[ident]:
@@ -294,7 +294,7 @@ def changed_revisions(store: Store, proposal: Any) -> list[int]:
 
 
 def run_count(store: Store) -> int:
-    return int(store.query("SELECT count(*) FROM maintenance_run")[0][0])
+    return int(store._query("SELECT count(*) FROM maintenance_run")[0][0])
 
 
 class Console:
@@ -417,7 +417,7 @@ class Console:
             self.count_write(len(result.changed))
         active = [
             row[0]
-            for row in self.store.query(
+            for row in self.store._query(
                 "SELECT id FROM memory WHERE status = 'active' AND is_protected = 0"
             )
         ]
@@ -441,7 +441,7 @@ class Console:
         else:
             active = [
                 row[0]
-                for row in self.store.query(
+                for row in self.store._query(
                     "SELECT id FROM memory WHERE status = 'active' LIMIT 2000"
                 )
             ]

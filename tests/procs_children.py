@@ -25,7 +25,7 @@ SIZE = (120, 36)
 
 def view(store: Store) -> dict[str, list[int]]:
     """What this process sees of the store: every memory's id, and the protected ones."""
-    rows = store.query("SELECT id, is_protected FROM memory ORDER BY id")
+    rows = store._query("SELECT id, is_protected FROM memory ORDER BY id")
     return {"ids": [r[0] for r in rows], "protected": [r[0] for r in rows if r[1]]}
 
 

@@ -32,7 +32,7 @@ DECAYED = 0.8 * 0.95**3  # base 0.8, never accessed, 100 days old: three periods
 def run_events(store: Store, run_id: int) -> dict[int, list[str]]:
     """Memory id -> kinds of the events the run wrote."""
     found: dict[int, list[str]] = {}
-    for ident, kind in store.query(
+    for ident, kind in store._query(
         "SELECT memory_id, kind FROM memory_event WHERE run_id = ? ORDER BY id", (run_id,)
     ):
         found.setdefault(ident, []).append(kind)
@@ -40,7 +40,7 @@ def run_events(store: Store, run_id: int) -> dict[int, list[str]]:
 
 
 def run_row(store: Store, run_id: int) -> tuple[dict[str, int], int]:
-    ((counts, changed),) = store.query(
+    ((counts, changed),) = store._query(
         "SELECT counts, changed FROM maintenance_run WHERE id = ?", (run_id,)
     )
     return json.loads(counts), changed
@@ -102,7 +102,7 @@ def test_a_fresh_plan_with_skip_stale_records_nothing_skipped(store: Store) -> N
     store.add_many([memory(f"m{i}", days_old=100) for i in range(3)], now=NOW)
     run = apply(store, plan(store, now=NOW), skip_stale=True)
     assert (run.changed, run.counts, run.skipped) == (3, {"decayed": 3}, {})
-    assert store.query("SELECT undo_report FROM maintenance_run") == [(None,)]
+    assert store._query("SELECT undo_report FROM maintenance_run") == [(None,)]
 
 
 def test_a_deleted_memory_counts_as_stale(store: Store, db_path: Path, tmp_path: Path) -> None:
@@ -151,7 +151,7 @@ def test_a_group_with_one_changed_member_is_skipped_whole(store: Store, db_path:
     assert len(proposal.new_memories) == 2 and proposal.changed == 7
     with Store(db_path, actor="agent") as agent:
         agent.record_access([first[1]], now=NOW)
-    newest = max(r[0] for r in store.query("SELECT id FROM memory"))
+    newest = max(r[0] for r in store._query("SELECT id FROM memory"))
 
     run = apply(store, proposal, skip_stale=True)
 
@@ -165,7 +165,7 @@ def test_a_group_with_one_changed_member_is_skipped_whole(store: Store, db_path:
     assert (run.counts, run.changed) == (counts, 5)
     assert run_row(store, run.id) == (counts, 5)
     assert run.skipped == {"skipped_stale": [first[1]], "skipped_with_group": [first[0], first[2]]}
-    (merged,) = [r[0] for r in store.query("SELECT id FROM memory WHERE id > ?", (newest,))]
+    (merged,) = [r[0] for r in store._query("SELECT id FROM memory WHERE id > ?", (newest,))]
     assert store.require(merged).metadata["consolidated_from"] == second
     for ident in first:
         member = store.require(ident)

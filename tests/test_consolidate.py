@@ -89,7 +89,7 @@ def test_keyword_mode_merges_a_family_into_one_memory_and_undo_splits_it(store: 
     assert fields["created_at"] == NOW - 90 * DAY and fields["last_accessed_at"] == NOW - 5 * DAY
     assert fields["metadata"] == {"consolidated_from": ids[:3]}
     run = apply(store, proposed)
-    new_id = max(r[0] for r in store.query("SELECT id FROM memory"))
+    new_id = max(r[0] for r in store._query("SELECT id FROM memory"))
     for ident in ids[:3]:
         member = store.require(ident)
         assert (member.status, member.consolidated_into) == ("consolidated", new_id)
@@ -124,7 +124,7 @@ def test_embedding_mode_groups_paraphrases_only(store: Store) -> None:
     apply(store, proposed)
     hits = [h.record.id for h in engine.search("sync with Bob", mode="semantic", k=5)]
     assert ids[0] not in hits and ids[1] not in hits  # consolidated members leave the index
-    assert max(r[0] for r in store.query("SELECT id FROM memory")) in hits  # the merged one joins
+    assert max(r[0] for r in store._query("SELECT id FROM memory")) in hits  # the merged one joins
 
 
 def write_script(tmp_path: Path, body: str) -> str:
@@ -194,7 +194,7 @@ def test_parameters_are_options_and_recorded(
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["consolidated"] == 3
     with Store(db_path) as reopened:
-        (row,) = reopened.query("SELECT params FROM maintenance_run")
+        (row,) = reopened._query("SELECT params FROM maintenance_run")
         assert json.loads(row[0])["consolidate"]["min_cosine"] == 0.92
 
 

@@ -578,7 +578,7 @@ def test_every_command_ends_with_exit_0_1_or_2(
     for path in (places.store, places.folder / "demo.db"):
         if path.exists():
             with Store(path, read_only=True) as store:
-                assert store.query("PRAGMA integrity_check") == [("ok",)]
+                assert store._query("PRAGMA integrity_check") == [("ok",)]
 
 
 # -- store files that are not what they seem ------------------------------------------------
@@ -735,7 +735,7 @@ def test_a_full_disk_is_a_clear_error_and_no_damage(tmp_path: Path) -> None:
         assert leftovers == set(), "no half-written store, export or demo is left behind"
         assert count(store) == 1
         with Store(store, read_only=True) as opened:
-            assert opened.query("PRAGMA integrity_check") == [("ok",)]
+            assert opened._query("PRAGMA integrity_check") == [("ok",)]
 
 
 def test_sqlite_full_is_refused_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -350,7 +350,7 @@ def places(text: str, word: str) -> list[tuple[int, int]]:
 
 
 def archived(store: Store) -> int:
-    return int(store.query("SELECT count(*) FROM memory WHERE status = 'archived'")[0][0])
+    return int(store._query("SELECT count(*) FROM memory WHERE status = 'archived'")[0][0])
 
 
 async def click_every_action(pilot: Any, store: Store) -> str:

@@ -64,7 +64,7 @@ def test_apply_writes_changes_events_and_the_run_row(mixed: Store) -> None:
     run = apply(mixed, proposal)
     assert run.counts == {"archived": 3, "decayed": 4, "flagged": 1, "promoted": 1}
     assert run.changed == proposal.changed == 7
-    events = mixed.query(
+    events = mixed._query(
         "SELECT memory_id, actor, kind, before, after, query, at FROM memory_event "
         "WHERE run_id = ? ORDER BY id",
         (run.id,),
@@ -83,7 +83,7 @@ def test_apply_writes_changes_events_and_the_run_row(mixed: Store) -> None:
         )
     ]
     assert mixed.require(2).confidence == 0.958**3
-    row = mixed.query(
+    row = mixed._query(
         "SELECT passes, policy, params, now, actor, duration_ms, changed "
         "FROM maintenance_run WHERE id = ?",
         (run.id,),
@@ -115,7 +115,7 @@ def test_undo_restores_every_field_exactly(mixed: Store, db_path: Path) -> None:
         "deleted": [],
         "not_restored": [],
     }
-    kinds = mixed.query(
+    kinds = mixed._query(
         "SELECT DISTINCT actor, kind FROM memory_event WHERE run_id = ? AND actor = 'undo'",
         (run.id,),
     )
@@ -149,14 +149,14 @@ def test_a_stale_plan_is_refused_and_writes_nothing(store: Store, db_path: Path)
     with Store(db_path, actor="agent") as agent:
         agent.record_access([ids[3]], now=NOW)
     before = snapshot(db_path)
-    events = store.query("SELECT count(*) FROM memory_event")
+    events = store._query("SELECT count(*) FROM memory_event")
     with pytest.raises(
         StalePlanError,
         match="the store changed while planning; run the command again \\(1 of 5 memories",
     ):
         apply(store, proposal)
     assert snapshot(db_path) == before
-    assert store.query("SELECT count(*) FROM memory_event") == events
+    assert store._query("SELECT count(*) FROM memory_event") == events
     assert list_runs(store) == []
     assert apply(store, plan(store, now=NOW)).changed == 4
 
@@ -171,18 +171,18 @@ def test_a_large_share_rebuilds_the_indexes_in_the_same_transaction(tmp_path: Pa
     path = build_synthetic_store(tmp_path / "big.db", 2000)
     with Store(path, actor="test") as store:
         listing = "SELECT name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name"
-        indexes = store.query(listing)
+        indexes = store._query(listing)
         run = apply(store, plan(store, now=NOW))
         assert run.changed == 2000
-        assert store.query(listing) == indexes
-        assert store.query("PRAGMA integrity_check") == [("ok",)]
-        by_index = store.query(
+        assert store._query(listing) == indexes
+        assert store._query("PRAGMA integrity_check") == [("ok",)]
+        by_index = store._query(
             "SELECT count(*) FROM memory INDEXED BY ix_memory_confidence WHERE confidence < 0.9"
         )
-        by_scan = store.query("SELECT count(*) FROM memory NOT INDEXED WHERE confidence < 0.9")
+        by_scan = store._query("SELECT count(*) FROM memory NOT INDEXED WHERE confidence < 0.9")
         assert by_index == by_scan and by_scan[0][0] > 0
         undo(store, run.id, now=NOW)
-        assert store.query("SELECT count(*) FROM memory WHERE confidence = 1.0") == [(2000,)]
+        assert store._query("SELECT count(*) FROM memory WHERE confidence = 1.0") == [(2000,)]
 
 
 def merge_pass(frame: Frame, params: MaintenanceParams, now: float) -> PassResult:
@@ -234,14 +234,16 @@ def test_new_memories_are_inserted_and_undo_deletes_them(
     report = undo(store, run.id, now=NOW)
     assert report.deleted == [new_id] and sorted(report.restored) == ids[:2]
     assert snapshot(db_path) == before
-    purged = store.query("SELECT kind FROM memory_event WHERE memory_id = ? ORDER BY id", (new_id,))
+    purged = store._query(
+        "SELECT kind FROM memory_event WHERE memory_id = ? ORDER BY id", (new_id,)
+    )
     assert purged == [("created",), ("purged",)]
 
 
 def test_undo_keeps_a_new_memory_that_was_used_since(store: Store, with_merge_pass: None) -> None:
     store.add_many([memory(f"dup {i}", days_old=3) for i in range(2)], now=NOW)
     run = apply(store, plan(store, ("merge",), now=NOW))
-    new_id = store.query("SELECT max(id) FROM memory")[0][0]
+    new_id = store._query("SELECT max(id) FROM memory")[0][0]
     store.record_access([new_id], now=NOW + 5)
     report = undo(store, run.id, now=NOW + 6)
     assert report.deleted == [] and [n.id for n in report.not_restored] == [new_id]

@@ -272,15 +272,15 @@ def test_a_store_changed_while_planning_is_exit_1(
         return proposal
 
     monkeypatch.setattr(maintenance_package, "plan", plan_then_agent_writes)
-    before = Store(worked).query("SELECT count(*) FROM memory_event")
+    before = Store(worked)._query("SELECT count(*) FROM memory_event")
     code, out, err = run(capsys, "decay", "--db", str(worked), "--apply", "--now", ISO_NOW)
     assert code == 1 and out == ""
     assert err.startswith(
         "memory-console: error: the store changed while planning; run the command again"
     )
     with Store(worked) as store:
-        assert store.query("SELECT count(*) FROM maintenance_run") == [(0,)]
-        assert store.query("SELECT count(*) FROM memory_event") == [(before[0][0] + 1,)]
+        assert store._query("SELECT count(*) FROM maintenance_run") == [(0,)]
+        assert store._query("SELECT count(*) FROM memory_event") == [(before[0][0] + 1,)]
 
 
 def test_read_only_store_refuses_apply(worked: Path, capsys: pytest.CaptureFixture[str]) -> None:

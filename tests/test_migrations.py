@@ -100,3 +100,48 @@ def test_newer_store_is_refused_by_this_program(
     err = capsys.readouterr().err
     assert "written by a newer memory-console" in err and "upgrade memory-console" in err
     assert db_path.read_bytes() == before
+
+
+def table_columns(path: Path) -> dict[str, list[tuple[str, bool, bool]]]:
+    """table -> (name, not null, primary key) of each column, as the store file holds them."""
+    from memory_console.store import schema
+
+    conn = sqlite3.connect(path)
+    try:
+        return {
+            table: [
+                (row[1], bool(row[3]), bool(row[5]))
+                for row in conn.execute(f"PRAGMA table_info('{table}')")
+            ]
+            for table in schema.declared_tables()
+        }
+    finally:
+        conn.close()
+
+
+def test_new_and_migrated_stores_hold_the_declared_columns(tmp_path: Path) -> None:
+    from memory_console.store import schema
+
+    declared = {
+        table: [(c.name, not c.nullable, c.primary_key) for c in columns]
+        for table, columns in schema.declared_tables().items()
+    }
+    fresh, migrated = tmp_path / "fresh.db", tmp_path / "migrated.db"
+    Store(fresh).close()
+    schema_one_store(migrated)
+    Store(migrated).close()
+    assert table_columns(fresh) == declared
+    assert table_columns(migrated) == declared
+
+
+def test_the_generated_tables_are_those_stores_already_hold() -> None:
+    """Stores made by earlier releases hold this DDL: a change to the tables needs a
+    migration (store/migrations.py) and a new SCHEMA_VERSION, then a new digest here."""
+    import hashlib
+
+    from memory_console.store.db import schema_statements
+
+    tables = [s for s in schema_statements(with_indexes=False) if s.startswith("CREATE TABLE")]
+    digest = hashlib.sha256("\n".join(tables).encode()).hexdigest()
+    assert SCHEMA_VERSION == 2
+    assert digest == "d04e875515d91684443bb549b99740703a94d40e05df2bbd2a6fc4ab80a99fa5"

@@ -227,7 +227,7 @@ def test_naming_the_open_store_as_a_file_keeps_its_locks(tmp_path: Path) -> None
     link = tmp_path / "link.jsonl"
     link.symlink_to(path)
     with Store(path, actor="tui") as store:
-        store.query("SELECT count(*) FROM memory")
+        store._query("SELECT count(*) FROM memory")
         assert main(["export", "--out", str(link), "--db", str(path)]) == 1
         assert main(["import", str(link), "--db", str(path)]) == 1
         assert main(["import", f"{path}-wal", "--db", str(path)]) == 1

@@ -101,7 +101,7 @@ def test_a_daily_schedule_reaches_what_one_late_run_reaches(tmp_path: Path) -> N
     final = NOW + 120 * DAY
     apply(monthly, plan(monthly, now=final))
     confidences = [
-        [r[0] for r in store.query("SELECT confidence FROM memory ORDER BY id")]
+        [r[0] for r in store._query("SELECT confidence FROM memory ORDER BY id")]
         for store in (daily, monthly)
     ]
     assert confidences[0] == confidences[1]

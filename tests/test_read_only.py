@@ -26,9 +26,9 @@ LATER = "2027-06-01T00:00:00Z"
 def store_state(path: Path) -> tuple[str, list[tuple[object, ...]]]:
     """The store file's bytes (hashed) and every memory and event row."""
     with Store(path, read_only=True) as store:
-        rows = store.query("SELECT * FROM memory ORDER BY id")
-        rows += store.query("SELECT * FROM memory_event ORDER BY id")
-        rows += store.query("SELECT * FROM maintenance_run ORDER BY id")
+        rows = store._query("SELECT * FROM memory ORDER BY id")
+        rows += store._query("SELECT * FROM memory_event ORDER BY id")
+        rows += store._query("SELECT * FROM maintenance_run ORDER BY id")
     return hashlib.sha256(path.read_bytes()).hexdigest(), rows
 
 

@@ -37,7 +37,7 @@ def engine(store: Store) -> SearchEngine:
 def brute_force(store: Store, engine: SearchEngine, query: str, k: int) -> list[int]:
     assert engine.semantic is not None
     vector = engine.semantic.embedder.embed_query(query)
-    rows = store.query(
+    rows = store._query(
         "SELECT e.memory_id, e.vector FROM embedding e JOIN memory m ON m.id = e.memory_id "
         "WHERE m.status = 'active'"
     )
@@ -115,7 +115,7 @@ def test_model_change_reembeds_never_mixes(
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     other = SearchEngine(store)
     other.prepare_semantic(manifest=str(tmp_path / "manifest.json"))
-    models = {row[0] for row in store.query("SELECT DISTINCT model_id FROM embedding")}
+    models = {row[0] for row in store._query("SELECT DISTINCT model_id FROM embedding")}
     assert models == {"minilm-copy+int8mm1"}
 
 

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from memory_console.commands.common import console
 from memory_console.describe import change_text, forecast_line
-from memory_console.ingest.jsonl import export_record
 from memory_console.literal import literal
 from memory_console.maintenance.forecast import memory_forecast
 from memory_console.policies.confidence import confidence_label
@@ -18,6 +17,7 @@ from memory_console.sensitive import (
     secret_words,
 )
 from memory_console.store import EventRecord, MemoryRecord
+from memory_console.store.wire import export_record
 from memory_console.timeutil import to_date, to_iso
 
 if TYPE_CHECKING:

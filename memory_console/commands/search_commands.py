@@ -59,12 +59,9 @@ def load_semantic(store: Any, manifest: str | os.PathLike[str] | None) -> Any:
 
 def no_embeddings(store: Store, model_id: str) -> str:
     """Why there are no vectors to search: none at all, or only another model's."""
-    others = [
-        row[0]
-        for row in store.query(
-            "SELECT DISTINCT model_id FROM embedding WHERE model_id != ?", (model_id,)
-        )
-    ]
+    from memory_console.store.embeddings import other_models
+
+    others = other_models(store, model_id)
     if others:
         return f"the embeddings are from {', '.join(sorted(others))}, not {model_id}"
     return "no embeddings yet"

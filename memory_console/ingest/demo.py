@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,9 +23,10 @@ from memory_console.ingest import demo_content as content
 from memory_console.ingest.demo_content import Catalog, object_array
 from memory_console.policies.reinforcement import REINFORCEMENT, boosted
 from memory_console.policies.relevance import DEFAULT_RELEVANCE, decayed_confidence, relevance_rate
-from memory_console.store import db
+from memory_console.store import bulk_load, db
 from memory_console.store.errors import StoreError
-from memory_console.store.validate import INSERT_COLUMNS
+from memory_console.store.records import MEMORY_COLUMNS
+from memory_console.store.validate import DEFAULTS
 from memory_console.store.vocab import TIERS
 
 Progress = Callable[[str, float], None]
@@ -37,7 +37,6 @@ ObjectArray = NDArray[np.object_]
 
 DAY = 86400
 YEAR_DAYS = 365.0
-CHUNK = 50_000
 SCALE = 10_000  # confidences in 1/10,000ths
 DECIMALS = object_array([repr(i / SCALE) for i in range(SCALE + 1)])
 COUNTS = object_array([str(i) for i in range(100)])
@@ -52,22 +51,6 @@ DUPLICATE_SHARE = 0.02
 SECRET_SHARE = 0.003
 GROUP_SIZES = (2, 3, 4)
 GROUP_SIZE_WEIGHTS = (0.25, 0.5, 0.25)
-MEMORY_INSERT = (
-    f"INSERT INTO memory (id, {', '.join(INSERT_COLUMNS)}, revision) "
-    f"VALUES ({', '.join('?' * (len(INSERT_COLUMNS) + 2))})"
-)
-EVENT_INSERT = (
-    "INSERT INTO memory_event (memory_id, at, actor, kind, before, after, run_id, query, scores)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-FTS_REBUILD = "INSERT INTO memory_fts(memory_fts) VALUES('rebuild')"
-# For the private files being built only: nothing to roll back, nobody else to see it.
-LOAD_PRAGMAS = (
-    "journal_mode = OFF",
-    "synchronous = OFF",
-    "locking_mode = EXCLUSIVE",
-    "cache_size = -1000000",  # KiB: keeps the indexes of a million memories in memory
-)
 # Where each stage starts in the overall fraction reported to `progress`.
 STAGES = {
     "planning": 0.0,
@@ -187,124 +170,21 @@ def move_into_place(temporary: Path, target: Path) -> None:
 def load(
     path: Path, catalog: Catalog, plan: Plan, log: AccessLog, events: EventPlan, report: Progress
 ) -> None:
-    """Insert every row without FTS triggers or indexes, then build both once.
-
-    Two cores share the work: while a thread builds the text index and the memory indexes
-    (SQLite releases the GIL), this thread writes the events, with their indexes, into a
-    side file; one INSERT ... SELECT then moves them in, which SQLite does by copying the
-    table and its indexes as they are (its transfer optimisation).
-    """
-    conn = db.connect(path)
+    """Bulk-load the planned memories and events into the new file at `path` (see
+    store.bulk_load), with a side file beside it for the events."""
     side = create_temporary(path)
-    background: Background | None = None
     try:
-        prepare_loading(conn)
-        db.create_schema(conn, with_indexes=False)
-        event_table = conn.execute(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'memory_event'"
-        ).fetchone()[0]
-        event_indexes = [s for s in db.index_statements() if " ON memory_event " in s]
-        conn.execute("BEGIN")
-        for name in db.FTS_TRIGGER_NAMES:
-            conn.execute(f"DROP TRIGGER {name}")
-        for lo in range(0, plan.size, CHUNK):
-            report("memories", stage_fraction("memories", lo / plan.size))
-            conn.executemany(MEMORY_INSERT, memory_rows(catalog, plan, log, lo, lo + CHUNK))
-        background = Background(
-            conn,
-            [FTS_REBUILD, *(s for s in db.index_statements() if s not in event_indexes)],
+        bulk_load.load_new_store(
+            path,
+            side,
+            bulk_load.Rows(plan.size, lambda lo, hi: memory_rows(catalog, plan, log, lo, hi)),
+            bulk_load.Rows(
+                events.size, lambda lo, hi: event_rows(catalog, plan, log, events, lo, hi)
+            ),
+            lambda stage, within: report(stage, stage_fraction(stage, within)),
         )
-        write_events(side, [event_table, *event_indexes], catalog, plan, log, events, report)
-        background.wait(lambda done: report("indexes", stage_fraction("indexes", done)))
-        report("finishing", STAGES["finishing"])
-        for statement in event_indexes:  # on the empty table, so that the copy can transfer
-            conn.execute(statement)
-        conn.execute("COMMIT")
-        conn.execute("ATTACH DATABASE ? AS side", (str(side),))
-        conn.execute("BEGIN")
-        conn.execute("INSERT INTO memory_event SELECT * FROM side.memory_event")
-        for statement in db.FTS_TRIGGERS:
-            conn.execute(statement)
-        conn.execute("COMMIT")
-        conn.execute("DETACH DATABASE side")
-        conn.execute("PRAGMA locking_mode = NORMAL")
-        conn.execute("PRAGMA journal_mode = WAL")
     finally:
-        if background is not None:
-            background.stop()
-        conn.close()
         side.unlink(missing_ok=True)
-
-
-def prepare_loading(conn: sqlite3.Connection) -> None:
-    """Settings for one bulk load into a private file: no journal, no syncs, a big cache."""
-    for pragma in LOAD_PRAGMAS:
-        conn.execute(f"PRAGMA {pragma}")
-
-
-def write_events(
-    path: Path,
-    schema: list[str],
-    catalog: Catalog,
-    plan: Plan,
-    log: AccessLog,
-    events: EventPlan,
-    report: Progress,
-) -> None:
-    """Every event into a memory_event table in a side file, indexed after the rows."""
-    conn = db.connect(path)
-    try:
-        prepare_loading(conn)
-        conn.execute("BEGIN")
-        conn.execute(schema[0])
-        for lo in range(0, events.size, CHUNK):
-            report("events", stage_fraction("events", lo / events.size))
-            conn.executemany(EVENT_INSERT, event_rows(catalog, plan, log, events, lo, lo + CHUNK))
-        for statement in schema[1:]:
-            conn.execute(statement)
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-
-
-class Background:
-    """SQL statements run in order on a thread; the first failure stops them and is raised
-    by wait(). The connection is the thread's alone until wait() or stop() returns."""
-
-    def __init__(self, conn: sqlite3.Connection, statements: list[str]) -> None:
-        self.conn = conn
-        self.statements = statements
-        self.done = 0
-        self.stopping = False
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self.run, name="demo-indexes", daemon=True)
-        self.thread.start()
-
-    def run(self) -> None:
-        try:
-            for statement in self.statements:
-                if self.stopping:
-                    return
-                self.conn.execute(statement)
-                self.done += 1
-        except BaseException as error:  # handed over to the caller by wait()
-            self.error = error
-
-    def wait(self, progress: Callable[[float], None]) -> None:
-        """Block until every statement ran, reporting the fraction done; re-raise a failure."""
-        while self.thread.is_alive():
-            progress(self.done / len(self.statements))
-            self.thread.join(timeout=0.25)
-        progress(1.0)
-        if self.error is not None:
-            raise self.error
-
-    def stop(self) -> None:
-        """Abandon the remaining statements (after a failure elsewhere)."""
-        self.stopping = True
-        while self.thread.is_alive():
-            self.conn.interrupt()
-            self.thread.join(timeout=0.1)
 
 
 def stage_fraction(stage: str, within: float) -> float:
@@ -617,30 +497,33 @@ def memory_rows(
         axis=0,
     )
     confidence = (log.confidence[part] / SCALE).tolist()
+    given: dict[str, list[Any]] = {
+        "id": list(range(lo + 1, lo + size + 1)),
+        "owner": object_array(content.OWNERS)[plan.owner[part]].tolist(),
+        "topic": catalog.topic[template].tolist(),
+        "tier": object_array(TIERS)[plan.tier[part]].tolist(),
+        "memory_type": catalog.memory_type[template].tolist(),
+        "title": titles,
+        "content": texts,
+        "keywords": keywords,
+        "source": object_array(SOURCES)[plan.source[part]].tolist(),
+        "importance": plan.importance[part].tolist(),
+        "confidence": confidence,
+        "base_confidence": confidence,
+        "retrieval_count": plan.accesses[part].tolist(),
+        "created_at": created.astype(np.float64).tolist(),
+        "updated_at": updated.astype(np.float64).tolist(),
+        "last_accessed_at": [None if t < 0 else float(t) for t in log.last_at[part].tolist()],
+        "decay_policy": object_array(POLICIES)[plan.policy[part]].tolist(),
+        "is_protected": plan.protected[part].astype(np.int64).tolist(),
+        "status": np.where(plan.archived[part], "archived", "active").tolist(),
+        "metadata": metadata(plan, part, said),
+        "external_id": external_ids(plan, part),
+        "revision": (plan.accesses[part] + plan.protected[part] + plan.archived[part]).tolist(),
+    }
+    # Columns the demo does not fill take the table's default (consolidated_into: none).
     return zip(
-        range(lo + 1, lo + size + 1),
-        object_array(content.OWNERS)[plan.owner[part]].tolist(),
-        catalog.topic[template].tolist(),
-        object_array(TIERS)[plan.tier[part]].tolist(),
-        catalog.memory_type[template].tolist(),
-        titles,
-        texts,
-        keywords,
-        object_array(SOURCES)[plan.source[part]].tolist(),
-        plan.importance[part].tolist(),
-        confidence,
-        confidence,
-        plan.accesses[part].tolist(),
-        created.astype(np.float64).tolist(),
-        updated.astype(np.float64).tolist(),
-        [None if t < 0 else float(t) for t in log.last_at[part].tolist()],
-        object_array(POLICIES)[plan.policy[part]].tolist(),
-        plan.protected[part].astype(np.int64).tolist(),
-        np.where(plan.archived[part], "archived", "active").tolist(),
-        [None] * size,
-        metadata(plan, part, said),
-        external_ids(plan, part),
-        (plan.accesses[part] + plan.protected[part] + plan.archived[part]).tolist(),
+        *(given[name] if name in given else [DEFAULTS[name]] * size for name in MEMORY_COLUMNS),
         strict=True,
     )
 

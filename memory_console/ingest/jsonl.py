@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -20,9 +20,8 @@ from memory_console.ingest.reading import (
     open_source,
 )
 from memory_console.ingest.screen import SecretsPolicy, import_refusal
-from memory_console.literal import json_text
 from memory_console.sensitive import mask_record
-from memory_console.store import EventRecord, MemoryFilter, MemoryRecord, Store
+from memory_console.store import MemoryFilter, Store
 from memory_console.store.errors import ValidationError
 from memory_console.store.validate import (
     MAX_TITLE,
@@ -33,9 +32,9 @@ from memory_console.store.validate import (
     complete_memory,
 )
 from memory_console.store.vocab import EVENT_KINDS
-from memory_console.timeutil import now_ts, to_iso
+from memory_console.store.wire import export_record, json_line
+from memory_console.timeutil import now_ts
 
-TIME_FIELDS = ("created_at", "updated_at", "last_accessed_at")
 BATCH_ROWS = 2000  # memories inserted at a time: the second pass holds one batch in memory
 
 
@@ -44,26 +43,6 @@ class ImportReport:
     path: Path
     imported: int
     ids: list[int]
-
-
-def export_record(
-    record: MemoryRecord, history: Iterable[EventRecord] | None = None
-) -> dict[str, Any]:
-    """One memory as an export line: every field, times in ISO 8601, history if given."""
-    data = record.as_dict()
-    data.pop("revision")
-    for name in TIME_FIELDS:
-        data[name] = to_iso(data[name])
-    if history is not None:
-        data["history"] = [event.as_json() for event in history]
-    return data
-
-
-def json_line(data: Any) -> str:
-    """One JSONL line: UTF-8, with hidden characters and any lone surrogate the store holds
-    from before they were refused written as JSON escapes, so exporting never fails or
-    loses them."""
-    return json_text(data) + "\n"
 
 
 def export_jsonl(

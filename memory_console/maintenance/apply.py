@@ -15,6 +15,7 @@ from memory_console.maintenance.errors import MaintenanceError, StalePlanError
 from memory_console.maintenance.plan import ChangeSet, Plan
 from memory_console.maintenance.runs import Run, skipped_record
 from memory_console.store import Store, bulk
+from memory_console.store.runs import insert_run, update_run
 from memory_console.store.store import dumps
 from memory_console.store.validate import complete_memory
 
@@ -60,12 +61,12 @@ def apply(store: Store, plan: Plan, *, actor: str | None = None, skip_stale: boo
         }
         if skipped.ids:
             row["undo_report"] = dumps(skipped_record(skipped.ids))
-        run_id = bulk.insert_run(conn, row)
-        keys = insert_new_memories(store, plan, run_id)
+        run_id = insert_run(conn, row)
+        keys = insert_new_memories(store, conn, plan, run_id)
         write_changes(conn, plan, keys)
         store.write_events(event_rows(plan, run_id, keys))
         duration_ms = round((time.perf_counter() - clock) * 1000)
-        bulk.update_run(conn, run_id, {"duration_ms": duration_ms})
+        update_run(conn, run_id, {"duration_ms": duration_ms})
     for change_set in plan.change_sets:
         store.notify(change_set.kind, change_set.ids.tolist())
     store.notify("added", sorted(keys.values()))
@@ -163,12 +164,13 @@ def without_stale(plan: Plan, stale_ids: np.ndarray) -> tuple[Plan, Skipped]:
     return narrowed, Skipped(ids, len(gone))
 
 
-def insert_new_memories(store: Store, plan: Plan, run_id: int) -> dict[int, int]:
-    """Insert the plan's new memories with their `created` events; placeholder key -> id."""
+def insert_new_memories(store: Store, conn: Any, plan: Plan, run_id: int) -> dict[int, int]:
+    """Insert the plan's new memories with their `created` events, inside apply's transaction
+    (`conn`); placeholder key -> id."""
     keys: dict[int, int] = {}
     for memory in plan.new_memories:
         row = complete_memory(dict(memory.fields), plan.now)
-        ident = bulk.insert_memory(store.connection, row)
+        ident = bulk.insert_memory(conn, row)
         keys[memory.key] = ident
         after = {"confidence": row["confidence"], "status": row["status"]}
         store.write_events(

@@ -62,7 +62,7 @@ def store_forecast(
     """Active memories per confidence tier now and 1, 3, 6 and 12 months ahead if nothing is
     accessed (policies.project_tiers), under the relevance policy unless `params` says."""
     p = params or RelevanceParams()
-    with store.lock, bulk.snapshot(store.connection):
+    with store.snapshot():
         frame = Frame.load(store, bulk.Rows("active"))
     confidence = frame.column("confidence")
     decay_policy = frame.column("decay_policy")

@@ -49,7 +49,7 @@ class Frame:
     @classmethod
     def load(cls, store: Store, rows: bulk.Rows, extra: Sequence[str] = ()) -> Frame:
         """Read the selected rows (see store.bulk.Rows); call inside a snapshot."""
-        return cls(store, bulk.load_memory_arrays(store.connection, rows, extra), rows)
+        return cls(store, store.read(bulk.load_memory_arrays, rows, extra), rows)
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -70,7 +70,7 @@ class Frame:
             return self._strings[name]
         if name not in self._values and name in bulk.EXTRA_COLUMNS and self.store is not None:
             # Planning runs in one snapshot, so a late column lines up with the others.
-            self._values[name] = bulk.load_column(self.store.connection, self.rows, name)
+            self._values[name] = self.store.read(bulk.load_column, self.rows, name)
         return self._values[name]
 
     def equals(self, name: str, value: str) -> np.ndarray:

@@ -11,7 +11,7 @@ from memory_console.maintenance import registry
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.plan import ChangeSet, NewMemory, Plan
-from memory_console.store import Store, bulk
+from memory_console.store import Store
 
 
 def plan(
@@ -34,7 +34,7 @@ def plan(
     change_sets: list[ChangeSet] = []
     new_memories: list[NewMemory] = []
     figures: dict[str, dict[str, int]] = {}
-    with store.lock, bulk.snapshot(store.connection):
+    with store.snapshot():
         frame = Frame.load(store, rows, registry.columns_of(names))
         for name in names:
             result = registry.get(name).plan(frame, params, moment)

@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_console.store import NotFoundError, Store, bulk
+from memory_console.store import NotFoundError, Store
+from memory_console.store.runs import RUN_FIELDS, latest_runs, run_row
 from memory_console.timeutil import to_iso
 
 SKIPPED_KEY = "skipped"  # in the undo_report column of a run that is not undone
@@ -39,23 +40,23 @@ class Run:
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Run:
-        ident, started, now, passes, policy, params, counts, changed, duration, actor = row[:10]
-        undone_at = row[10]
-        report = json.loads(row[11]) if row[11] else None
+        values = dict(zip(RUN_FIELDS, row, strict=True))
+        undone_at = values["undone_at"]
+        report = json.loads(values["undo_report"]) if values["undo_report"] else None
         skipped: dict[str, list[int]] = {}
         if undone_at is None and isinstance(report, dict) and SKIPPED_KEY in report:
             skipped, report = report[SKIPPED_KEY], None
         return cls(
-            id=ident,
-            started_at=started,
-            now=now,
-            passes=json.loads(passes),
-            policy=policy,
-            params=json.loads(params),
-            counts=json.loads(counts),
-            changed=changed,
-            duration_ms=duration,
-            actor=actor,
+            id=values["id"],
+            started_at=values["started_at"],
+            now=values["now"],
+            passes=json.loads(values["passes"]),
+            policy=values["policy"],
+            params=json.loads(values["params"]),
+            counts=json.loads(values["counts"]),
+            changed=values["changed"],
+            duration_ms=values["duration_ms"],
+            actor=values["actor"],
             undone_at=undone_at,
             undo_report=report,
             skipped=skipped,
@@ -87,13 +88,11 @@ class Run:
 
 def list_runs(store: Store, limit: int = 50) -> list[Run]:
     """The latest applied runs, newest first."""
-    with store.lock:
-        return [Run.from_row(row) for row in bulk.run_rows(store.connection, limit)]
+    return [Run.from_row(row) for row in store.read(latest_runs, limit)]
 
 
 def get_run(store: Store, run_id: int) -> Run:
-    with store.lock:
-        row = bulk.run_row(store.connection, run_id)
+    row = store.read(run_row, run_id)
     if row is None:
         raise NotFoundError(f"no maintenance run with id {run_id}")
     return Run.from_row(row)

@@ -11,35 +11,16 @@ from typing import Any
 from memory_console.maintenance.errors import MaintenanceError
 from memory_console.maintenance.runs import Run
 from memory_console.store import NotFoundError, Store, bulk
+from memory_console.store.records import FLAG_COLUMNS, JSON_COLUMNS
+from memory_console.store.runs import run_row, update_run
 from memory_console.store.store import dumps, encode_fields
+from memory_console.store.validate import INSERT_COLUMNS
 from memory_console.timeutil import to_iso
 
-JSON_FIELDS = ("keywords", "metadata")
 ONE_NUMBER = re.compile(r'\{"(\w+)":([^,{}\[\]"]+)\}')
 FLOAT_TEXT = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")  # as repr writes a finite float
 # Fields whose event value is also their database value (no JSON text, no 0/1 flag).
-PLAIN_FIELDS = frozenset(
-    {
-        "owner",
-        "topic",
-        "tier",
-        "memory_type",
-        "title",
-        "content",
-        "source",
-        "importance",
-        "confidence",
-        "base_confidence",
-        "retrieval_count",
-        "created_at",
-        "updated_at",
-        "last_accessed_at",
-        "decay_policy",
-        "status",
-        "consolidated_into",
-        "external_id",
-    }
-)
+PLAIN_FIELDS = frozenset(INSERT_COLUMNS) - set(JSON_COLUMNS) - set(FLAG_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -94,7 +75,7 @@ def undo(store: Store, run_id: int, *, now: float | None = None) -> UndoReport:
     """
     moment = time.time() if now is None else float(now)
     with store.transaction(f"undoing run {run_id}") as conn, bulk.large_cache(conn):
-        row = bulk.run_row(conn, run_id)
+        row = run_row(conn, run_id)
         if row is None:
             raise NotFoundError(f"no maintenance run with id {run_id}")
         run = Run.from_row(row)
@@ -119,7 +100,7 @@ def undo(store: Store, run_id: int, *, now: float | None = None) -> UndoReport:
         write_restores(conn, restores, current, names)
         store.write_events(undo_events(touched, restores, report, moment, run_id, current, names))
         bulk.delete_memories(conn, report.deleted)
-        bulk.update_run(conn, run_id, {"undone_at": moment, "undo_report": dumps(report.to_json())})
+        update_run(conn, run_id, {"undone_at": moment, "undo_report": dumps(report.to_json())})
     store.notify("restored", report.restored)
     store.notify("purged", report.deleted)
     return report
@@ -202,9 +183,9 @@ def refusal(
 
 def same(name: str, stored: Any, recorded: Any) -> bool:
     """Whether a database value equals a value recorded in an event."""
-    if name in JSON_FIELDS:
+    if name in JSON_COLUMNS:
         return bool(json.loads(stored or "null") == recorded)
-    if name == "is_protected":
+    if name in FLAG_COLUMNS:
         return bool(stored) == bool(recorded)
     return bool(stored == recorded)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_console.store.schema import columns
 from memory_console.store.validate import INSERT_COLUMNS
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES
 
@@ -57,24 +58,31 @@ CATEGORY_SHIFTS: dict[str, tuple[int, int]] = {
 }
 PROTECTED_BIT = 128
 NEVER = -np.inf  # last_accessed_at of a memory never accessed, as loaded (NaN in the frame)
+NEVER_SQL = "ifnull(last_accessed_at, -1e999)"
 
-BASE_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("id", "i8"),
-    ("revision", "i8"),
-    ("code", "i4"),
-    ("confidence", "f8"),
-    ("base_confidence", "f8"),
-    ("retrieval_count", "i8"),
-    ("created_at", "f8"),
-    ("last_accessed_at", "f8"),
+# numpy types of the table's column types (store/tables.py), as a plan loads them.
+NUMPY_TYPES = {"int": "i8", "float": "f8", "bool": "i8", "str": "O"}
+COLUMN_TYPES = {column.name: column.type for column in columns("memory")}
+CODE_TYPE = "i4"  # the packed categorical code (not a column)
+# What every plan loads, in this order; the extra columns only when a pass asks.
+LOADED = (
+    "id",
+    "revision",
+    "code",
+    "confidence",
+    "base_confidence",
+    "retrieval_count",
+    "created_at",
+    "last_accessed_at",
 )
-EXTRA_COLUMNS: dict[str, str] = {"importance": "f8", "owner": "O"}
+BASE_COLUMNS: tuple[tuple[str, str], ...] = tuple(
+    (name, CODE_TYPE if name == "code" else NUMPY_TYPES[COLUMN_TYPES[name]]) for name in LOADED
+)
+EXTRA_COLUMNS: dict[str, str] = {
+    name: NUMPY_TYPES[COLUMN_TYPES[name]] for name in ("importance", "owner")
+}
 REBUILD_FRACTION = 0.25  # rebuild an index rather than update it row by row above this share
 APPLY_CACHE_KIB = 524_288
-RUN_COLUMNS = (
-    "id, started_at, now, passes, policy, params, counts, changed, duration_ms, actor, "
-    "undone_at, undo_report"
-)
 
 
 # The values each scope's WHERE leaves possible, so the code needs fewer comparisons.
@@ -133,17 +141,8 @@ def load_memory_arrays(
     it a consistent snapshot."""
     names = [name for name, _ in BASE_COLUMNS] + list(extra)
     dtype = np.dtype(list(BASE_COLUMNS) + [(name, EXTRA_COLUMNS[name]) for name in extra])
-    select = [
-        "id",
-        "revision",
-        code_sql(rows.scope),
-        "confidence",
-        "base_confidence",
-        "retrieval_count",
-        "created_at",
-        "ifnull(last_accessed_at, -1e999)",
-        *extra,
-    ]
+    expressions = {"code": code_sql(rows.scope), "last_accessed_at": NEVER_SQL}
+    select = [expressions.get(name, name) for name in names]
     # A full scan in rowid order beats walking the status index when most rows are active.
     sql = f"SELECT {', '.join(select)} FROM memory NOT INDEXED WHERE {rows.where()} ORDER BY id"
     table = np.array(conn.execute(sql, dict(rows.params)).fetchall(), dtype=dtype)
@@ -162,22 +161,12 @@ def load_column(conn: sqlite3.Connection, rows: Rows, name: str) -> np.ndarray:
 
 
 def iter_texts(conn: sqlite3.Connection, rows: Rows) -> Iterator[tuple[int, str, str, str]]:
-    """(id, title, content, metadata JSON) of the selected rows, in id order."""
+    """(id, title, content, metadata JSON) of the selected rows, in id order, read as they
+    are iterated: iterate inside Store.snapshot(), which holds the lock."""
     yield from conn.execute(
         f"SELECT id, title, content, metadata FROM memory WHERE {rows.where()} ORDER BY id",
         dict(rows.params),
     )
-
-
-@contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """A read transaction: every read inside sees the same state of the store."""
-    conn.execute("BEGIN")
-    try:
-        yield conn
-    finally:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
 
 
 @contextmanager
@@ -325,34 +314,6 @@ def current_values(
     ).fetchall()
     conn.execute("DELETE FROM maintenance_ids")
     return {row[0]: tuple(row[1:]) for row in rows}
-
-
-def insert_run(conn: sqlite3.Connection, values: dict[str, Any]) -> int:
-    names = list(values)
-    cursor = conn.execute(
-        f"INSERT INTO maintenance_run ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-        [values[name] for name in names],
-    )
-    return int(cursor.lastrowid or 0)
-
-
-def update_run(conn: sqlite3.Connection, run_id: int, values: dict[str, Any]) -> None:
-    assignments = ", ".join(f"{name} = ?" for name in values)
-    conn.execute(
-        f"UPDATE maintenance_run SET {assignments} WHERE id = ?", [*values.values(), run_id]
-    )
-
-
-def run_rows(conn: sqlite3.Connection, limit: int) -> list[tuple[Any, ...]]:
-    return conn.execute(
-        f"SELECT {RUN_COLUMNS} FROM maintenance_run ORDER BY id DESC LIMIT ?", (limit,)
-    ).fetchall()
-
-
-def run_row(conn: sqlite3.Connection, run_id: int) -> tuple[Any, ...] | None:
-    return conn.execute(
-        f"SELECT {RUN_COLUMNS} FROM maintenance_run WHERE id = ?", (run_id,)
-    ).fetchone()
 
 
 def run_events(conn: sqlite3.Connection, run_id: int) -> list[tuple[Any, ...]]:

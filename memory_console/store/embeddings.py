@@ -28,7 +28,7 @@ def texts_of(store: Store, ids: Sequence[int]) -> list[tuple[int, str, str, str,
     for start in range(0, len(ids), 900):
         chunk = list(ids[start : start + 900])
         marks = ",".join("?" * len(chunk))
-        found += store.query(
+        found += store._query(
             f"SELECT id, title, content, keywords, owner, topic FROM memory "
             f"WHERE status = 'active' AND id IN ({marks})",
             chunk,
@@ -42,7 +42,7 @@ def scopes_of(store: Store, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
     for start in range(0, len(ids), 900):
         chunk = [int(ident) for ident in ids[start : start + 900]]
         marks = ",".join("?" * len(chunk))
-        for ident, owner, topic in store.query(
+        for ident, owner, topic in store._query(
             f"SELECT id, owner, topic FROM memory WHERE id IN ({marks})", chunk
         ):
             found[ident] = (owner, topic)
@@ -56,7 +56,7 @@ def vectors_for_hashes(store: Store, model_id: str, hashes: Iterable[str]) -> di
     for start in range(0, len(wanted), 900):
         chunk = wanted[start : start + 900]
         marks = ",".join("?" * len(chunk))
-        for content_hash, vector in store.query(
+        for content_hash, vector in store._query(
             f"SELECT content_hash, vector FROM embedding WHERE model_id = ? "
             f"AND content_hash IN ({marks}) GROUP BY content_hash",
             [model_id, *chunk],
@@ -116,8 +116,14 @@ def load_active_vectors(
     return ids[:position], matrix[:position], scopes
 
 
+def other_models(store: Store, model_id: str) -> list[str]:
+    """The models other than `model_id` that stored vectors come from."""
+    rows = store._query("SELECT DISTINCT model_id FROM embedding WHERE model_id != ?", (model_id,))
+    return [row[0] for row in rows]
+
+
 def embedding_count(store: Store, model_id: str) -> int:
-    return int(store.query("SELECT count(*) FROM embedding WHERE model_id = ?", (model_id,))[0][0])
+    return int(store._query("SELECT count(*) FROM embedding WHERE model_id = ?", (model_id,))[0][0])
 
 
 def hashes_of(store: Store, model_id: str, ids: Sequence[int]) -> dict[int, str]:
@@ -127,7 +133,7 @@ def hashes_of(store: Store, model_id: str, ids: Sequence[int]) -> dict[int, str]
         chunk = list(ids[start : start + 900])
         marks = ",".join("?" * len(chunk))
         found.update(
-            store.query(
+            store._query(
                 f"SELECT memory_id, content_hash FROM embedding WHERE model_id = ? "
                 f"AND memory_id IN ({marks})",
                 [model_id, *chunk],

@@ -63,7 +63,7 @@ def active_confidences(store: Store) -> tuple[np.ndarray, np.ndarray]:
     values: list[np.ndarray] = []
     last = -1
     while True:
-        rows = store.query(
+        rows = store._query(
             "SELECT id, confidence FROM memory NOT INDEXED WHERE status = 'active' AND id > ? "
             "ORDER BY id LIMIT ?",
             (last, CONFIDENCE_BATCH),
@@ -85,7 +85,7 @@ def run_changes(
     store: Store, run_id: int, after_event: int = 0, limit: int = 100
 ) -> list[EventRecord]:
     """The events a maintenance run wrote, in order, after the event id `after_event`."""
-    rows = store.query(
+    rows = store._query(
         f"SELECT {EVENT_SELECT} FROM memory_event WHERE run_id = ? AND actor != 'undo' "
         "AND id > ? ORDER BY id LIMIT ?",
         (run_id, after_event, limit),
@@ -97,7 +97,7 @@ def run_changes_before(
     store: Store, run_id: int, before_event: int, limit: int = 100
 ) -> list[EventRecord]:
     """The `limit` events of a run just before the event id `before_event`, in order."""
-    rows = store.query(
+    rows = store._query(
         f"SELECT {EVENT_SELECT} FROM memory_event WHERE run_id = ? AND actor != 'undo' "
         "AND id < ? ORDER BY id DESC LIMIT ?",
         (run_id, before_event, limit),
@@ -106,7 +106,7 @@ def run_changes_before(
 
 
 def run_change_count(store: Store, run_id: int) -> int:
-    rows = store.query(
+    rows = store._query(
         "SELECT count(*) FROM memory_event WHERE run_id = ? AND actor != 'undo'", (run_id,)
     )
     return int(rows[0][0])
@@ -117,7 +117,7 @@ def newest_ids(
 ) -> list[int]:
     """The newest `limit` ids of the (active) memories meeting `condition`."""
     where = f"status = 'active' AND {condition}" if active else condition
-    rows = store.query(
+    rows = store._query(
         f"SELECT id FROM memory WHERE {where} ORDER BY id DESC LIMIT ?", [*params, limit]
     )
     return [int(row[0]) for row in rows]
@@ -156,7 +156,7 @@ def daily_accesses(store: Store, now: float, days: int) -> list[int]:
     """Accesses per day over the last `days` days, oldest first (today last)."""
     start = now - days * DAY
     counts = [0] * days
-    for day, count in store.query(
+    for day, count in store._query(
         "SELECT CAST((at - ?) / ? AS INTEGER) AS d, count(*) FROM memory_event "
         "WHERE kind = 'accessed' AND at >= ? AND at < ? GROUP BY d",
         (start, DAY, start, now),

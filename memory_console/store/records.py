@@ -6,33 +6,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-# Column order of the memory table as the Store selects it.
-MEMORY_COLUMNS = (
-    "id",
-    "owner",
-    "topic",
-    "tier",
-    "memory_type",
-    "title",
-    "content",
-    "keywords",
-    "source",
-    "importance",
-    "confidence",
-    "base_confidence",
-    "retrieval_count",
-    "created_at",
-    "updated_at",
-    "last_accessed_at",
-    "decay_policy",
-    "is_protected",
-    "status",
-    "consolidated_into",
-    "metadata",
-    "external_id",
-    "revision",
-)
+from memory_console.store.schema import column_names, columns
+
+# Column order of the memory table as the Store selects it (and MemoryRecord holds it).
+MEMORY_COLUMNS = column_names("memory", key_first=True)
 MEMORY_SELECT = ", ".join(MEMORY_COLUMNS)
+# Columns holding JSON text, which records and events carry parsed.
+JSON_COLUMNS = ("keywords", "metadata")
+# Columns holding a flag, kept as 0 or 1 and carried as a bool.
+FLAG_COLUMNS = tuple(column.name for column in columns("memory") if column.type == "bool")
+KEYWORDS_AT, PROTECTED_AT, METADATA_AT = (
+    MEMORY_COLUMNS.index(name) for name in ("keywords", "is_protected", "metadata")
+)
+EVENT_COLUMNS = column_names("memory_event")
+EVENT_SELECT = ", ".join(EVENT_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +53,9 @@ class MemoryRecord:
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> MemoryRecord:
         values = list(row)
-        values[7] = json.loads(values[7] or "[]")
-        values[17] = bool(values[17])
-        values[20] = json.loads(values[20] or "{}")
+        values[KEYWORDS_AT] = json.loads(values[KEYWORDS_AT] or "[]")
+        values[PROTECTED_AT] = bool(values[PROTECTED_AT])
+        values[METADATA_AT] = json.loads(values[METADATA_AT] or "{}")
         return cls(*values)
 
     def as_dict(self) -> dict[str, Any]:
@@ -121,9 +108,6 @@ class EventRecord:
             query,
             json.loads(scores) if scores else None,
         )
-
-
-EVENT_SELECT = "id, memory_id, at, actor, kind, before, after, run_id, query, scores"
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,12 +38,12 @@ def store_stats(store: Store, now: float) -> dict[str, Any]:
     """Confidence tiers, staleness, recent activity, age distribution and counts."""
     active = "status = 'active'"
     tiers = {name: {"count": 0, "mean": None} for name, _, _ in TIER_BUCKETS}
-    for name, count, mean in store.query(
+    for name, count, mean in store._query(
         f"SELECT {bucket_case('confidence', TIER_BUCKETS)} AS b, count(*), avg(confidence) "
         f"FROM memory WHERE {active} GROUP BY b"
     ):
         tiers[name] = {"count": count, "mean": round(mean, 4)}
-    recent_count, recent_mean = store.query(
+    recent_count, recent_mean = store._query(
         "SELECT count(*), avg(retrieval_count) FROM memory WHERE last_accessed_at >= ?",
         (now - RECENT_DAYS * DAY,),
     )[0]
@@ -53,7 +53,7 @@ def store_stats(store: Store, now: float) -> dict[str, Any]:
         f"sum(created_at <= {now - low * DAY!r} AND created_at > {now - high * DAY!r})"
         for _, low, high in AGE_BUCKETS
     )
-    row = store.query(
+    row = store._query(
         "SELECT sum(decay_policy = 'standard' AND coalesce(last_accessed_at, created_at) < ?), "
         f"max(created_at), avg(min(created_at, ?)), min(created_at), {bucket_sums} "
         f"FROM memory WHERE {active}",

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memory_console.files import create_new, not_new, sync_directory
 from memory_console.store.db import open_store_connection
@@ -24,7 +24,10 @@ from memory_console.store.errors import (
     is_damage,
 )
 from memory_console.store.records import (
+    EVENT_COLUMNS,
     EVENT_SELECT,
+    FLAG_COLUMNS,
+    JSON_COLUMNS,
     MEMORY_COLUMNS,
     MEMORY_SELECT,
     ChangeResult,
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
 from memory_console.timeutil import now_ts
 
 ChangeListener = Callable[[str, list[int]], None]
+T = TypeVar("T")
 LOCK_RETRIES = 3
 # The distinct owners of the memories of one status (given twice), one index seek each.
 _OWNERS_OF_STATUS = (
@@ -53,9 +57,11 @@ _OWNERS_OF_STATUS = (
     ") SELECT name FROM owners WHERE name IS NOT NULL"
 )
 RANKED_MATCHES = 1000  # keyword search ranks at most this many (newest) matches per query
+# An event row as written: every column but the id, in table order.
+EVENT_FIELDS = tuple(name for name in EVENT_COLUMNS if name != "id")
 EVENT_INSERT = (
-    "INSERT INTO memory_event (memory_id, at, actor, kind, before, after, run_id, query, scores)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO memory_event ({', '.join(EVENT_FIELDS)}) "
+    f"VALUES ({', '.join('?' * len(EVENT_FIELDS))})"
 )
 # Status changes a person can ask for: kind of event -> (field, value it sets).
 FLAG_ACTIONS: dict[str, tuple[str, Any]] = {
@@ -120,11 +126,13 @@ class Store:
 
     @property
     def connection(self) -> sqlite3.Connection:
-        """The raw connection, for the modules behind the Store (maintenance, embed, stats)."""
+        """The raw connection, for modules under store/ only (a test keeps it so); everything
+        else reads through Store methods, read() and snapshot()."""
         return self._conn
 
     @property
     def lock(self) -> threading.RLock:
+        """The lock around the connection, for modules under store/."""
         return self._lock
 
     def require_writable(self, what: str) -> None:
@@ -172,18 +180,42 @@ class Store:
             finally:
                 self._in_transaction = False
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: every read inside (by this thread) sees the same state of
+        the store, as a plan needs."""
         with self._lock:
+            self._conn.execute("BEGIN")
             try:
-                return self._conn.execute(sql, params).fetchall()
-            except sqlite3.OperationalError as error:
-                if "locked" in str(error) or "busy" in str(error):
-                    raise StoreError("the database is busy; try again in a moment") from error
-                raise
-            except sqlite3.DatabaseError as error:
-                if is_damage(error):
-                    raise StoreError(damaged(self.path, error)) from error
-                raise StoreError(f"{self.path}: damaged database ({error})") from error
+                yield
+            finally:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+
+    def read(self, reader: Callable[..., T], *args: Any) -> T:
+        """`reader(connection, *args)` under the lock, for the readers of modules under
+        store/ (bulk, runs, consolidation): callers outside the store name what to read
+        without holding the connection. Busy and damaged databases become StoreError."""
+        with self._lock, self._read_errors():
+            return reader(self._conn, *args)
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of one SQL statement: for the Store and modules under store/ only."""
+        with self._lock, self._read_errors():
+            return self._conn.execute(sql, params).fetchall()
+
+    @contextmanager
+    def _read_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as error:
+            if "locked" in str(error) or "busy" in str(error):
+                raise StoreError("the database is busy; try again in a moment") from error
+            raise
+        except sqlite3.DatabaseError as error:
+            if is_damage(error):
+                raise StoreError(damaged(self.path, error)) from error
+            raise StoreError(f"{self.path}: damaged database ({error})") from error
 
     def notify(self, kind: str, ids: list[int]) -> None:
         """Tell listeners (the vector index, the console) which memories changed and how."""
@@ -196,7 +228,7 @@ class Store:
         self._conn.executemany(EVENT_INSERT, rows)
 
     def meta(self, key: str) -> str | None:
-        rows = self.query("SELECT value FROM console_meta WHERE key = ?", (key,))
+        rows = self._query("SELECT value FROM console_meta WHERE key = ?", (key,))
         return rows[0][0] if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
@@ -322,7 +354,7 @@ class Store:
             chunk = list(external_ids[start : start + 900])
             marks = ",".join("?" * len(chunk))
             found.update(
-                self.query(
+                self._query(
                     f"SELECT external_id, id FROM memory WHERE external_id IN ({marks})", chunk
                 )
             )
@@ -342,7 +374,7 @@ class Store:
     # -- reading --------------------------------------------------------------------------
 
     def get(self, memory_id: int) -> MemoryRecord | None:
-        rows = self.query(f"SELECT {MEMORY_SELECT} FROM memory WHERE id = ?", (memory_id,))
+        rows = self._query(f"SELECT {MEMORY_SELECT} FROM memory WHERE id = ?", (memory_id,))
         return MemoryRecord.from_row(rows[0]) if rows else None
 
     def require(self, memory_id: int) -> MemoryRecord:
@@ -356,7 +388,7 @@ class Store:
         for start in range(0, len(ids), 900):
             chunk = list(ids[start : start + 900])
             marks = ",".join("?" * len(chunk))
-            for row in self.query(
+            for row in self._query(
                 f"SELECT {MEMORY_SELECT} FROM memory WHERE id IN ({marks})", chunk
             ):
                 found[row[0]] = MemoryRecord.from_row(row)
@@ -423,7 +455,7 @@ class Store:
             where_sql = f"WHERE {' AND '.join(where)}" if where else ""
             sql = f"SELECT {MEMORY_SELECT} FROM memory {where_sql} ORDER BY {order} LIMIT ?"
             wanted = limit + 1 - len(rows)
-            found = self.query(sql, [*params, *condition_params, wanted])
+            found = self._query(sql, [*params, *condition_params, wanted])
             rows += [MemoryRecord.from_row(r) for r in found]
             if len(rows) > limit:
                 break
@@ -463,7 +495,7 @@ class Store:
             f"SELECT {MEMORY_SELECT} FROM memory {where_sql} "
             f"ORDER BY {sort} {direction}, id {direction} LIMIT ? OFFSET ?"
         )
-        return [MemoryRecord.from_row(r) for r in self.query(sql, [*params, limit, offset])]
+        return [MemoryRecord.from_row(r) for r in self._query(sql, [*params, limit, offset])]
 
     def ids_matching(self, memory_filter: MemoryFilter) -> np.ndarray:
         """Every id the filter keeps, as int64 (the vector index ranks only among these).
@@ -481,7 +513,7 @@ class Store:
             clauses.append(f"owner IN ({_OWNERS_OF_STATUS})")
             params += [memory_filter.status, memory_filter.status]
         where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        joined = self.query(f"SELECT group_concat(id) FROM memory {where_sql}", params)[0][0]
+        joined = self._query(f"SELECT group_concat(id) FROM memory {where_sql}", params)[0][0]
         if not joined:
             return np.empty(0, dtype=np.int64)
         return np.fromstring(joined, dtype=np.int64, sep=",")
@@ -489,7 +521,7 @@ class Store:
     def count(self, memory_filter: MemoryFilter | None = None) -> int:
         clauses, params = self.where(memory_filter or MemoryFilter())
         where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        return int(self.query(f"SELECT count(*) FROM memory {where_sql}", params)[0][0])
+        return int(self._query(f"SELECT count(*) FROM memory {where_sql}", params)[0][0])
 
     def counts_by(
         self, *fields: str, memory_filter: MemoryFilter | None = None
@@ -501,7 +533,7 @@ class Store:
         clauses, params = self.where(memory_filter or MemoryFilter())
         where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         group = ", ".join(fields)
-        return self.query(
+        return self._query(
             f"SELECT {group}, count(*) FROM memory {where_sql} GROUP BY {group} ORDER BY {group}",
             params,
         )
@@ -540,7 +572,7 @@ class Store:
             match = fts_query(text, require_all=require_all)
             if not match:
                 return []
-            for ident, rank in self.query(sql, [match, *params, RANKED_MATCHES, limit]):
+            for ident, rank in self._query(sql, [match, *params, RANKED_MATCHES, limit]):
                 if ident not in results and len(results) < limit:
                     results[ident] = float(rank)
             if len(results) >= limit or " AND " not in match:
@@ -548,7 +580,7 @@ class Store:
         return list(results.items())
 
     def history(self, memory_id: int) -> list[EventRecord]:
-        rows = self.query(
+        rows = self._query(
             f"SELECT {EVENT_SELECT} FROM memory_event WHERE memory_id = ? ORDER BY at, id",
             (memory_id,),
         )
@@ -557,7 +589,7 @@ class Store:
     def accesses(self, memory_id: int, limit: int = 100) -> list[EventRecord]:
         """The memory's access log, newest first: when, which query, which scores (recalls,
         and reinforcements when an agent met the memory again)."""
-        rows = self.query(
+        rows = self._query(
             f"SELECT {EVENT_SELECT} FROM memory_event WHERE memory_id = ? "
             "AND kind IN ('accessed', 'reinforced') ORDER BY at DESC, id DESC LIMIT ?",
             (memory_id, limit),
@@ -755,7 +787,7 @@ class Store:
         left, so it must be new: an existing path, a symlink, a pipe or a device is refused
         before the write lock is taken. If writing fails, the partial file is removed and
         nothing is deleted. A `purged` event stays as the audit trail."""
-        from memory_console.ingest.jsonl import export_record, json_line
+        from memory_console.store.wire import export_record, json_line
 
         moment = now_ts() if now is None else now
         wanted = list(dict.fromkeys(int(i) for i in ids))
@@ -873,7 +905,7 @@ class Store:
     def last_event_ids(self, actor: str, kinds: Sequence[str], at: float) -> list[int]:
         """Ids of the events one action wrote (same actor and time), for undo of the last action."""
         marks = ",".join("?" * len(kinds))
-        rows = self.query(
+        rows = self._query(
             "SELECT id FROM memory_event WHERE actor = ? AND at = ? "
             f"AND kind IN ({marks}) ORDER BY id",
             (actor, at, *kinds),
@@ -902,11 +934,12 @@ def memories(count: int) -> str:
 def decode_fields(values: dict[str, Any]) -> dict[str, Any]:
     """Event JSON keeps lists and objects as such, not as their stored JSON text."""
     out = dict(values)
-    for name in ("keywords", "metadata"):
+    for name in JSON_COLUMNS:
         if name in out and isinstance(out[name], str):
             out[name] = json.loads(out[name])
-    if "is_protected" in out:
-        out["is_protected"] = bool(out["is_protected"])
+    for name in FLAG_COLUMNS:
+        if name in out:
+            out[name] = bool(out[name])
     return out
 
 
@@ -916,9 +949,9 @@ def encode_fields(values: dict[str, Any]) -> dict[str, Any]:
     for name, value in values.items():
         if name not in MEMORY_COLUMNS or name in ("id", "revision"):
             continue
-        if name in ("keywords", "metadata"):
+        if name in JSON_COLUMNS:
             out[name] = dumps(value)
-        elif name == "is_protected":
+        elif name in FLAG_COLUMNS:
             out[name] = int(bool(value))
         else:
             out[name] = value

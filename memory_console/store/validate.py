@@ -9,6 +9,7 @@ from typing import Any
 
 from memory_console.store.errors import ValidationError
 from memory_console.store.records import MEMORY_COLUMNS
+from memory_console.store.schema import defaults
 from memory_console.store.vocab import CHOICES
 from memory_console.timeutil import TIME_RANGE, in_range, parse_iso
 
@@ -24,6 +25,8 @@ MAX_JSON_DEPTH = 32
 INSERT_COLUMNS = tuple(c for c in MEMORY_COLUMNS if c not in ("id", "revision"))
 TIME_FIELDS = ("created_at", "updated_at", "last_accessed_at")
 FIELDS = set(INSERT_COLUMNS) | {"id"}
+# What a new memory holds where its description says nothing (store/tables.py's defaults).
+DEFAULTS = {name: value for name, value in defaults("memory").items() if name in INSERT_COLUMNS}
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -233,26 +236,14 @@ def complete_memory(data: dict[str, Any], now: float) -> dict[str, Any]:
     if extra:
         metadata.update(extra)
         row["metadata"] = check_metadata(metadata)
-    row.setdefault("metadata", "{}")
-    row.setdefault("owner", "default")
-    row.setdefault("topic", "general")
-    row.setdefault("tier", "long_term")
-    row.setdefault("memory_type", "semantic")
+    # Values that follow from others first; the rest are the table's column defaults.
     row.setdefault("title", default_title(row["content"]))
-    row.setdefault("keywords", "[]")
-    row.setdefault("source", "manual")
-    row.setdefault("importance", 0.5)
-    row.setdefault("confidence", row.get("base_confidence", 1.0))
+    row.setdefault("confidence", row.get("base_confidence", DEFAULTS["confidence"]))
     row.setdefault("base_confidence", row["confidence"])
-    row.setdefault("retrieval_count", 0)
     row.setdefault("created_at", now)
     row.setdefault("updated_at", row["created_at"])
-    row.setdefault("last_accessed_at", None)
-    row.setdefault("decay_policy", "standard")
-    row.setdefault("is_protected", 0)
-    row.setdefault("status", "active")
-    row.setdefault("consolidated_into", None)
-    row.setdefault("external_id", None)
+    for name, value in DEFAULTS.items():
+        row.setdefault(name, value)
     if row["created_at"] > now + 86400:
         raise ValidationError("created_at is in the future")
     if row["last_accessed_at"] is not None and row["last_accessed_at"] < row["created_at"]:

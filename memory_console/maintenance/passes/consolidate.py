@@ -234,8 +234,8 @@ def find_groups(
 ) -> tuple[list[list[MemoryRecord]], str]:
     """Groups of near-duplicates per owner and topic, and the mode that found them."""
     assert frame.store is not None
-    conn = frame.store.connection
-    models = stored_models(conn)
+    store = frame.store
+    models = store.read(stored_models)
     by_scope: dict[tuple[str, str], list[MemoryRecord]] = {}
     for candidate in candidates:
         by_scope.setdefault((candidate.owner, candidate.topic), []).append(candidate)
@@ -245,7 +245,7 @@ def find_groups(
         if len(members) < 2:
             continue
         if use_vectors:
-            ids, hashes, matrix = vectors_of(conn, models[0], [c.id for c in members])
+            ids, hashes, matrix = store.read(vectors_of, models[0], [c.id for c in members])
             if len(ids) < 2:
                 continue
             with_vector = {c.id: c for c in members}
@@ -272,9 +272,7 @@ def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> Pas
     open_rows = frame.maintainable()
     open_ids = set(frame.ids[open_rows].tolist())
     candidates = [
-        record
-        for record in candidate_rows(frame.store.connection, frame.scope)
-        if record.id in open_ids
+        record for record in frame.store.read(candidate_rows, frame.scope) if record.id in open_ids
     ]
     groups, mode = find_groups(frame, candidates, p)
     command = merge_command()

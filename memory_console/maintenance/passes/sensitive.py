@@ -45,7 +45,7 @@ def plan_sensitive(frame: Frame, params: MaintenanceParams, now: float) -> PassR
     open_rows = frame.maintainable()
     rows: list[int] = []
     reasons: list[str] = []
-    for ident, title, content, metadata in bulk.iter_texts(frame.store.connection, frame.rows):
+    for ident, title, content, metadata in frame.store.read(bulk.iter_texts, frame.rows):
         position = int(np.searchsorted(frame.ids, ident))
         if position >= len(frame) or frame.ids[position] != ident or not open_rows[position]:
             continue
