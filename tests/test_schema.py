@@ -22,7 +22,7 @@ from memory_console.store.records import (
 from memory_console.store.runs import RUN_FIELDS
 from memory_console.store.store import EVENT_FIELDS
 from memory_console.store.validate import DEFAULTS, INSERT_COLUMNS, complete_memory
-from tests.conftest import NOW
+from tests.helpers import NOW
 
 # maintenance/__init__ binds `undo` to the function, so the module is imported by its name.
 undo = importlib.import_module("memory_console.maintenance.undo")
