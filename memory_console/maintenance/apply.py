@@ -181,7 +181,7 @@ def insert_new_memories(store: Store, plan: Plan, run_id: int) -> dict[int, int]
                     None,
                     dumps(after),
                     run_id,
-                    memory.reason,
+                    memory.reason_text,
                     None,
                 )
             ]
