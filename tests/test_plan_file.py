@@ -14,6 +14,7 @@ from textual.worker import WorkerCancelled, WorkerFailed
 
 from memory_console.cli import main
 from memory_console.maintenance import list_runs, plan
+from memory_console.maintenance.console_reads import run_changes as changes_of_run
 from memory_console.maintenance.edits import merge_groups
 from memory_console.settings import Settings
 from memory_console.store import MemoryFilter, Store
@@ -64,16 +65,15 @@ def as_before(rows: list[dict[str, Any]], before: list[dict[str, Any]]) -> bool:
     return [{k: v for k, v in m.items() if k != "revision"} for m in rows if m["id"] <= last] == old
 
 
-def run_changes(path: Path) -> list[tuple[Any, ...]]:
-    """What the last run wrote: one row per event, without the clock's `at`."""
+def run_changes(path: Path) -> list[Any]:
+    """What the last run wrote: its events (without the clock's `at` and own ids) and row."""
     with Store(path, read_only=True, create=False) as store:
         run = list_runs(store)[0]
-        rows = store.query(
-            "SELECT memory_id, actor, kind, before, after, query FROM memory_event "
-            "WHERE run_id = ? AND actor != 'undo' ORDER BY id",
-            (run.id,),
-        )
-        return [*rows, (run.passes, run.counts, run.changed, run.now)]
+        events = [
+            (e.memory_id, e.actor, e.kind, e.before, e.after, e.query)
+            for e in changes_of_run(store, run.id, 0, 100_000)
+        ]
+        return [*events, (run.passes, run.counts, run.changed, run.now)]
 
 
 def chosen_edits(path: Path) -> tuple[int, list[int], list[int], int, list[int]]:

@@ -270,16 +270,13 @@ def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
     from memory_console.maintenance.merge_command import merge_with_command
     from memory_console.maintenance.plan_file import PlanFileError, check_store
 
-    given = [f"--{n.replace('_', '-')}" for n in overrides_of(args)]
-    given += [
-        o
-        for o, v in (
-            ("--passes", getattr(args, "passes", None)),
-            ("--policy", args.policy),
-            ("--now", getattr(args, "now", None)),
-        )
-        if v
-    ]
+    fixed = {
+        "--passes": getattr(args, "passes", None),
+        "--policy": args.policy,
+        "--now": getattr(args, "now", None),
+    }
+    given = [f"--{name.replace('_', '-')}" for name in overrides_of(args)]
+    given += [option for option, value in fixed.items() if value]
     if given:
         raise UserError(f"{', '.join(given)}: the plan file fixes them; make a new plan instead")
     common.check_range("--top", args.top, 0)
