@@ -227,8 +227,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if args.apply:
             merges = merge_with_command(store, proposed, command)
             warn(merges.summary)
+            proposed = merges.plan  # its figures count the command's failures
             try:
-                run = apply(store, merges.plan, skip_stale=args.skip_stale)
+                run = apply(store, proposed, skip_stale=args.skip_stale)
             except StalePlanError as error:
                 raise UserError(f"{error} or use --skip-stale") from error
         titles = titles_of(store, proposed, args.top) if not args.json else {}
@@ -292,8 +293,9 @@ def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
             raise UserError(f"{path}: {error}") from error
         merges = merge_with_command(store, edited, command)
         warn(merges.summary)
+        edited = merges.plan
         try:
-            run = apply(store, merges.plan, skip_stale=args.skip_stale)
+            run = apply(store, edited, skip_stale=args.skip_stale)
         except StalePlanError as error:
             raise UserError(f"{error}: make a new plan, or use --skip-stale") from error
         titles = titles_of(store, edited, args.top) if not args.json else {}
