@@ -10,7 +10,8 @@ import pytest
 
 from memory_console.embed.search import SearchEngine
 from memory_console.maintenance import apply, build_params, plan, undo
-from memory_console.store import Store
+from memory_console.store import MemoryFilter, Store
+from memory_console.timeutil import to_iso
 from tests.helpers import NOW
 
 DAY = 86400.0
@@ -156,17 +157,62 @@ def test_external_merge_command_or_extractive_fallback(
     used: bool,
     note: str | None,
 ) -> None:
+    from memory_console.maintenance.merge_command import merge_with_command
+
     add_keyword_family(store)
-    monkeypatch.setenv("MEMORY_CONSOLE_MERGE_COMMAND", write_script(tmp_path, body))
-    proposed = plan(store, ["consolidate"], now=NOW)
+    command = write_script(tmp_path, body)
+    merges = merge_with_command(store, plan(store, ["consolidate"], now=NOW), command)
+    proposed = merges.plan
     (merged,) = proposed.new_memories
     if used:
         assert merged.fields["content"] == "Prefers a dark editor theme."
         assert merged.fields["importance"] == 0.9  # the command words it; numbers stay ours
+        assert not merges.failures
     else:
         assert merged.fields["content"].startswith("Prefers dark mode in the editor. Likes")
-        assert note in merged.reason and "merged extractively" in merged.reason
+        text = merged.reason_text
+        assert note in text and "merged extractively" in text
         assert proposed.figures["consolidate"]["merge_command_failures"] == 1
+        assert note in merges.summary
+
+
+def test_planning_never_runs_the_merge_command(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan only reads the store: the configured command runs when the plan is applied."""
+    add_keyword_family(store)
+    ran = tmp_path / "ran"
+    body = f"import pathlib, sys\npathlib.Path({str(ran)!r}).write_text('yes')\nsys.exit(3)\n"
+    monkeypatch.setenv("MEMORY_CONSOLE_MERGE_COMMAND", write_script(tmp_path, body))
+    proposed = plan(store, ["consolidate"], now=NOW)
+    assert len(proposed.new_memories) == 1 and not ran.exists()
+
+
+def test_a_failing_merge_command_is_shown_and_the_extractive_merge_applied(
+    store: Store,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    db_path: Path,
+) -> None:
+    from memory_console.cli import main
+
+    add_keyword_family(store)
+    store.close()
+    monkeypatch.setenv(
+        "MEMORY_CONSOLE_MERGE_COMMAND", write_script(tmp_path, "import sys\nsys.exit(3)\n")
+    )
+    args = ["maintain", "--passes", "consolidate", "--db", str(db_path), "--now", to_iso(NOW)]
+    assert main([*args, "--apply"]) == 0
+    captured = capsys.readouterr()
+    assert "merge command exited with 3" in captured.err
+    with Store(db_path) as reopened:
+        members = reopened.ids_matching(MemoryFilter(status="consolidated")).tolist()
+        (into,) = {reopened.require(i).consolidated_into for i in members}
+        merged = reopened.require(into or 0)
+        assert merged.content.startswith("Prefers dark mode in the editor. Likes")
+        (created,) = [e for e in reopened.history(merged.id) if e.kind == "created"]
+        assert "merge command exited with 3, merged extractively" in (created.query or "")
 
 
 def test_parameters_are_options_and_recorded(

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 from memory_console.maintenance import apply, plan, store_forecast
+from memory_console.maintenance.edits import PlanEdits, edit_plan, merge_groups
+from memory_console.maintenance.health import project_tiers, tier_filter
+from memory_console.maintenance.merge_review import load_group, merge_members
 from memory_console.store import MemoryFilter, Store
 from memory_console.store.health import (
     ReadCancelled,
@@ -16,10 +19,7 @@ from memory_console.store.health import (
     run_changes_before,
 )
 from memory_console.timeutil import DAY
-from memory_console.tui.health_figures import project_tiers, tier_filter
-from memory_console.tui.merge_review import load_group, merge_members
 from memory_console.tui.plan_chart import after_plan, distribution
-from memory_console.tui.plan_edit import PlanEdits, edit_plan, merge_groups
 from memory_console.tui.plan_request import evaluation_time, param_fields
 from memory_console.tui.plan_rows import ChangeRows
 from tests.helpers import NOW

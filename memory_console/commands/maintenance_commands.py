@@ -1,9 +1,11 @@
-"""Subcommands of maintenance: decay, maintain (--dry-run | --apply), runs, undo RUN_ID."""
+"""Subcommands of maintenance: decay, maintain (--dry-run [--out PLAN] | --apply [PLAN]),
+plan-edit PLAN, runs, undo RUN_ID."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from memory_console.commands import common
@@ -48,6 +50,44 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     maintain.set_defaults(handler=cmd_plan, command_name="maintain")
 
+    edit = subparsers.add_parser(
+        "plan-edit",
+        help="edit a saved plan: leave memories out, reject or split merge groups",
+        description="Edit a plan written by `maintain --dry-run --out PLAN` as the console's "
+        "review does: leave memories out of the run, reject a merge group (its memories stay "
+        "as they are) or split members off into a merge of their own. Groups are numbered "
+        "1, 2 ... in the plan's order, as the review shows them. The edited plan is written "
+        "over PLAN (or to --out); apply it with `maintain --apply PLAN`.",
+    )
+    common.add_common(edit)
+    edit.add_argument("plan", metavar="PLAN", help="the plan file")
+    edit.add_argument(
+        "--leave-out",
+        type=id_list,
+        action="append",
+        default=[],
+        metavar="IDS",
+        help="comma-separated memory ids no pass changes in this run",
+    )
+    edit.add_argument(
+        "--reject-group",
+        type=group_number,
+        action="append",
+        default=[],
+        metavar="N",
+        help="do not merge group N",
+    )
+    edit.add_argument(
+        "--split-group",
+        type=split_spec,
+        action="append",
+        default=[],
+        metavar="N:IDS",
+        help="split these members (at least two) of group N off into a merge of their own",
+    )
+    edit.add_argument("--out", help="write the edited plan here instead of over PLAN")
+    edit.set_defaults(handler=cmd_plan_edit)
+
     runs = subparsers.add_parser(
         "runs",
         help="list applied maintenance runs",
@@ -73,7 +113,20 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
     common.add_common(parser)
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--dry-run", action="store_true", help="list what would change")
-    mode.add_argument("--apply", action="store_true", help="write it, in one transaction")
+    mode.add_argument(
+        "--apply",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="PLAN",
+        help="write it, in one transaction; with PLAN, apply that saved plan exactly "
+        "(refused as stale when the store changed since, unless --skip-stale)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="PLAN",
+        help="with --dry-run: also write the plan to this file, to edit (plan-edit) and apply",
+    )
     parser.add_argument(
         "--skip-stale",
         action="store_true",
@@ -84,7 +137,7 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy",
         choices=list(POLICIES),
-        default="relevance",
+        default=None,
         help="decay policy (default relevance)",
     )
     parser.add_argument(
@@ -119,31 +172,140 @@ def overrides_of(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def id_list(text: str) -> frozenset[int]:
+    try:
+        ids = frozenset(int(part) for part in text.split(",") if part.strip())
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a list of memory ids: {text!r}") from error
+    if not ids or not all(1 <= i <= common.MAX_ID for i in ids):
+        raise argparse.ArgumentTypeError(f"not a list of memory ids: {text!r}")
+    return ids
+
+
+def group_number(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a group number: {text!r}") from error
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"not a group number: {text!r}")
+    return number
+
+
+def split_spec(text: str) -> tuple[int, frozenset[int]]:
+    number, _, ids = text.partition(":")
+    return group_number(number), id_list(ids)
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     from memory_console.maintenance import StalePlanError, apply, plan
+    from memory_console.maintenance.merge_command import merge_with_command
 
     if args.skip_stale and not args.apply:
         raise UserError("--skip-stale goes with --apply")
+    if args.out is not None and not args.dry_run:
+        raise UserError("--out goes with --dry-run (it writes the plan to apply later)")
+    if isinstance(args.apply, str):
+        return apply_plan_file(args, Path(args.apply))
     names = args.passes or registry.maintain_passes()
     try:
-        params = registry.build_params(names, args.policy, overrides_of(args))
+        params = registry.build_params(names, args.policy or "relevance", overrides_of(args))
     except ValueError as error:
         raise UserError(str(error)) from error
     common.check_range("--top", args.top, 0)
     now = common.now_of(args)
     write = f"{args.command_name} --apply" if args.apply else None
+    command = common.settings_of(args).merge_command
     store = common.open_store(args, actor="cli", write=write)
     try:
         if args.apply:
             store.require_writable(f"{args.command_name} --apply")
         proposed = plan(store, names, params, now)
-        try:
-            run = apply(store, proposed, skip_stale=args.skip_stale) if args.apply else None
-        except StalePlanError as error:
-            raise UserError(f"{error} or use --skip-stale") from error
+        if args.out is not None:
+            save_plan(Path(args.out), proposed)
+        run = None
+        if args.apply:
+            merges = merge_with_command(store, proposed, command)
+            warn(merges.summary)
+            proposed = merges.plan  # its figures count the command's failures
+            try:
+                run = apply(store, proposed, skip_stale=args.skip_stale)
+            except StalePlanError as error:
+                raise UserError(f"{error} or use --skip-stale") from error
         titles = titles_of(store, proposed, args.top) if not args.json else {}
     finally:
         store.close()
+    report(args, proposed, run, titles)
+    return 0
+
+
+def warn(line: str) -> None:
+    if line:
+        print(f"memory-console: {visible(line, layout=False)}", file=sys.stderr)
+
+
+def save_plan(path: Path, proposed: Any, edits: Any = None, merge: Any = None) -> Any:
+    """Write `proposed` (with `edits`, merged anew by `merge`) as a plan file."""
+    from memory_console.commands.store_commands import write_file
+    from memory_console.maintenance.plan_file import PlanFile, write_plan_file
+
+    plan_file = PlanFile(proposed)
+    if edits is not None:
+        plan_file = plan_file.with_edits(edits, merge)
+    write_file(path, lambda handle: write_plan_file(handle, plan_file))
+    return plan_file
+
+
+def load_plan(path: Path) -> Any:
+    from memory_console.maintenance.plan_file import PlanFileError, read_plan_file
+
+    try:
+        return read_plan_file(path)
+    except PlanFileError as error:
+        raise UserError(str(error)) from error
+
+
+def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
+    """`maintain --apply PLAN`: exactly the saved plan, after its edits."""
+    from memory_console.maintenance import StalePlanError, apply
+    from memory_console.maintenance.merge_command import merge_with_command
+    from memory_console.maintenance.plan_file import PlanFileError, check_store
+
+    fixed = {
+        "--passes": getattr(args, "passes", None),
+        "--policy": args.policy,
+        "--now": getattr(args, "now", None),
+    }
+    given = [f"--{name.replace('_', '-')}" for name in overrides_of(args)]
+    given += [option for option, value in fixed.items() if value]
+    if given:
+        raise UserError(f"{', '.join(given)}: the plan file fixes them; make a new plan instead")
+    common.check_range("--top", args.top, 0)
+    plan_file = load_plan(path)
+    command = common.settings_of(args).merge_command
+    store = common.open_store(args, actor="cli", write=f"{args.command_name} --apply")
+    try:
+        store.require_writable(f"{args.command_name} --apply")
+        try:
+            check_store(plan_file, store.path)
+            edited = plan_file.edited().plan
+        except PlanFileError as error:
+            raise UserError(f"{path}: {error}") from error
+        merges = merge_with_command(store, edited, command)
+        warn(merges.summary)
+        edited = merges.plan
+        try:
+            run = apply(store, edited, skip_stale=args.skip_stale)
+        except StalePlanError as error:
+            raise UserError(f"{error}: make a new plan, or use --skip-stale") from error
+        titles = titles_of(store, edited, args.top) if not args.json else {}
+    finally:
+        store.close()
+    report(args, edited, run, titles)
+    return 0
+
+
+def report(args: argparse.Namespace, proposed: Any, run: Any, titles: dict[int, str]) -> None:
     if args.json:
         extra: dict[str, Any] = {"dry_run": run is None}
         if run is not None:
@@ -155,6 +317,74 @@ def cmd_plan(args: argparse.Namespace) -> int:
         write_plan_json(proposed, extra)
     else:
         print_plan(proposed, run, titles, args)
+
+
+def cmd_plan_edit(args: argparse.Namespace) -> int:
+    """Edit a saved plan through the same PlanEdits the console's review makes."""
+    from memory_console.maintenance.edits import merge_groups
+    from memory_console.maintenance.merge_review import merge_members, outcome, parts_by_group
+    from memory_console.maintenance.plan_file import PlanFileError, check_store
+
+    path = Path(args.plan)
+    plan_file = load_plan(path)
+    proposed = plan_file.proposed
+    groups = merge_groups(proposed)
+    keys = sorted(groups, reverse=True)  # group N is keys[N - 1], as the review numbers them
+
+    def members_of(number: int) -> list[int]:
+        if number > len(keys):
+            raise UserError(f"group {number}: the plan has {len(keys)} merge groups")
+        return groups[keys[number - 1]]
+
+    edits = plan_file.edits
+    for ids in args.leave_out:
+        edits = edits.exclude(ids)
+    for number in args.reject_group:
+        edits = edits.reject(members_of(number))
+    for number, ids in args.split_group:
+        outside = sorted(ids - set(members_of(number)))
+        if outside:
+            raise UserError(f"group {number} has no member {', '.join(map(str, outside))}")
+        if len(ids) < 2:
+            raise UserError(f"group {number}: a merge needs two memories; give at least two ids")
+        edits = edits.split(ids)
+    if getattr(args, "db", None) is None:
+        args.db = proposed.store_path
+    store = common.open_store(args)
+    try:
+        try:
+            check_store(plan_file, store.path)
+        except PlanFileError as error:
+            raise UserError(f"{path}: {error}") from error
+        out = Path(args.out) if args.out else path
+        saved = save_plan(out, proposed, edits, lambda ids: merge_members(store, ids))
+    finally:
+        store.close()
+    edited = saved.edited()
+    parts = parts_by_group(proposed, edited)
+    outcomes = [outcome(parts[key], len(groups[key])) for key in keys]
+    left_out = sorted(edits.excluded)
+    if args.json:
+        common.print_json(
+            {
+                "out": str(out),
+                "changed": edited.plan.changed,
+                "new_memories": len(edited.plan.new_memories),
+                "left_out": left_out,
+                "groups": [
+                    {"number": n, "members": groups[k], "outcome": o}
+                    for n, (k, o) in enumerate(zip(keys, outcomes, strict=True), start=1)
+                ],
+            }
+        )
+        return 0
+    print(
+        f"{out}: {edited.plan.changed:,} memories change, "
+        f"{len(edited.plan.new_memories):,} merges, {len(left_out):,} left out"
+    )
+    for number, (key, result) in enumerate(zip(keys, outcomes, strict=True), start=1):
+        print(f"  group {number} ({len(groups[key])} memories): {result}")
+    print(f"apply with: memory-console maintain --apply {out}")
     return 0
 
 
@@ -234,7 +464,13 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
                 change.reason,
             )
         out.print(table)
-    if run is None:
+    if run is None and getattr(args, "out", None):
+        out.print(
+            f"plan written to {args.out}; edit it with plan-edit, apply it with: "
+            f"memory-console {args.command_name} --apply {args.out}",
+            style="dim",
+        )
+    elif run is None:
         out.print("apply with the same options and --apply instead of --dry-run", style="dim")
     else:
         if args.skip_stale:

@@ -11,9 +11,9 @@ from memory_console.maintenance.plan import (
     NewMemory,
     PassResult,
     Plan,
-    Reasons,
 )
 from memory_console.maintenance.planner import plan
+from memory_console.maintenance.reasons import Reason, Reasons
 from memory_console.maintenance.registry import (
     PassSpec,
     build_params,
@@ -33,6 +33,7 @@ __all__ = [
     "PassResult",
     "PassSpec",
     "Plan",
+    "Reason",
     "Reasons",
     "Run",
     "StalePlanError",

@@ -183,7 +183,7 @@ def insert_new_memories(store: Store, conn: Any, plan: Plan, run_id: int) -> dic
                     None,
                     dumps(after),
                     run_id,
-                    memory.reason,
+                    memory.reason_text,
                     None,
                 )
             ]

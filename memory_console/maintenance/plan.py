@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from memory_console.maintenance.params import MaintenanceParams
+from memory_console.maintenance.reasons import ReasonItem, Reasons, reason_text
 
 
 @dataclass(frozen=True)
@@ -27,37 +28,6 @@ class Change:
     reason: str
     pass_name: str
     kind: str
-
-
-@dataclass(frozen=True)
-class Reasons:
-    """Reasons of many rows stored once each: row i reads texts[index[i]]."""
-
-    texts: list[str]
-    index: np.ndarray
-
-    @classmethod
-    def same(cls, text: str, count: int) -> Reasons:
-        return cls([text], np.zeros(count, dtype=np.int64))
-
-    @classmethod
-    def each(cls, texts: Sequence[str]) -> Reasons:
-        unique = list(dict.fromkeys(texts))
-        position = {text: i for i, text in enumerate(unique)}
-        return cls(unique, np.array([position[t] for t in texts], dtype=np.int64))
-
-    def __len__(self) -> int:
-        return int(self.index.shape[0])
-
-    def __getitem__(self, row: int) -> str:
-        return self.texts[int(self.index[row])]
-
-    def take(self, rows: np.ndarray) -> Reasons:
-        return Reasons(self.texts, self.index[rows])
-
-    def tolist(self) -> list[str]:
-        texts = self.texts
-        return [texts[i] for i in self.index.tolist()]
 
 
 @dataclass(frozen=True)
@@ -107,7 +77,7 @@ class ChangeSet:
         kind: str,
         ids: np.ndarray,
         values: Mapping[str, tuple[Any, Any]],
-        reasons: Reasons | Sequence[str],
+        reasons: Reasons | Sequence[ReasonItem],
     ) -> ChangeSet:
         """A ChangeSet from array-likes; a reason list is deduplicated."""
         ident = np.asarray(ids, dtype=np.int64).reshape(-1)
@@ -147,13 +117,18 @@ class NewMemory:
     """A memory a pass creates (consolidate): fields as Store.add takes them.
 
     `key` is a negative placeholder id that ChangeSets may use as consolidated_into.
+    `reason` is data (a Reason) or the text its pass gave; `reason_text` is what people read.
     """
 
     key: int
     pass_name: str
     fields: Mapping[str, Any]
-    reason: str
+    reason: ReasonItem
     kind: str = "created"
+
+    @property
+    def reason_text(self) -> str:
+        return reason_text(self.reason)
 
 
 @dataclass

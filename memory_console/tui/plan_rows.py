@@ -71,7 +71,7 @@ class ChangeRows:
             ]
         )
         self.reason_texts = [t for s in sets for t in s.reasons.texts] + [
-            m.reason for m in plan.new_memories
+            m.reason_text for m in plan.new_memories
         ]
 
     def _offsets(self) -> list[int]:

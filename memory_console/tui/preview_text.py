@@ -62,7 +62,7 @@ def new_detail(memory: NewMemory) -> Text:
     text.append("\n")
     text.append(one_line(masked(str(fields.get("content", "")), reveal=False), 230))
     text.append("\n")
-    text.append(literal(memory.reason, "dim"))
+    text.append(literal(memory.reason_text, "dim"))
     text.append(" · Enter or c: review the merges", style="dim")
     return text
 

@@ -3,19 +3,15 @@
 Groups come from cosine similarity of the stored embeddings (>= min_cosine), or, in a store
 without embeddings, from keyword Jaccard similarity (>= min_jaccard, groups of at least
 min_keyword_group). Identical texts (or keyword sets) are compared once, so a store that
-repeats itself costs what its distinct texts cost. The merged memory is extractive (the
-members' sentences) unless a merge command is configured (MEMORY_CONSOLE_MERGE_COMMAND or
-merge_command in the config file): it receives the group as JSON on stdin and answers
-{"title", "content", "keywords"}; if it fails or answers badly, the extractive merge is used
-and the reason says so. All of it happens at plan time, so apply never half-merges.
+repeats itself costs what its distinct texts cost. The merged memory is extractive (see
+docs/ARCHITECTURE.md, 'Consolidation'). Planning reads the store and nothing else: a
+configured merge command runs only when the plan is applied (maintenance/merge_command.py).
+Reasons are data (the measure, its threshold, the group's size), worded only when shown.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
-import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +22,7 @@ import numpy as np
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.plan import ChangeSet, NewMemory, PassResult
+from memory_console.maintenance.reasons import Reason
 from memory_console.maintenance.registry import PassSpec
 from memory_console.policies.params import PolicyParams
 from memory_console.store import MemoryRecord
@@ -33,7 +30,6 @@ from memory_console.store.consolidation import candidate_rows, stored_models, ve
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 BLOCK = 2048  # rows per similarity block: bounds memory at BLOCK x distinct vectors
-MERGE_TIMEOUT_S = 60
 
 
 @dataclass(frozen=True)
@@ -168,67 +164,6 @@ def extractive_merge(group: Sequence[MemoryRecord]) -> dict[str, Any]:
     }
 
 
-def merge_command() -> str | None:
-    from memory_console.settings import load_settings
-
-    try:
-        return load_settings().merge_command
-    except ValueError:
-        return None
-
-
-def external_merge(
-    command: str, group: Sequence[MemoryRecord], merged: dict[str, Any]
-) -> tuple[dict[str, Any], str | None]:
-    """Ask the merge command for title/content/keywords; (merged, None) on success or
-    (the extractive merge, why it was not used)."""
-    payload = {
-        "members": [
-            {
-                "id": c.id,
-                "title": c.title,
-                "content": c.content,
-                "keywords": c.keywords,
-                "created_at": c.created_at,
-            }
-            for c in group
-        ],
-        "extractive": {k: merged[k] for k in ("title", "content", "keywords")},
-    }
-    try:
-        done = subprocess.run(
-            shlex.split(command),
-            input=json.dumps(payload),
-            text=True,
-            capture_output=True,
-            timeout=MERGE_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired, ValueError) as error:
-        return merged, f"merge command failed ({error})"
-    if done.returncode != 0:
-        return merged, f"merge command exited with {done.returncode}"
-    try:
-        answer = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        return merged, "merge command answered with invalid JSON"
-    if not (
-        isinstance(answer, dict)
-        and isinstance(answer.get("title"), str)
-        and isinstance(answer.get("content"), str)
-        and answer["content"].strip()
-        and isinstance(answer.get("keywords"), list)
-        and all(isinstance(k, str) for k in answer["keywords"])
-    ):
-        return merged, "merge command answered without title, content and keywords"
-    return {
-        **merged,
-        "title": answer["title"],
-        "content": answer["content"],
-        "keywords": answer["keywords"],
-    }, None
-
-
 def find_groups(
     frame: Frame, candidates: list[MemoryRecord], p: ConsolidateParams
 ) -> tuple[list[list[MemoryRecord]], str]:
@@ -275,45 +210,38 @@ def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> Pas
         record for record in frame.store.read(candidate_rows, frame.scope) if record.id in open_ids
     ]
     groups, mode = find_groups(frame, candidates, p)
-    command = merge_command()
+    measure, threshold = (
+        ("cosine", p.min_cosine) if mode == "embeddings" else ("keyword Jaccard", p.min_jaccard)
+    )
     new_memories: list[NewMemory] = []
     member_ids: list[int] = []
     into: list[int] = []
-    reasons: list[str] = []
-    failures = 0
+    reasons: list[Reason] = []
     for number, group in enumerate(sorted(groups, key=lambda g: min(c.id for c in g)), start=1):
         key = -number
-        merged = extractive_merge(group)
-        note = None
-        if command:
-            merged, note = external_merge(command, group, merged)
-            failures += note is not None
-        similarity = (
-            f"cosine >= {p.min_cosine:g}"
-            if mode == "embeddings"
-            else f"keyword Jaccard >= {p.min_jaccard:g}"
-        )
         ids = sorted(c.id for c in group)
-        reason = f"{len(group)} near-duplicates ({similarity}) of {group[0].owner}/{group[0].topic}"
-        new_memories.append(
-            NewMemory(
-                key,
-                "consolidate",
-                merged,
-                reason + (f"; {note}, merged extractively" if note else ""),
-                kind="created",
-            )
+        why = Reason.of(
+            "merge_group",
+            size=len(group),
+            measure=measure,
+            threshold=threshold,
+            owner=group[0].owner,
+            topic=group[0].topic,
         )
+        new_memories.append(
+            NewMemory(key, "consolidate", extractive_merge(group), why, kind="created")
+        )
+        member = Reason.of("merged_into", others=len(ids) - 1, measure=measure, threshold=threshold)
         for ident in ids:
             member_ids.append(ident)
             into.append(key)
-            reasons.append(f"merged into the new memory with {len(ids) - 1} others ({similarity})")
+            reasons.append(member)
     result = PassResult(
         new_memories=new_memories,
         figures={
             "groups": len(groups),
             "consolidated": len(member_ids),
-            "merge_command_failures": failures,
+            "merge_command_failures": 0,  # the merge command runs at review or apply
             "keyword_mode": int(mode == "keywords"),
         },
     )

@@ -14,32 +14,29 @@ from textual.message import Message
 from textual.widgets import Footer, Header, Label, Sparkline, Static
 from textual.worker import get_current_worker
 
+from memory_console.maintenance.console_reads import ReadCancelled, cancellable, private_reader
 from memory_console.maintenance.forecast import MONTHS
-from memory_console.policies import TIER_NAMES
-from memory_console.store import MemoryFilter, Store
-from memory_console.store.health import (
-    ReadCancelled,
-    cancellable,
-    created_between_ids,
-    daily_accesses,
-    private_reader,
-    recently_accessed_ids,
-    stale_ids,
-)
-from memory_console.store.stats import AGE_BUCKETS, store_stats
-from memory_console.tui.formatting import when
-from memory_console.tui.health_figures import (
+from memory_console.maintenance.health import (
+    AGE_BUCKETS,
     AUTO_SCAN,
     MAX_IDS,
     Candidates,
     Finder,
     Target,
     TierProjection,
+    created_between_ids,
+    daily_accesses,
     find_candidates,
     ids_target,
     owner_quota,
     project_tiers,
+    recently_accessed_ids,
+    stale_ids,
+    store_stats,
 )
+from memory_console.policies import TIER_NAMES
+from memory_console.store import MemoryFilter, Store
+from memory_console.tui.formatting import when
 from memory_console.tui.screens.base import ConsoleScreen
 from memory_console.tui.widgets.figure_table import FigureTable
 

@@ -17,23 +17,24 @@ from textual.widgets import Footer, Header, Input, Select, Static
 from textual.worker import Worker, get_current_worker
 
 from memory_console.maintenance import Plan, Run, StalePlanError, apply, plan
-from memory_console.store import MemoryRecord
-from memory_console.store.health import (
+from memory_console.maintenance.console_reads import (
     ReadCancelled,
     active_confidences,
     cancellable,
     private_reader,
 )
+from memory_console.maintenance.edits import EditedPlan, PlanEdits, edit_plan
+from memory_console.maintenance.merge_command import merge_with_command
+from memory_console.maintenance.merge_review import merge_members
+from memory_console.store import MemoryRecord
 from memory_console.tui.actions import DoneAction, plural
 from memory_console.tui.formatting import masked
-from memory_console.tui.merge_review import merge_members
 from memory_console.tui.plan_chart import (
     Distribution,
     build_distribution_chart,
     distribution,
     distribution_legend,
 )
-from memory_console.tui.plan_edit import EditedPlan, PlanEdits, edit_plan
 from memory_console.tui.plan_request import PlanRequest
 from memory_console.tui.plan_rows import SORT_NAMES, SORTS, ChangeRows, RowChange
 from memory_console.tui.preview_text import apply_question, detail_text, head_text, new_detail
@@ -178,6 +179,7 @@ class PreviewScreen(MemoryActionsScreen):
     @dataclass
     class Applied(Message):
         run: Run
+        merge_failures: str = ""  # why some merges kept their extractive words
 
     @dataclass
     class Stale(Message):
@@ -601,12 +603,15 @@ class PreviewScreen(MemoryActionsScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="apply", name="apply")
     def apply_worker(self, edited: Plan, skip_stale: bool = False) -> None:
+        """The merge command (if any) words the merges first, outside the transaction."""
+        store = self.context.store
+        merges = merge_with_command(store, edited, self.context.settings.merge_command)
         try:
-            run = apply(self.context.store, edited, actor="tui", skip_stale=skip_stale)
+            run = apply(store, merges.plan, actor="tui", skip_stale=skip_stale)
         except StalePlanError as error:
             self.post_message(self.Stale(error))
             return
-        self.post_message(self.Applied(run))
+        self.post_message(self.Applied(run, merges.summary))
 
     @on(Applied)
     def _applied(self, message: Applied) -> None:
@@ -621,6 +626,8 @@ class PreviewScreen(MemoryActionsScreen):
             title="applied",
             timeout=10,
         )
+        if message.merge_failures:
+            self.notify(message.merge_failures, title="merge command", severity="warning")
         self.app.pop_screen()
 
     @on(Stale)

@@ -20,6 +20,16 @@ from textual.worker import get_current_worker
 
 from memory_console.literal import literal
 from memory_console.maintenance import Plan
+from memory_console.maintenance.edits import EditedPlan, PlanEdits, edit_plan, merge_groups
+from memory_console.maintenance.merge_review import (
+    MergeGroup,
+    Part,
+    load_group,
+    merge_members,
+    outcome,
+    parts_by_group,
+)
+from memory_console.maintenance.reasons import reason_text
 from memory_console.sensitive import mask_keywords, secret_words
 from memory_console.tui.formatting import (
     SELECTED_MARK,
@@ -29,8 +39,6 @@ from memory_console.tui.formatting import (
     one_line,
     shown,
 )
-from memory_console.tui.merge_review import MergeGroup, Part, load_group, outcome, parts_by_group
-from memory_console.tui.plan_edit import EditedPlan, PlanEdits, edit_plan, merge_groups
 from memory_console.tui.screens.base import ConsoleScreen
 from memory_console.tui.widgets.literal_table import LiteralTable
 
@@ -269,7 +277,7 @@ class ReviewScreen(ConsoleScreen):
         same = self.group is not None and self.group.key == message.group.key
         self.group = group = message.group
         head = Text(f"group {group.number:,} of {len(self.keys):,}: ", style="bold")
-        head.append(literal(group.reason))
+        head.append(literal(reason_text(group.reason)))
         head.append(f" · {group.summary}", style="bold")
         self.query_one("#review-group-head", Static).update(head)
         members = self.query_one("#review-members", DataTable)
@@ -323,8 +331,6 @@ class ReviewScreen(ConsoleScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="edit")
     def edit_worker(self, edits: PlanEdits) -> None:
-        from memory_console.tui.merge_review import merge_members
-
         edited = edit_plan(self.plan, edits, lambda ids: merge_members(self.context.store, ids))
         if not get_current_worker().is_cancelled:
             self.post_message(ReviewEdited(edited, edits))

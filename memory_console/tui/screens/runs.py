@@ -14,8 +14,12 @@ from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
 from memory_console.maintenance import Run, UndoReport, list_runs, undo
+from memory_console.maintenance.console_reads import (
+    run_change_count,
+    run_changes,
+    run_changes_before,
+)
 from memory_console.store import EventRecord
-from memory_console.store.health import run_change_count, run_changes, run_changes_before
 from memory_console.tui.actions import plural
 from memory_console.tui.formatting import masked, when
 from memory_console.tui.run_text import counts_text, run_facts

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CursorType
 
-from memory_console.tui.health_figures import Target
+from memory_console.maintenance.health import Target
 from memory_console.tui.widgets.literal_table import LiteralTable
 
 Cell = Text | str

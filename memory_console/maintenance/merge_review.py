@@ -8,15 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from memory_console.maintenance import Plan
-from memory_console.maintenance.passes.consolidate import (
-    external_merge,
-    extractive_merge,
-    merge_command,
-)
+from memory_console.maintenance.edits import EditedPlan, PlanEdits, merge_groups
+from memory_console.maintenance.passes.consolidate import extractive_merge
+from memory_console.maintenance.plan import Plan
+from memory_console.maintenance.reasons import Reason, ReasonItem
 from memory_console.store import MemoryRecord, Store
 from memory_console.store.health import group_vectors
-from memory_console.tui.plan_edit import EditedPlan, PlanEdits, merge_groups
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,7 @@ class MergeGroup:
     members: list[MemoryRecord]
     similarity: np.ndarray  # [n, n], the measure between members (1 on the diagonal)
     measure: str
-    reason: str
+    reason: ReasonItem  # why the plan proposed it (worded by reason_text)
     parts: list[Part]  # the merges it ends as after the edits (none: rejected)
 
     def state(self, ident: int, edits: PlanEdits) -> str:
@@ -66,16 +63,13 @@ def outcome(parts: Sequence[Part], size: int) -> str:
 
 
 def merge_members(store: Store, ids: Sequence[int]) -> dict[str, Any]:
-    """The memory these members become, merged as the consolidate pass merges them."""
+    """The memory these members become, merged as the consolidate pass merges them (the
+    merge command, if any, words it when the plan is applied)."""
     records = store.get_many(list(ids))
     group = [records[i] for i in ids if i in records]
     if len(group) < 2:
         raise ValueError("a merge needs two memories that still exist")
-    merged = extractive_merge(group)
-    command = merge_command()
-    if command:
-        merged, _ = external_merge(command, group, merged)
-    return merged
+    return extractive_merge(group)
 
 
 def keyword_similarity(records: Sequence[MemoryRecord]) -> np.ndarray:
@@ -90,11 +84,11 @@ def keyword_similarity(records: Sequence[MemoryRecord]) -> np.ndarray:
 
 
 def similarities(
-    store: Store, records: Sequence[MemoryRecord], reason: str
+    store: Store, records: Sequence[MemoryRecord], reason: ReasonItem
 ) -> tuple[np.ndarray, str]:
     """Pairwise cosine of the stored embeddings when the plan grouped by them, else keyword
-    Jaccard (the measure the consolidate pass used, as its reason says)."""
-    if "cosine" in reason:
+    Jaccard (the measure the consolidate pass used, kept in its reason)."""
+    if isinstance(reason, Reason) and reason.get("measure") == "cosine":
         found = group_vectors(store, [r.id for r in records])
         if found is not None and len(found[0]) == len(records):
             ids, matrix = found
@@ -123,7 +117,7 @@ def load_group(store: Store, plan: Plan, edited: EditedPlan, key: int) -> MergeG
     plan merges of it."""
     proposed = merge_groups(plan)
     number = sum(1 for other in proposed if other > key) + 1
-    reason = next((m.reason for m in plan.new_memories if m.key == key), "")
+    reason: ReasonItem = next((m.reason for m in plan.new_memories if m.key == key), "")
     records = store.get_many(proposed[key])
     members = [records[i] for i in proposed[key] if i in records]
     matrix, measure = similarities(store, members, reason)

@@ -2,21 +2,21 @@
 
 Edits only ever remove changes (or regroup a merge), so an edited plan still carries the
 revisions apply checks: it is applied, refused as stale or undone like the plan it came from.
+The console's review and `memory-console plan-edit` both edit through PlanEdits and edit_plan.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from memory_console.maintenance import ChangeSet, NewMemory, Plan, Reasons
+from memory_console.maintenance.plan import ChangeSet, NewMemory, Plan
+from memory_console.maintenance.reasons import Reason, ReasonItem, Reasons
 
 INTO = "consolidated_into"
-SIMILARITY = re.compile(r"\(([^()]*)\)")
 Merge = Callable[[Sequence[int]], Mapping[str, Any]]
 
 
@@ -37,12 +37,16 @@ class PlanEdits:
     def is_empty(self) -> bool:
         return not (self.excluded or self.apart or self.splits)
 
+    def exclude(self, ids: Iterable[int]) -> PlanEdits:
+        """Leave these memories out."""
+        return replace(self, excluded=self.excluded | frozenset(ids))
+
     def toggle_excluded(self, ids: Iterable[int]) -> PlanEdits:
         """Leave these memories out, or (when all already are) take them back in."""
         chosen = frozenset(ids)
         if chosen <= self.excluded:
             return replace(self, excluded=self.excluded - chosen)
-        return replace(self, excluded=self.excluded | chosen)
+        return self.exclude(chosen)
 
     def include_all(self) -> PlanEdits:
         return replace(self, excluded=frozenset())
@@ -159,25 +163,21 @@ def narrowed(
         keys = [member_key[i] for i in ids]
         before, _ = values[INTO]
         values[INTO] = (before, np.array(keys, dtype=object))
-        texts = [
-            member_reason(len(groups[key]), reasons[row]) if key in changed else reasons[row]
+        items = [
+            regrouped_member(len(groups[key]), reasons.item(row))
+            if key in changed
+            else reasons.item(row)
             for row, key in enumerate(keys)
         ]
-        reasons = Reasons.each(texts)
+        reasons = Reasons.each(items)
     return ChangeSet(change_set.pass_name, change_set.kind, change_set.ids[rows], values, reasons)
 
 
-def similarity_of(reason: str) -> str:
-    """`cosine >= 0.92` out of a consolidate reason."""
-    found = SIMILARITY.search(reason)
-    return found.group(1).split(";")[0] if found else "near-duplicates"
-
-
-def member_reason(size: int, previous: str) -> str:
-    return (
-        f"merged into the new memory with {size - 1} others "
-        f"({similarity_of(previous)}; regrouped in review)"
-    )
+def regrouped_member(size: int, previous: ReasonItem) -> ReasonItem:
+    """A member's reason once review regrouped its merge: the same measure, the new size."""
+    if not isinstance(previous, Reason):
+        return previous
+    return previous.with_values(others=size - 1, regrouped=True)
 
 
 def merged_memories(
@@ -194,10 +194,19 @@ def merged_memories(
             continue
         assert merge is not None and template is not None
         fields = dict(merge(groups[key]))
-        similarity = similarity_of((memory or template).reason)
-        reason = (
-            f"{len(groups[key])} near-duplicates ({similarity}) of "
-            f"{fields.get('owner')}/{fields.get('topic')}; regrouped in review"
+        base = (memory or template).reason
+        reason: ReasonItem = (
+            Reason.of(
+                base.code,
+                size=len(groups[key]),
+                measure=base.get("measure"),
+                threshold=base.get("threshold"),
+                owner=fields.get("owner"),
+                topic=fields.get("topic"),
+                regrouped=True,
+            )
+            if isinstance(base, Reason)
+            else base
         )
         kept.append(NewMemory(key, template.pass_name, fields, reason, kind=template.kind))
     return kept

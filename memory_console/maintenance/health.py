@@ -1,4 +1,9 @@
-"""The health screen's figures, each with a way to the memories behind it."""
+"""The store's health figures, each with a way to the memories behind it (the health screen).
+
+The figures' reads of the store (statistics, stale and recent memories, accesses per day)
+are offered here too, so the console reaches the store only through the Store API and
+the core.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory_console.maintenance import plan
+from memory_console.maintenance.edits import merge_groups
 from memory_console.maintenance.forecast import MONTHS
 from memory_console.maintenance.frame import Frame
+from memory_console.maintenance.planner import plan
 from memory_console.policies import (
     TIER_EDGES,
     TIER_NAMES,
@@ -23,7 +29,33 @@ from memory_console.policies import (
 from memory_console.policies.common import FLOOR_TOLERANCE, MONTH_DAYS, SECONDS_PER_DAY
 from memory_console.policies.forecast_arrays import confidence_at
 from memory_console.store import MemoryFilter, Store, bulk
-from memory_console.tui.plan_edit import merge_groups
+from memory_console.store.health import (
+    created_between_ids,
+    daily_accesses,
+    recently_accessed_ids,
+    stale_ids,
+)
+from memory_console.store.stats import AGE_BUCKETS, store_stats
+
+__all__ = [
+    "AGE_BUCKETS",
+    "AUTO_SCAN",
+    "MAX_IDS",
+    "Candidates",
+    "Finder",
+    "Target",
+    "TierProjection",
+    "created_between_ids",
+    "daily_accesses",
+    "find_candidates",
+    "ids_target",
+    "owner_quota",
+    "project_tiers",
+    "recently_accessed_ids",
+    "stale_ids",
+    "store_stats",
+    "tier_filter",
+]
 
 MAX_IDS = 2000  # memories a figure that is no plain filter opens at most
 AUTO_SCAN = 50_000  # active memories up to which the candidates are found on opening
