@@ -17,10 +17,8 @@ STATEMENTS = {"execute", "executemany", "executescript", "query"}
 # A Store is never `self` outside store/: Textual's DOM query is `self.query(...)`, and
 # classes such as the vector index keep their own `self._lock`.
 OWN = {"query", "lock", "_lock"}
-# Known exceptions, each with why. The health screen's figures load a frame under the
-# Store's lock; Frame.load reads through Store.read, which takes the lock itself, so the
-# line can become `with store.snapshot():` or go (kept as it is while the file moves).
-ALLOWED = {("tui/health_figures.py", "lock")}
+# Known exceptions, as (module, attribute), each with why: none today.
+ALLOWED: set[tuple[str, str]] = set()
 SQL = re.compile(
     r"\bSELECT\b.*\bFROM\b|\bINSERT\s+(OR\s+\w+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b"
     r"|\bDELETE\s+FROM\b|\b(CREATE|DROP|ALTER)\s+(TEMP\s+)?(TABLE|INDEX|TRIGGER|VIEW)\b"

@@ -113,7 +113,7 @@ class TierProjection:
 def project_tiers(store: Store, now: float) -> TierProjection:
     """The numbers of maintenance.store_forecast, keeping which memory is in which tier."""
     p = RelevanceParams()
-    with store.lock:
+    with store.snapshot():
         frame = Frame.load(store, bulk.Rows("active"))
     confidence = frame.column("confidence")
     decay_policy = frame.column("decay_policy")
