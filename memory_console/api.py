@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memory_console.ingest import remember as rules
-from memory_console.ingest.remember import ActionsError, Candidate, MemoryAction, find_directive
+from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction, find_directive
 from memory_console.sensitive import credential_kinds, with_article
 from memory_console.store import MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import now_ts
@@ -490,8 +490,8 @@ class MemoryAPI:
 
     def _plan_actions(
         self, document: rules.ActionDocument, owner: str
-    ) -> list[tuple[MemoryAction, _Plan]]:
-        plans: list[tuple[MemoryAction, _Plan]] = []
+    ) -> list[tuple[RoutedAction, _Plan]]:
+        plans: list[tuple[RoutedAction, _Plan]] = []
         stored: dict[str, int] = {}
         touched: dict[int, int] = {}
         for action in document.actions:
@@ -516,7 +516,7 @@ class MemoryAPI:
         return plans
 
     def _plan_store(
-        self, action: MemoryAction, document: rules.ActionDocument, owner: str
+        self, action: RoutedAction, document: rules.ActionDocument, owner: str
     ) -> _Plan:
         assert action.content is not None
         metadata: dict[str, Any] = {"memory_bank": action.bank}
@@ -545,7 +545,7 @@ class MemoryAPI:
             raise ActionsError(f"{action.where}: {plan.reason}")
         return plan
 
-    def _target_of(self, action: MemoryAction, owner: str) -> int:
+    def _target_of(self, action: RoutedAction, owner: str) -> int:
         """The id an UPDATE or DELETE names, checked to be one of the owner's active ones."""
         if action.memory_id is not None:
             record = self.store.get(action.memory_id)
@@ -573,7 +573,7 @@ class MemoryAPI:
             )
         return matches[0]
 
-    def _plan_change(self, action: MemoryAction, ident: int) -> _Plan:
+    def _plan_change(self, action: RoutedAction, ident: int) -> _Plan:
         hidden = credential_kinds(action.reasoning)
         if hidden:
             named = " and ".join(with_article(kind) for kind in hidden)
@@ -596,7 +596,7 @@ class MemoryAPI:
             fields["confidence"] = action.confidence
         return _Plan("update", action.reasoning or "updated by the agent", id=ident, fields=fields)
 
-    def _apply_one(self, action: MemoryAction, plan: _Plan, moment: float) -> ActionOutcome:
+    def _apply_one(self, action: RoutedAction, plan: _Plan, moment: float) -> ActionOutcome:
         if plan.kind == "update":
             assert plan.id is not None and plan.fields is not None
             self.store.edit(plan.id, plan.fields, now=moment)

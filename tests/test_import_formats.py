@@ -17,7 +17,7 @@ from memory_console.ingest.formats import import_file
 from memory_console.ingest.formats.detect import detect_format
 from memory_console.ingest.formats.mem0 import export_mem0, memory_hash
 from memory_console.ingest.jsonl import ImportFileError, export_jsonl
-from memory_console.ingest.screen import SecretsPolicy
+from memory_console.ingest.secrets_policy import SecretsPolicy
 from memory_console.store import MemoryFilter, MemoryRecord, Store
 from memory_console.timeutil import parse_iso
 from tests.helpers import NOW

@@ -79,7 +79,7 @@ def test_the_check_sees_an_internal_import(tmp_path: Path) -> None:
     """The scan is not blind: each way of reaching an internal is caught."""
     module = tmp_path / "screen.py"
     module.write_text(
-        "from memory_console.store.health import private_reader\n"
+        "from memory_console.store.readers import private_reader\n"
         "from memory_console.store import bulk, MemoryRecord\n"
         "import memory_console.store.db\n"
         "from memory_console import store\n"

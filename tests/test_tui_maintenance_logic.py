@@ -10,7 +10,7 @@ from memory_console.maintenance.edits import PlanEdits, edit_plan, merge_groups
 from memory_console.maintenance.health import project_tiers, tier_filter
 from memory_console.maintenance.merge_review import load_group, merge_members
 from memory_console.store import MemoryFilter, Store
-from memory_console.store.health import (
+from memory_console.store.readers import (
     ReadCancelled,
     active_confidences,
     cancellable,

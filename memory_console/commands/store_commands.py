@@ -216,7 +216,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from memory_console.ingest.formats import import_file
-    from memory_console.ingest.screen import SecretsPolicy
+    from memory_console.ingest.secrets_policy import SecretsPolicy
 
     now = common.now_of(args)
     path = common.db_path(args)

@@ -19,7 +19,7 @@ from memory_console.ingest.reading import (
     decode_json,
     open_source,
 )
-from memory_console.ingest.screen import SecretsPolicy, import_refusal
+from memory_console.ingest.secrets_policy import SecretsPolicy, import_refusal
 from memory_console.sensitive import mask_record
 from memory_console.store import MemoryFilter, Store
 from memory_console.store.errors import ValidationError

@@ -176,7 +176,7 @@ class Candidate:
 
 
 @dataclass(frozen=True, slots=True)
-class MemoryAction:
+class RoutedAction:
     """One checked entry of an apply_actions document; `index` is its place in the list."""
 
     index: int
@@ -202,7 +202,7 @@ class ActionDocument:
 
     analysis: str | None
     salience_score: float | None
-    actions: list[MemoryAction] = field(default_factory=list)
+    actions: list[RoutedAction] = field(default_factory=list)
 
 
 class ActionsError(ValueError):
@@ -376,7 +376,7 @@ def _optional_text(action: dict[str, Any], name: str, where: str) -> str | None:
     return value
 
 
-def parse_action(action: Any, index: int) -> MemoryAction:
+def parse_action(action: Any, index: int) -> RoutedAction:
     """One checked action; ActionsError names the first thing wrong with it."""
     where = f"memory_actions[{index}]"
     if not isinstance(action, dict):
@@ -417,7 +417,7 @@ def parse_action(action: Any, index: int) -> MemoryAction:
         memory_type = named_type
     else:
         memory_type = "episodic" if tier == "episodic" else "semantic"
-    return MemoryAction(
+    return RoutedAction(
         index=index,
         action_type=action_type,
         bank=bank.upper(),

@@ -2,16 +2,16 @@
 undo() takes a run back; forecasts of one memory and of the whole store."""
 
 from memory_console.maintenance.apply import apply
-from memory_console.maintenance.errors import MaintenanceError, StalePlanError
-from memory_console.maintenance.forecast import memory_forecast, store_forecast
-from memory_console.maintenance.params import MaintenanceParams
-from memory_console.maintenance.plan import (
+from memory_console.maintenance.changes import (
     Change,
     ChangeSet,
     NewMemory,
     PassResult,
     Plan,
 )
+from memory_console.maintenance.errors import MaintenanceError, StalePlanError
+from memory_console.maintenance.forecast import memory_forecast, store_forecast
+from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.planner import plan
 from memory_console.maintenance.reasons import Reason, Reasons
 from memory_console.maintenance.registry import (

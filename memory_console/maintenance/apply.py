@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from memory_console.maintenance.changes import ChangeSet, Plan
 from memory_console.maintenance.errors import MaintenanceError, StalePlanError
-from memory_console.maintenance.plan import ChangeSet, Plan
 from memory_console.maintenance.runs import Run, skipped_record
 from memory_console.store import Store, bulk
 from memory_console.store.runs import insert_run, update_run

@@ -7,7 +7,7 @@ the store's internals.
 
 from __future__ import annotations
 
-from memory_console.store.health import (
+from memory_console.store.readers import (
     ReadCancelled,
     active_confidences,
     cancellable,

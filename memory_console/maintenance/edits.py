@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_console.maintenance.plan import ChangeSet, NewMemory, Plan
+from memory_console.maintenance.changes import ChangeSet, NewMemory, Plan
 from memory_console.maintenance.reasons import Reason, ReasonItem, Reasons
 
 INTO = "consolidated_into"

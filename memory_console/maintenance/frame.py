@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memory_console.maintenance.plan import ChangeSet
+from memory_console.maintenance.changes import ChangeSet
 from memory_console.policies import maintainable
 from memory_console.store import bulk
 

@@ -29,7 +29,7 @@ from memory_console.policies import (
 from memory_console.policies.common import FLOOR_TOLERANCE, MONTH_DAYS, SECONDS_PER_DAY
 from memory_console.policies.forecast_arrays import confidence_at
 from memory_console.store import MemoryFilter, Store, bulk
-from memory_console.store.health import (
+from memory_console.store.readers import (
     created_between_ids,
     daily_accesses,
     recently_accessed_ids,

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memory_console.maintenance.plan import NewMemory, Plan
+from memory_console.maintenance.changes import NewMemory, Plan
 from memory_console.maintenance.reasons import Reason, merge_failure_text
 from memory_console.store import MemoryRecord, Store
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from memory_console.maintenance.changes import Plan
 from memory_console.maintenance.edits import EditedPlan, PlanEdits, merge_groups
 from memory_console.maintenance.passes.consolidate import extractive_merge
-from memory_console.maintenance.plan import Plan
 from memory_console.maintenance.reasons import Reason, ReasonItem
 from memory_console.store import MemoryRecord, Store
-from memory_console.store.health import group_vectors
+from memory_console.store.consolidation import group_vectors
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from typing import IO, Any
 import numpy as np
 
 from memory_console.literal import json_text
+from memory_console.maintenance.changes import ChangeSet, NewMemory, Plan
 from memory_console.maintenance.edits import EditedPlan, PlanEdits, edit_plan, regroup
 from memory_console.maintenance.errors import MaintenanceError
 from memory_console.maintenance.params import MaintenanceParams
-from memory_console.maintenance.plan import ChangeSet, NewMemory, Plan
 from memory_console.maintenance.reasons import Reason, ReasonItem, Reasons
 from memory_console.maintenance.registry import parameter_classes, resolve
 from memory_console.timeutil import to_iso

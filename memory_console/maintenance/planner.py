@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from memory_console.maintenance import registry
+from memory_console.maintenance.changes import ChangeSet, NewMemory, Plan
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
-from memory_console.maintenance.plan import ChangeSet, NewMemory, Plan
 from memory_console.store import Store
 
 

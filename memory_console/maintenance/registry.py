@@ -21,8 +21,8 @@ from memory_console.policies import PARAMETER_SETS, PolicyParams
 from memory_console.store.bulk import Rows
 
 if TYPE_CHECKING:
+    from memory_console.maintenance.changes import PassResult
     from memory_console.maintenance.frame import Frame
-    from memory_console.maintenance.plan import PassResult
 
 PlanFunction = Callable[["Frame", MaintenanceParams, float], "PassResult"]
 # A SQL condition (named parameters) that every row a pass may change or count satisfies.

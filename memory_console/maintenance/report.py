@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from memory_console.literal import json_text
-from memory_console.maintenance.plan import Change, ChangeSet, Plan
+from memory_console.maintenance.changes import Change, ChangeSet, Plan
 from memory_console.timeutil import to_iso
 
 

@@ -1,14 +1,19 @@
-"""What the consolidate pass reads: the candidates' texts and fields, and their stored vectors."""
+"""What consolidation reads: the candidates' texts and fields, their stored vectors, and the
+vectors of one merge group under review."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memory_console.store.bulk import SCOPES
 from memory_console.store.records import MEMORY_SELECT, MemoryRecord
+
+if TYPE_CHECKING:
+    from memory_console.store.store import Store
 
 
 def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[MemoryRecord]:
@@ -48,3 +53,13 @@ def vectors_of(
     dim = len(blobs[0]) // 4
     matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(len(blobs), dim)
     return np.asarray(found_ids, np.int64), hashes, matrix
+
+
+def group_vectors(store: Store, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(ids with a vector, their vectors) when the store holds one embedding model."""
+    with store.lock:
+        models = stored_models(store.connection)
+        if len(models) != 1:
+            return None
+        found, _, matrix = vectors_of(store.connection, models[0], list(ids))
+    return (found, matrix) if len(found) else None

@@ -12,7 +12,7 @@ FORGET_REASON = "forgotten by an operator"
 
 
 @dataclass(frozen=True, slots=True)
-class MemoryAction:
+class OperatorAction:
     """One action a person can take on memories: the Store call and the events it writes."""
 
     name: str
@@ -21,15 +21,15 @@ class MemoryAction:
     unchanged: str  # why a memory was left as it was
 
 
-ACTIONS: dict[str, MemoryAction] = {
+ACTIONS: dict[str, OperatorAction] = {
     action.name: action
     for action in (
-        MemoryAction("protect", "protected", ("protected",), "already protected"),
-        MemoryAction("unprotect", "unprotected", ("unprotected",), "not protected"),
-        MemoryAction("archive", "archived", ("archived",), "already archived"),
-        MemoryAction("restore", "restored", ("restored",), "already active"),
-        MemoryAction("forget", "forgot", ("archived",), "already archived"),
-        MemoryAction("edit", "edited", ("edited",), "no change"),
+        OperatorAction("protect", "protected", ("protected",), "already protected"),
+        OperatorAction("unprotect", "unprotected", ("unprotected",), "not protected"),
+        OperatorAction("archive", "archived", ("archived",), "already archived"),
+        OperatorAction("restore", "restored", ("restored",), "already active"),
+        OperatorAction("forget", "forgot", ("archived",), "already archived"),
+        OperatorAction("edit", "edited", ("edited",), "no change"),
     )
 }
 

@@ -10,7 +10,7 @@ from typing import Any
 from rich.text import Text
 
 from memory_console.timeutil import DAY, to_date
-from memory_console.tui.story import Story
+from memory_console.tui.story_data import Story
 
 # plotext keeps one global figure: every chart is built under this lock.
 PLOTEXT_LOCK = threading.Lock()

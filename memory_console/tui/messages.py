@@ -11,7 +11,7 @@ from memory_console.embed.hits import SearchHit
 from memory_console.store import ChangeResult
 from memory_console.tui.actions import DoneAction
 from memory_console.tui.paging import PageSlice, View
-from memory_console.tui.story import Story
+from memory_console.tui.story_data import Story
 
 
 @dataclass

@@ -34,7 +34,7 @@ def histogram(values: np.ndarray) -> list[int]:
 
 def after_plan(ids: np.ndarray, confidence: np.ndarray, plan: Plan) -> np.ndarray:
     """The confidences of the active memories once `plan` is applied (plus its new ones);
-    `ids` ascending, as store.health.active_confidences reads them."""
+    `ids` ascending, as store.readers.active_confidences reads them."""
     values = confidence.astype(np.float64).copy()
     active = np.ones(values.shape[0], dtype=bool)
     for change_set in plan.change_sets:

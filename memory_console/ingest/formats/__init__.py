@@ -12,7 +12,7 @@ from memory_console.timeutil import now_ts
 
 if TYPE_CHECKING:
     from memory_console.ingest.formats.common import Parsed
-    from memory_console.ingest.screen import SecretsPolicy
+    from memory_console.ingest.secrets_policy import SecretsPolicy
     from memory_console.store import Store
 
 FORMATS = ("jsonl", "mem0", "openmemory", "letta", "mcp")
@@ -70,7 +70,7 @@ def import_file(
     from memory_console.ingest.formats.common import check_new_external_ids, fail
     from memory_console.ingest.formats.detect import detect_format
     from memory_console.ingest.jsonl import import_jsonl
-    from memory_console.ingest.screen import SecretsPolicy, import_refusal
+    from memory_console.ingest.secrets_policy import SecretsPolicy, import_refusal
     from memory_console.store import held
 
     source = Path(path)

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from memory_console.maintenance.changes import ChangeSet, Reasons
 from memory_console.maintenance.frame import Frame
-from memory_console.maintenance.plan import ChangeSet, Reasons
 
 
 def archived_set(

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from memory_console.maintenance.changes import ChangeSet, PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
-from memory_console.maintenance.plan import ChangeSet, PassResult
 from memory_console.maintenance.reasons import grouped_reasons
 from memory_console.maintenance.registry import PassSpec
 from memory_console.policies import (

@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from memory_console.maintenance.changes import ChangeSet, NewMemory, PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
-from memory_console.maintenance.plan import ChangeSet, NewMemory, PassResult
 from memory_console.maintenance.reasons import Reason
 from memory_console.maintenance.registry import PassSpec
 from memory_console.policies.params import PolicyParams

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from memory_console.maintenance.changes import PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.passes.archive import archived_set
-from memory_console.maintenance.plan import PassResult
 from memory_console.maintenance.registry import PassSpec
 from memory_console.policies import ImportanceParams, expire_mask, expire_reasons, importance_score
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from memory_console.maintenance.changes import ChangeSet, PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
-from memory_console.maintenance.plan import ChangeSet, PassResult
 from memory_console.maintenance.registry import PassSpec
 from memory_console.policies import (
     RelevanceParams,

@@ -7,10 +7,10 @@ import json
 
 import numpy as np
 
+from memory_console.maintenance.changes import PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.passes.archive import archived_set
-from memory_console.maintenance.plan import PassResult
 from memory_console.maintenance.registry import PassSpec
 from memory_console.sensitive import find_sensitive
 from memory_console.store import bulk

@@ -23,7 +23,7 @@ from memory_console.tui.messages import (
 )
 from memory_console.tui.paging import Pager, PageSlice, View
 from memory_console.tui.screens.base import MEMORY_ACTION_BINDINGS, MemoryActionsScreen
-from memory_console.tui.story import load_story
+from memory_console.tui.story_data import load_story
 from memory_console.tui.widgets.detail import DetailPane
 from memory_console.tui.widgets.filter_bar import FilterBar, FilterValues
 from memory_console.tui.widgets.memory_table import MemoryTable

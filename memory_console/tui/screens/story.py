@@ -20,7 +20,7 @@ from memory_console.tui.chart import build_chart, chart_legend
 from memory_console.tui.formatting import masked, shown, shown_keywords, when
 from memory_console.tui.messages import ChartBuilt, StoryLoaded
 from memory_console.tui.screens.base import MEMORY_ACTION_BINDINGS, MemoryActionsScreen
-from memory_console.tui.story import Story, floor_line, load_story
+from memory_console.tui.story_data import Story, floor_line, load_story
 from memory_console.tui.widgets.chart import ConfidenceChart
 from memory_console.tui.widgets.detail import fields_table, memory_fields
 from memory_console.tui.widgets.literal_table import LiteralTable

@@ -18,7 +18,7 @@ from memory_console.tui.formatting import (
     shown_keywords,
     when,
 )
-from memory_console.tui.story import Story
+from memory_console.tui.story_data import Story
 
 
 def fields_table(rows: list[tuple[str, RenderableType]]) -> Table:

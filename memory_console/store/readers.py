@@ -9,7 +9,6 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from memory_console.store.consolidation import stored_models, vectors_of
 from memory_console.store.records import EVENT_SELECT, EventRecord
 from memory_console.store.stats import RECENT_DAYS, STALE_DAYS
 from memory_console.store.store import Store
@@ -164,13 +163,3 @@ def daily_accesses(store: Store, now: float, days: int) -> list[int]:
         if 0 <= day < days:
             counts[int(day)] = int(count)
     return counts
-
-
-def group_vectors(store: Store, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray] | None:
-    """(ids with a vector, their vectors) when the store holds one embedding model."""
-    with store.lock:
-        models = stored_models(store.connection)
-        if len(models) != 1:
-            return None
-        found, _, matrix = vectors_of(store.connection, models[0], list(ids))
-    return (found, matrix) if len(found) else None
