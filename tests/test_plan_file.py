@@ -295,3 +295,25 @@ def test_a_plan_file_is_refused_when_malformed_of_another_version_or_store(
     assert "the plan file fixes them" in refused(plan_path.read_text(), "--passes", "decay")
     # `maintain --apply` with no file plans and applies, as it always did.
     assert cli("maintain", "--apply", "--db", str(db), "--now", to_iso(NOW)) == 0
+
+
+def test_plan_edit_names_only_the_groups_it_changed(
+    demo_base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plan may hold hundreds of merges: the summary lists the edited groups and counts the
+    rest (--json lists every group)."""
+    db = copy_of(demo_base, tmp_path, "summary.db")
+    plan_path = tmp_path / "plan.json"
+    common = ["--db", str(db), "--now", to_iso(NOW)]
+    assert (
+        cli("maintain", "--passes", "consolidate", "--dry-run", "--out", str(plan_path), *common)
+        == 0
+    )
+    groups = len(json.loads(plan_path.read_text())["new_memories"])
+    assert groups >= 2
+    capsys.readouterr()
+    assert cli("plan-edit", str(plan_path), "--reject-group", "2", "--db", str(db)) == 0
+    lines = capsys.readouterr().out.splitlines()
+    named = [line.strip() for line in lines if line.strip().startswith("group ")]
+    assert len(named) == 1 and named[0].startswith("group 2 (") and named[0].endswith(": rejected")
+    assert f"{groups - 1:,} other merge groups as proposed (--json lists them)" in lines[2]

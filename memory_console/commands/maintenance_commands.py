@@ -382,8 +382,15 @@ def cmd_plan_edit(args: argparse.Namespace) -> int:
         f"{out}: {edited.plan.changed:,} memories change, "
         f"{len(edited.plan.new_memories):,} merges, {len(left_out):,} left out"
     )
+    # Only the groups the edits touched: a store's plan can hold hundreds of merges (--json
+    # lists every one).
+    touched = 0
     for number, (key, result) in enumerate(zip(keys, outcomes, strict=True), start=1):
-        print(f"  group {number} ({len(groups[key])} memories): {result}")
+        if result != "merge":
+            touched += 1
+            print(f"  group {number} ({len(groups[key])} memories): {result}")
+    if len(keys) > touched:
+        print(f"  {len(keys) - touched:,} other merge groups as proposed (--json lists them)")
     print(f"apply with: memory-console maintain --apply {out}")
     return 0
 
