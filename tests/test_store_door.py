@@ -92,3 +92,34 @@ with self._lock:
 """
     lines = {int(breach.split(":")[1]) for breach in breaches(sample, "sample.py")}
     assert lines == set(range(2, 11)) - {7}
+
+
+# What store/ may import of the project: no arrow runs back up to the layers above it.
+STORE_IMPORTS = {"store", "policies", "files", "literal", "timeutil"}
+
+
+def project_imports(source: str) -> set[str]:
+    """The top-level packages and modules of memory_console a module imports, at any depth."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "memory_console" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+def test_the_store_imports_nothing_above_it() -> None:
+    upward = {
+        str(path.relative_to(PACKAGE)): sorted(project_imports(path.read_text()) - STORE_IMPORTS)
+        for path in sorted((PACKAGE / "store").rglob("*.py"))
+    }
+    assert {name: found for name, found in upward.items() if found} == {}
+    assert project_imports("def f():\n    from memory_console.ingest.jsonl import x\n") == {
+        "ingest"
+    }
