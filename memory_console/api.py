@@ -26,6 +26,7 @@ from memory_console.ingest import remember as rules
 from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction, find_directive
 from memory_console.sensitive import credential_kinds, with_article
 from memory_console.store import MemoryFilter, MemoryRecord, Store
+from memory_console.store.vocab import SESSION_TIERS, TIERS
 from memory_console.timeutil import now_ts
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ __all__ = [
 
 ACTOR = "api"
 CANDIDATE_FACTOR = 3  # recall re-ranks this many times k of the best search hits
+SESSION_ENDED = "session ended"  # the reason end_session archives with
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,7 @@ class _Plan:
     similarity: float | None = None
     raise_importance: float | None = None
     fields: dict[str, Any] | None = None
+    found: str = ""  # how an UPDATE or DELETE found its memory, told in the outcome only
 
 
 class MemoryAPI:
@@ -124,7 +127,9 @@ class MemoryAPI:
 
     store: a Store (its actor names the events; open it with actor="api") or a path, which
     the API opens with actor "api" and closes on close(). semantic: False keeps to keyword
-    search and exact duplicates; embedder: an already loaded Embedder to share.
+    search and exact duplicates; embedder: an already loaded Embedder to share;
+    update_threshold: the cosine at which apply_actions' UPDATE or DELETE without memory_id
+    finds the memory it changes.
     """
 
     def __init__(
@@ -135,9 +140,13 @@ class MemoryAPI:
         semantic: bool = True,
         embedder: Embedder | None = None,
         manifest: str | None = None,
+        update_threshold: float = rules.UPDATE_THRESHOLD,
     ) -> None:
         if not isinstance(owner, str) or not owner.strip():
             raise ValueError("owner must be a non-empty string")
+        if not 0.0 < update_threshold <= 1.0:
+            raise ValueError("update_threshold must be in (0, 1]")
+        self.update_threshold = update_threshold
         self._owns_store = not isinstance(store, Store)
         self.store = Store(store, actor=ACTOR) if not isinstance(store, Store) else store
         self.owner = owner
@@ -264,8 +273,10 @@ class MemoryAPI:
         confidence: float,
         source: str,
         metadata: dict[str, Any],
+        duplicate_scope: MemoryFilter | None = None,
     ) -> _Plan:
-        """Refuse, reinforce a near-duplicate, or store: decided before anything is written."""
+        """Refuse, reinforce a near-duplicate, or store: decided before anything is written.
+        Duplicates are looked for among the owner's active memories, or in `duplicate_scope`."""
         if not isinstance(content, str) or not content.strip():
             return _Plan("refuse", "nothing to remember")
         content = content.strip()
@@ -278,7 +289,8 @@ class MemoryAPI:
             return _Plan("refuse", f"its metadata holds {named}")
         title = rules.make_title(content)
         keywords = rules.extract_keywords(content)
-        duplicate = self._near_duplicate(owner, content, title, keywords)
+        scope = duplicate_scope or MemoryFilter(owner=owner, status="active")
+        duplicate = self._near_duplicate(scope, content, title, keywords)
         if duplicate is not None:
             ident, similarity = duplicate
             how = "same text" if similarity is None else f"cosine {similarity:.3f}"
@@ -311,16 +323,15 @@ class MemoryAPI:
         return _Plan("store", reason, row=row)
 
     def _near_duplicate(
-        self, owner: str, content: str, title: str, keywords: list[str]
+        self, scope: MemoryFilter, content: str, title: str, keywords: list[str]
     ) -> tuple[int, float | None] | None:
-        """(id, cosine) of the owner's active memory this text repeats: the same normalised
+        """(id, cosine) of the memory in `scope` this text repeats: the same normalised
         text (cosine None), else cosine >= the consolidation threshold when semantic search
         is ready."""
 
         from memory_console.embed.embedder import embedding_text
         from memory_console.maintenance.passes.consolidate import ConsolidateParams
 
-        scope = MemoryFilter(owner=owner, status="active")
         wanted = rules.normalise(content)
         for record, _ in self.store.keyword_search(content, scope, limit=20):
             if rules.normalise(record.content) == wanted:
@@ -415,22 +426,30 @@ class MemoryAPI:
         owner: str | None = None,
         k: int = 5,
         *,
+        tier: str | Sequence[str] | None = None,
+        session_id: str | None = None,
         now: float | None = None,
     ) -> list[Recalled]:
         """The owner's k active memories for a query: hybrid search (keyword search when the
         embedder cannot load), the best 3k re-ranked by the exponential effective score
         (importance x time decay x similarity). Each returned memory is reinforced (its type's
-        boost) and its access logged with the query and its score breakdown."""
+        boost) and its access logged with the query and its score breakdown.
+
+        tier: one tier or several (default all). Working and short-term memories belong to a
+        session: they are recalled only with their `session_id`, never without one."""
         if k < 1:
             raise ValueError("k must be at least 1")
         moment = now_ts() if now is None else now
+        memory_filter = recall_filter(owner or self.owner, tier, session_id)
+        if memory_filter is None:
+            return []
         engine = self.engine
         mode = "hybrid" if engine.semantic_ready else "keyword"
         hits = engine.search(
             query,
             mode=mode,
             k=max(k * CANDIDATE_FACTOR, 10),
-            memory_filter=MemoryFilter(owner=owner or self.owner, status="active"),
+            memory_filter=memory_filter,
             now=moment,
         )
         ranked = sorted(
@@ -447,6 +466,27 @@ class MemoryAPI:
         records = self.store.get_many(list(scores))
         return [Recalled(records[ident], scores[ident]) for ident in scores if ident in records]
 
+    # -- sessions ---------------------------------------------------------------------------
+
+    def end_session(
+        self, session_id: str, owner: str | None = None, *, now: float | None = None
+    ) -> list[int]:
+        """Archive the session's working and short-term memories of the owner (restorable,
+        one event each, reason "session ended"); protected ones stay. Returns the archived ids."""
+        check_session(session_id)
+        scope = MemoryFilter(
+            owner=owner or self.owner,
+            status="active",
+            is_protected=False,
+            tiers=SESSION_TIERS,
+            session_id=session_id,
+        )
+        ids = [int(ident) for ident in self.store.ids_matching(scope)]
+        if not ids:
+            return []
+        moment = now_ts() if now is None else now
+        return self.store.forget(ids, SESSION_ENDED, now=moment).changed
+
     # -- apply_actions ----------------------------------------------------------------------
 
     def apply_actions(
@@ -454,20 +494,26 @@ class MemoryAPI:
         json_text: str | bytes | dict[str, Any],
         owner: str | None = None,
         *,
+        session_id: str | None = None,
         now: float | None = None,
     ) -> ActionsResult:
         """Apply a memory-routing document ({"analysis", "salience_score", "memory_actions":
         [{"target_memory_bank", "action_type", "content", "entry_type", "confidence_score",
-        "reasoning"}]}): banks WORKING, STM, LTM, EPISODIC become tiers working, short_term,
-        long_term, episodic. UPDATE names its memory by "memory_id"; DELETE by "memory_id" or
-        by a content equal (normalised) to exactly one of the owner's active memories; DELETE
-        archives (restorable, like forget). Every action is checked first; one bad action
-        rejects the whole document, and the rest is written in one transaction."""
+        "reasoning"}]}; docs/ARCHITECTURE.md, "The agent API"): banks WORKING, STM, LTM,
+        EPISODIC become tiers working, short_term, long_term, episodic; WORKING and STM
+        memories belong to `session_id`, which they need. UPDATE and DELETE change the memory
+        their "memory_id" names, else the owner's most similar one in the target bank at or
+        above update_threshold (a protected one is left, and the outcome names it); without
+        a match UPDATE stores a new memory and DELETE changes nothing. DELETE archives
+        (restorable, like forget). Every action is checked first; one bad action rejects the
+        whole document, and the rest is written in one transaction."""
         moment = now_ts() if now is None else now
         who = owner or self.owner
         try:
+            if session_id is not None and (not isinstance(session_id, str) or not session_id):
+                raise ActionsError("session_id must be a non-empty string")
             document = rules.parse_actions(json_text)
-            plans = self._plan_actions(document, who)
+            plans = self._plan_actions(document, who, session_id)
         except ActionsError as error:
             return ActionsResult(False, f"rejected: {error}; nothing was applied")
         outcomes: list[ActionOutcome] = []
@@ -489,12 +535,18 @@ class MemoryAPI:
         )
 
     def _plan_actions(
-        self, document: rules.ActionDocument, owner: str
+        self, document: rules.ActionDocument, owner: str, session_id: str | None
     ) -> list[tuple[RoutedAction, _Plan]]:
         plans: list[tuple[RoutedAction, _Plan]] = []
         stored: dict[str, int] = {}
         touched: dict[int, int] = {}
         for action in document.actions:
+            if action.tier in SESSION_TIERS and session_id is None:
+                if action.action_type == "STORE" or action.memory_id is None:
+                    raise ActionsError(
+                        f"{action.where}: a {action.bank} memory belongs to a session; "
+                        "pass the session_id"
+                    )
             if action.action_type == "STORE":
                 assert action.content is not None
                 key = rules.normalise(action.content)
@@ -502,21 +554,34 @@ class MemoryAPI:
                     plan = _Plan("skip", f"same content as memory_actions[{stored[key]}]")
                 else:
                     stored[key] = action.index
-                    plan = self._plan_store(action, document, owner)
-            else:
-                ident = self._target_of(action, owner)
-                if ident in touched:
-                    raise ActionsError(
-                        f"{action.where}: memory {ident} is already changed by "
-                        f"memory_actions[{touched[ident]}]"
-                    )
-                touched[ident] = action.index
-                plan = self._plan_change(action, ident)
-            plans.append((action, plan))
+                    plan = self._plan_store(action, document, owner, session_id)
+                plans.append((action, plan))
+                continue
+            target = self._target_of(action, owner, session_id)
+            if isinstance(target, str):  # no memory matched
+                if action.action_type == "DELETE":
+                    plan = _Plan("skip", f"{target}: nothing deleted")
+                else:
+                    plan = self._plan_store(action, document, owner, session_id)
+                    plan.reason = f"{target}: stored as a new memory ({plan.reason})"
+                plans.append((action, plan))
+                continue
+            ident, how = target
+            if ident in touched:
+                raise ActionsError(
+                    f"{action.where}: memory {ident} is already changed by "
+                    f"memory_actions[{touched[ident]}]"
+                )
+            touched[ident] = action.index
+            plans.append((action, self._plan_change(action, ident, how)))
         return plans
 
     def _plan_store(
-        self, action: RoutedAction, document: rules.ActionDocument, owner: str
+        self,
+        action: RoutedAction,
+        document: rules.ActionDocument,
+        owner: str,
+        session_id: str | None,
     ) -> _Plan:
         assert action.content is not None
         metadata: dict[str, Any] = {"memory_bank": action.bank}
@@ -524,12 +589,14 @@ class MemoryAPI:
             metadata["entry_type"] = action.entry_type
         if action.reasoning is not None:
             metadata["reasoning"] = action.reasoning
+        if action.tier in SESSION_TIERS:
+            metadata["session_id"] = session_id
         plan = self._decide(
             action.content,
             owner,
             screened=action.content,
             user_requested=action.user_requested,
-            topic=None,
+            topic=action.topic,
             memory_type=action.memory_type,
             tier=action.tier,
             importance=document.salience_score
@@ -540,13 +607,18 @@ class MemoryAPI:
             else rules.INFERRED_CONFIDENCE,
             source="session_review",
             metadata=metadata,
+            duplicate_scope=bank_scope(owner, action.tier, session_id, permanent=True),
         )
         if plan.kind == "refuse":
             raise ActionsError(f"{action.where}: {plan.reason}")
         return plan
 
-    def _target_of(self, action: RoutedAction, owner: str) -> int:
-        """The id an UPDATE or DELETE names, checked to be one of the owner's active ones."""
+    def _target_of(
+        self, action: RoutedAction, owner: str, session_id: str | None
+    ) -> tuple[int, str | None] | str:
+        """(id, how it was found) of the memory an UPDATE or DELETE changes, or why none
+        matched. memory_id wins; else the same normalised text, else the most similar memory
+        of the target bank at or above update_threshold (the embedder must load)."""
         if action.memory_id is not None:
             record = self.store.get(action.memory_id)
             if record is None:
@@ -555,31 +627,60 @@ class MemoryAPI:
                 raise ActionsError(f"{action.where}: memory {record.id} belongs to another owner")
             if record.status != "active":
                 raise ActionsError(f"{action.where}: memory {record.id} is {record.status}")
-            return record.id
+            return record.id, None
         assert action.content is not None
+        scope = bank_scope(owner, action.tier, session_id)
         wanted = rules.normalise(action.content)
-        scope = MemoryFilter(owner=owner, status="active")
         matches = [
             record.id
             for record, _ in self.store.keyword_search(action.content, scope, limit=50)
             if rules.normalise(record.content) == wanted
         ]
-        if not matches:
-            raise ActionsError(f"{action.where}: its content matches no active memory")
         if len(matches) > 1:
             raise ActionsError(
                 f"{action.where}: its content matches {len(matches)} memories "
                 f"({', '.join(map(str, matches))}); name one with memory_id"
             )
-        return matches[0]
+        if matches:
+            return matches[0], "same text"
+        semantic = self._semantic()
+        if semantic is None:
+            raise ActionsError(
+                f"{action.where}: no memory of the {action.bank} bank has this text, and "
+                f"finding one by meaning needs the embedder ({self.semantic_error or 'off'}); "
+                "name the memory with memory_id"
+            )
+        from memory_console.embed.embedder import embedding_text
 
-    def _plan_change(self, action: RoutedAction, ident: int) -> _Plan:
+        text = embedding_text(
+            rules.make_title(action.content),
+            action.content,
+            rules.extract_keywords(action.content),
+        )
+        nearest = semantic.nearest_to(semantic.embedder.embed_query(text), scope, 1)
+        if nearest and nearest[0][1] >= self.update_threshold:
+            return nearest[0][0], f"cosine {nearest[0][1]:.3f}"
+        closest = f"; the closest, {nearest[0][0]}, at {nearest[0][1]:.3f}" if nearest else ""
+        return (
+            f"no memory of the {action.bank} bank at cosine >= {self.update_threshold:g}{closest}"
+        )
+
+    def _plan_change(self, action: RoutedAction, ident: int, how: str | None) -> _Plan:
         hidden = credential_kinds(action.reasoning)
         if hidden:
             named = " and ".join(with_article(kind) for kind in hidden)
             raise ActionsError(f"{action.where}: its reasoning holds {named}")
+        found = f" (memory {ident}, {how})" if how else ""
+        if how is not None and self.store.require(ident).is_protected:
+            verb = "deleted" if action.action_type == "DELETE" else "updated"
+            return _Plan(
+                "skip",
+                f"memory {ident} ({how}) is protected: not {verb} without its memory_id",
+                id=ident,
+            )
         if action.action_type == "DELETE":
-            return _Plan("delete", action.reasoning or "deleted by the agent", id=ident)
+            reason = action.reasoning or "deleted by the agent"
+            return _Plan("delete", reason, id=ident, found=found)
         assert action.content is not None
         refused = rules.refusal(action.content, user_requested=action.user_requested)
         if refused is not None:
@@ -590,25 +691,68 @@ class MemoryAPI:
             "keywords": rules.extract_keywords(action.content),
             "tier": action.tier,
         }
-        if action.entry_type and action.entry_type.strip().lower() in rules.MEMORY_TYPE_NAMES:
+        if action.typed:
             fields["memory_type"] = action.memory_type
+        if action.topic is not None:
+            fields["topic"] = action.topic
         if action.confidence is not None:
             fields["confidence"] = action.confidence
-        return _Plan("update", action.reasoning or "updated by the agent", id=ident, fields=fields)
+        reason = action.reasoning or "updated by the agent"
+        return _Plan("update", reason, id=ident, fields=fields, found=found)
 
     def _apply_one(self, action: RoutedAction, plan: _Plan, moment: float) -> ActionOutcome:
         if plan.kind == "update":
             assert plan.id is not None and plan.fields is not None
             self.store.edit(plan.id, plan.fields, now=moment)
-            return ActionOutcome(action.index, action.action_type, "updated", plan.id, plan.reason)
+            reason = plan.reason + plan.found
+            return ActionOutcome(action.index, action.action_type, "updated", plan.id, reason)
         if plan.kind == "delete":
             assert plan.id is not None
             self.store.forget([plan.id], plan.reason, now=moment)
-            return ActionOutcome(action.index, action.action_type, "deleted", plan.id, plan.reason)
+            reason = plan.reason + plan.found
+            return ActionOutcome(action.index, action.action_type, "deleted", plan.id, reason)
         result = self._carry_out(plan, moment, query=action.content or "")
         return ActionOutcome(
             action.index, action.action_type, result.action, result.id, plan.reason
         )
+
+
+def bank_scope(
+    owner: str, tier: str, session_id: str | None, *, permanent: bool = False
+) -> MemoryFilter:
+    """The owner's active memories of a bank (of the session, for working and short-term);
+    permanent=True widens long_term and episodic to both (a fact is one fact in either)."""
+    if tier in SESSION_TIERS:
+        return MemoryFilter(owner=owner, status="active", tiers=(tier,), session_id=session_id)
+    tiers = tuple(t for t in TIERS if t not in SESSION_TIERS) if permanent else (tier,)
+    return MemoryFilter(owner=owner, status="active", tiers=tiers)
+
+
+def check_session(session_id: str | None) -> None:
+    if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
+        raise ValueError("session_id must be a non-empty string")
+
+
+def recall_filter(
+    owner: str, tier: str | Sequence[str] | None, session_id: str | None
+) -> MemoryFilter | None:
+    """The active memories recall may return: the asked tiers, working and short-term ones
+    only with a session (and then only that session's); None when nothing is left."""
+    check_session(session_id)
+    wanted = TIERS if tier is None else ((tier,) if isinstance(tier, str) else tuple(tier))
+    unknown = [name for name in wanted if name not in TIERS]
+    if unknown:
+        raise ValueError(f"unknown tier {unknown[0]!r}; one of {', '.join(TIERS)}")
+    if session_id is None:
+        wanted = tuple(name for name in wanted if name not in SESSION_TIERS)
+    if not wanted:
+        return None
+    return MemoryFilter(
+        owner=owner,
+        status="active",
+        tiers=None if set(wanted) == set(TIERS) else tuple(dict.fromkeys(wanted)),
+        session_id=session_id,
+    )
 
 
 def effective_of(hit: SearchHit, hits: Sequence[SearchHit], now: float) -> float:

@@ -286,13 +286,17 @@ SPEC_DOCUMENT = {
 
 
 def test_apply_actions_accepts_the_spec_document(api: MemoryAPI) -> None:
-    result = api.apply_actions(json.dumps(SPEC_DOCUMENT), now=NOW)
+    result = api.apply_actions(json.dumps(SPEC_DOCUMENT), session_id="s1", now=NOW)
     assert result.ok and result.salience_score == 0.8
     assert [o.action for o in result.outcomes] == ["stored"] * 4
     records = api.store.get_many([o.id or 0 for o in result.outcomes])
     rows = [records[o.id or 0] for o in result.outcomes]
     assert [r.tier for r in rows] == ["long_term", "episodic", "working", "short_term"]
-    assert [r.memory_type for r in rows] == ["semantic", "episodic", "semantic", "procedural"]
+    # entry_type preference -> semantic, procedural -> procedural, others (event, context)
+    # are events: episodic.
+    assert [r.memory_type for r in rows] == ["semantic", "episodic", "episodic", "procedural"]
+    assert rows[0].topic == "preferences"
+    assert [r.metadata.get("session_id") for r in rows] == [None, None, "s1", "s1"]
     assert [r.confidence for r in rows] == [0.9, 0.7, 0.6, 0.5]
     assert {r.importance for r in rows} == {0.8} and {r.source for r in rows} == {"session_review"}
     assert rows[0].metadata["reasoning"] == "Stated explicitly; holds across sessions."
@@ -320,7 +324,7 @@ def test_apply_actions_accepts_the_spec_document(api: MemoryAPI) -> None:
             {"target_memory_bank": "LTM", "action_type": "STORE", "content": "likes rust"},
         ]
     }
-    second = api.apply_actions(follow_up, now=NOW + DAY)
+    second = api.apply_actions(follow_up, session_id="s1", now=NOW + DAY)
     assert second.ok
     assert [o.action for o in second.outcomes] == ["updated", "deleted", "stored", "skipped"]
     updated = api.store.require(rows[0].id)
@@ -354,9 +358,9 @@ def test_apply_actions_accepts_the_spec_document(api: MemoryAPI) -> None:
             "memory_actions[0]: STORE needs a non-empty content",
         ),
         (
-            '{"memory_actions": [{"target_memory_bank": "LTM", "action_type": "UPDATE",'
+            '{"memory_actions": [{"target_memory_bank": "WORKING", "action_type": "STORE",'
             ' "content": "x"}]}',
-            "memory_actions[0]: UPDATE needs the memory_id",
+            "memory_actions[0]: a WORKING memory belongs to a session; pass the session_id",
         ),
         (
             '{"memory_actions": [{"target_memory_bank": "LTM", "action_type": "DELETE",'

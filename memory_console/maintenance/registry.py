@@ -30,7 +30,9 @@ Narrowing = Callable[[MaintenanceParams, float], "tuple[str, dict[str, Any]] | N
 SCOPE_ORDER = ("decaying", "maintainable", "active")
 
 # `maintain` runs these, in this order, as one plan (those that are registered).
-MAINTAIN = ("expire", "consolidate", "decay", "cleanup", "quota")
+# expire-banks first: a working or short-term memory past its TTL is archived before the
+# other passes score, merge or count it.
+MAINTAIN = ("expire-banks", "expire", "consolidate", "decay", "cleanup", "quota")
 # `decay` runs these.
 DECAY = ("decay", "cleanup")
 

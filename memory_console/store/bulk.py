@@ -79,7 +79,7 @@ BASE_COLUMNS: tuple[tuple[str, str], ...] = tuple(
     (name, CODE_TYPE if name == "code" else NUMPY_TYPES[COLUMN_TYPES[name]]) for name in LOADED
 )
 EXTRA_COLUMNS: dict[str, str] = {
-    name: NUMPY_TYPES[COLUMN_TYPES[name]] for name in ("importance", "owner")
+    name: NUMPY_TYPES[COLUMN_TYPES[name]] for name in ("importance", "owner", "tier")
 }
 REBUILD_FRACTION = 0.25  # rebuild an index rather than update it row by row above this share
 APPLY_CACHE_KIB = 524_288
@@ -137,7 +137,7 @@ def load_memory_arrays(
 ) -> dict[str, np.ndarray]:
     """The selected rows in id order as numpy columns: id, revision, code, confidence,
     base_confidence, retrieval_count, created_at, last_accessed_at (NaN if never) and the
-    `extra` ones (importance, owner). One table scan; the planner's read transaction makes
+    `extra` ones (importance, owner, tier). One table scan; the planner's read transaction makes
     it a consistent snapshot."""
     names = [name for name, _ in BASE_COLUMNS] + list(extra)
     dtype = np.dtype(list(BASE_COLUMNS) + [(name, EXTRA_COLUMNS[name]) for name in extra])
@@ -153,7 +153,7 @@ def load_memory_arrays(
 
 
 def load_column(conn: sqlite3.Connection, rows: Rows, name: str) -> np.ndarray:
-    """One more column (importance, owner) of the selected rows, in id order; inside the
+    """One more column (importance, owner, tier) of the selected rows, in id order; inside the
     same snapshot it lines up with load_memory_arrays."""
     sql = f"SELECT {name} FROM memory NOT INDEXED WHERE {rows.where()} ORDER BY id"
     values = [row[0] for row in conn.execute(sql, dict(rows.params))]

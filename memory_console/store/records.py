@@ -125,6 +125,10 @@ class MemoryFilter:
     max_confidence: float | None = None
     text: str | None = None
     ids: tuple[int, ...] | None = None
+    tiers: tuple[str, ...] | None = None  # any of these tiers
+    # Working and short-term memories of this session only (metadata.session_id); the other
+    # tiers are not tied to a session and pass (docs/ARCHITECTURE.md, "Memory banks").
+    session_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

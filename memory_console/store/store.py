@@ -39,7 +39,7 @@ from memory_console.store.records import (
 )
 from memory_console.store.search_text import fts_query
 from memory_console.store.validate import INSERT_COLUMNS, check_field, complete_memory
-from memory_console.store.vocab import EDITABLE, SORTABLE
+from memory_console.store.vocab import EDITABLE, SESSION_TIERS, SORTABLE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -426,6 +426,17 @@ class Store:
             clauses.append(
                 f"{col}id IN ({','.join(str(int(i)) for i in memory_filter.ids) or 'NULL'})"
             )
+        if memory_filter.tiers is not None:
+            clauses.append(f"{col}tier IN ({','.join('?' * len(memory_filter.tiers)) or 'NULL'})")
+            params.extend(memory_filter.tiers)
+        if memory_filter.session_id is not None:
+            banks = ",".join(f"'{tier}'" for tier in SESSION_TIERS)
+            clauses.append(
+                f"({col}tier NOT IN ({banks}) "
+                f"OR (CASE WHEN json_valid({col}metadata) "
+                f"THEN json_extract({col}metadata, '$.session_id') END) = ?)"
+            )
+            params.append(memory_filter.session_id)
         if memory_filter.text:
             match = fts_query(memory_filter.text, require_all=True)
             if match:

@@ -2,6 +2,9 @@
 
 TOPICS = ("preferences", "user_info", "contacts", "projects", "decisions", "general")
 TIERS = ("working", "short_term", "long_term", "episodic")
+# The banks with a lifespan: their memories belong to a session (metadata.session_id), end
+# with it and expire after a TTL; long_term and episodic are permanent.
+SESSION_TIERS = ("working", "short_term")
 MEMORY_TYPES = ("semantic", "episodic", "procedural")
 SOURCES = (
     "user_directive",
