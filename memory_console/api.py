@@ -567,13 +567,15 @@ class MemoryAPI:
                 plans.append((action, plan))
                 continue
             ident, how = target
-            if ident in touched:
-                raise ActionsError(
-                    f"{action.where}: memory {ident} is already changed by "
-                    f"memory_actions[{touched[ident]}]"
-                )
-            touched[ident] = action.index
-            plans.append((action, self._plan_change(action, ident, how)))
+            plan = self._plan_change(action, ident, how)
+            if plan.kind != "skip":
+                if ident in touched:
+                    raise ActionsError(
+                        f"{action.where}: memory {ident} is already changed by "
+                        f"memory_actions[{touched[ident]}]"
+                    )
+                touched[ident] = action.index
+            plans.append((action, plan))
         return plans
 
     def _plan_store(

@@ -234,7 +234,7 @@ def test_maintain_passes_option(db_path: Path, capsys: pytest.CaptureFixture[str
         capsys, "maintain", "--db", str(db_path), "--dry-run", "--json", "--now", ISO_NOW
     )
     document = json.loads(out)
-    expected = ["expire", "consolidate", "decay", "cleanup", "quota"]
+    expected = ["expire-banks", "expire", "consolidate", "decay", "cleanup", "quota"]
     assert code == 0 and document["passes"] == [p for p in expected if p in registered_passes()]
     assert document["archived"] == 1 and document["decayed"] == 2
     code, out, _ = run(

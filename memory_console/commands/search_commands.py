@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from memory_console.commands import common, render
 from memory_console.commands.common import UserError
 from memory_console.embed.hits import SEARCH_MODES
-from memory_console.store.vocab import STATUSES
+from memory_console.store.vocab import STATUSES, TIERS
 
 if TYPE_CHECKING:
     from memory_console.store import Store
@@ -33,6 +33,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     search.add_argument("--owner", type=common.text)
     search.add_argument("--topic", type=common.text)
     search.add_argument("--status", choices=STATUSES, default="active")
+    search.add_argument(
+        "--tier",
+        choices=TIERS,
+        action="append",
+        help="only this memory bank (repeat for several; default all)",
+    )
+    search.add_argument(
+        "--session",
+        type=common.text,
+        help="working and short-term memories of this session only (metadata.session_id)",
+    )
     search.add_argument("--reveal", action="store_true", help="show secrets unmasked")
     search.set_defaults(handler=cmd_search)
 
@@ -95,7 +106,13 @@ def cmd_search(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             engine.semantic = semantic
-        memory_filter = MemoryFilter(owner=args.owner, topic=args.topic, status=args.status)
+        memory_filter = MemoryFilter(
+            owner=args.owner,
+            topic=args.topic,
+            status=args.status,
+            tiers=tuple(dict.fromkeys(args.tier)) if args.tier else None,
+            session_id=args.session,
+        )
         hits = engine.search(
             args.query, mode=mode, k=args.k, memory_filter=memory_filter, now=common.now_of(args)
         )
