@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memory_console.ingest.classify import classify_type
 from memory_console.ingest import remember as rules
 from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction, find_directive
 from memory_console.sensitive import credential_kinds, with_article
@@ -204,7 +205,7 @@ class MemoryAPI:
         *,
         user_requested: bool = False,
         topic: str | None = None,
-        memory_type: str = "semantic",
+        memory_type: str | None = None,
         tier: str = "long_term",
         importance: float | None = None,
         confidence: float | None = None,
@@ -215,10 +216,11 @@ class MemoryAPI:
         """Remember a text by the decision rules (docs/ARCHITECTURE.md, "The agent API").
 
         A user directive ("remember that ...", "don't forget ...", "note that ...", "keep in
-        mind ...") is stored with importance 1.0 and source user_directive, and counts as the
-        user asking (health data allowed), as do user_requested=True and a metadata whose
-        user_requested is true. Anything else is an inferred memory (importance 0.5, source
-        session_review). Credentials, in the text or in the metadata, are refused, health data
+        mind ...", "I always ...", "I never ...") is stored with importance and confidence 1.0
+        and source user_directive, and counts as the user asking (health data allowed), as do
+        user_requested=True and a metadata whose user_requested is true. Anything else is an
+        inferred memory (importance and confidence 0.5, source session_review). Without a
+        memory_type the text is classified (ingest.classify: events fade, facts stay). Credentials, in the text or in the metadata, are refused, health data
         too unless the user asked; a near-duplicate of the owner's active memories is
         reinforced instead.
         """
@@ -258,7 +260,7 @@ class MemoryAPI:
         screened: str,
         user_requested: bool,
         topic: str | None,
-        memory_type: str,
+        memory_type: str | None,
         tier: str,
         importance: float,
         confidence: float,
@@ -295,7 +297,7 @@ class MemoryAPI:
             "owner": owner,
             "topic": topic or rules.infer_topic(content),
             "tier": tier,
-            "memory_type": memory_type,
+            "memory_type": memory_type or classify_type(content)[0],
             "title": title,
             "content": content,
             "keywords": keywords,
@@ -393,7 +395,7 @@ class MemoryAPI:
                 screened=candidate.content,
                 user_requested=user_requested or candidate.explicit,
                 topic=candidate.topic,
-                memory_type="semantic",
+                memory_type=None,
                 tier="long_term",
                 importance=candidate.score,
                 confidence=rules.STATED_CONFIDENCE,

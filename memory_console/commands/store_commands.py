@@ -65,6 +65,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="owner of memories whose file names none (peer formats; default: default)",
     )
     imp.add_argument(
+        "--type",
+        dest="memory_type",
+        choices=MEMORY_TYPES,
+        help="memory_type of memories whose file gives none (default: each is classified by "
+        "its text: facts and preferences semantic, events and plans episodic, how-to procedural)",
+    )
+    imp.add_argument(
         "--allow-secrets",
         action="store_true",
         help="keep memories holding credentials (passwords, keys, tokens, card numbers, SSNs); "
@@ -232,6 +239,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             keep_ids=not args.new_ids,
             owner=args.owner,
             policy=SecretsPolicy(args.allow_secrets, args.allow_health),
+            memory_type=args.memory_type,
         )
     except BaseException as error:
         store.close()
