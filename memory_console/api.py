@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memory_console.ingest.classify import classify_type
 from memory_console.ingest import remember as rules
+from memory_console.ingest.classify import classify_type
 from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction, find_directive
 from memory_console.sensitive import credential_kinds, with_article
 from memory_console.store import MemoryFilter, MemoryRecord, Store
@@ -220,9 +220,9 @@ class MemoryAPI:
         and source user_directive, and counts as the user asking (health data allowed), as do
         user_requested=True and a metadata whose user_requested is true. Anything else is an
         inferred memory (importance and confidence 0.5, source session_review). Without a
-        memory_type the text is classified (ingest.classify: events fade, facts stay). Credentials, in the text or in the metadata, are refused, health data
-        too unless the user asked; a near-duplicate of the owner's active memories is
-        reinforced instead.
+        memory_type the text is classified (ingest.classify: events fade, facts stay).
+        Credentials, in the text or in the metadata, are refused, health data too unless the
+        user asked; a near-duplicate of the owner's active memories is reinforced instead.
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a string, not {type(text).__name__}")

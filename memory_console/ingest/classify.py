@@ -71,7 +71,12 @@ CUES: tuple[Cue, ...] = (
         r"email|call|format|select|choose|enable|disable|configure|update|deploy|always\s+run)\b",
     ),
     _cue(PROCEDURAL, 2.0, "an instruction", r"^\s*when\b[^.,]*,\s*(?!the user\b|i\b|we\b)\w+"),
-    _cue(PROCEDURAL, 1.0, "a command", r"\bwith\s+(?:cron|git|make|pip|poetry|npm|the\s+\w+\s+command)\b"),
+    _cue(
+        PROCEDURAL,
+        1.0,
+        "a command",
+        r"\bwith\s+(?:cron|git|make|pip|poetry|npm|the\s+\w+\s+command)\b",
+    ),
     # -- events, plans, projects and discussions --------------------------------------------
     _cue(
         EPISODIC,

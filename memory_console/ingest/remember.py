@@ -250,7 +250,7 @@ def find_directive(message: str) -> Directive | None:
 
 
 def _standing_rule(message: str) -> Directive | None:
-    """"I always ..." / "I never ...": the sentence, as the user said it, or None."""
+    """A standing rule ("I always ...", "I never ..."): the sentence as said, or None."""
     match = ALWAYS_NEVER.search(message)
     if match is None:
         return None
