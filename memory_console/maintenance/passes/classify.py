@@ -49,8 +49,7 @@ def plan_classify(frame: Frame, params: MaintenanceParams, now: float) -> PassRe
 PASS = PassSpec(
     name="classify",
     plan=plan_classify,
-    summary="retype memories whose type differs from the type rules' (facts semantic, "
-    "events episodic, how-to procedural); protected ones kept",
+    summary="retype memories the type rules read otherwise (facts semantic, events episodic)",
     order=5,
     scope="active",
 )
