@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memory_console.ingest import remember as rules
+from memory_console.ingest.classify import classify_type
 from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction, find_directive
 from memory_console.sensitive import credential_kinds, with_article
 from memory_console.store import MemoryFilter, MemoryRecord, Store
@@ -213,7 +214,7 @@ class MemoryAPI:
         *,
         user_requested: bool = False,
         topic: str | None = None,
-        memory_type: str = "semantic",
+        memory_type: str | None = None,
         tier: str = "long_term",
         importance: float | None = None,
         confidence: float | None = None,
@@ -224,12 +225,13 @@ class MemoryAPI:
         """Remember a text by the decision rules (docs/ARCHITECTURE.md, "The agent API").
 
         A user directive ("remember that ...", "don't forget ...", "note that ...", "keep in
-        mind ...") is stored with importance 1.0 and source user_directive, and counts as the
-        user asking (health data allowed), as do user_requested=True and a metadata whose
-        user_requested is true. Anything else is an inferred memory (importance 0.5, source
-        session_review). Credentials, in the text or in the metadata, are refused, health data
-        too unless the user asked; a near-duplicate of the owner's active memories is
-        reinforced instead.
+        mind ...", "I always ...", "I never ...") is stored with importance and confidence 1.0
+        and source user_directive, and counts as the user asking (health data allowed), as do
+        user_requested=True and a metadata whose user_requested is true. Anything else is an
+        inferred memory (importance and confidence 0.5, source session_review). Without a
+        memory_type the text is classified (ingest.classify: events fade, facts stay).
+        Credentials, in the text or in the metadata, are refused, health data too unless the
+        user asked; a near-duplicate of the owner's active memories is reinforced instead.
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a string, not {type(text).__name__}")
@@ -267,7 +269,7 @@ class MemoryAPI:
         screened: str,
         user_requested: bool,
         topic: str | None,
-        memory_type: str,
+        memory_type: str | None,
         tier: str,
         importance: float,
         confidence: float,
@@ -307,7 +309,7 @@ class MemoryAPI:
             "owner": owner,
             "topic": topic or rules.infer_topic(content),
             "tier": tier,
-            "memory_type": memory_type,
+            "memory_type": memory_type or classify_type(content)[0],
             "title": title,
             "content": content,
             "keywords": keywords,
@@ -404,7 +406,7 @@ class MemoryAPI:
                 screened=candidate.content,
                 user_requested=user_requested or candidate.explicit,
                 topic=candidate.topic,
-                memory_type="semantic",
+                memory_type=None,
                 tier="long_term",
                 importance=candidate.score,
                 confidence=rules.STATED_CONFIDENCE,

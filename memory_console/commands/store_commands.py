@@ -1,4 +1,5 @@
-"""Subcommands over the store itself: demo, import, export, list, show, actions, purge, stats."""
+"""Subcommands over the store itself: demo, import, export, list, show, edit, actions, purge,
+stats."""
 
 from __future__ import annotations
 
@@ -19,7 +20,14 @@ from memory_console.ingest.formats import EXPORT_FORMATS
 from memory_console.ingest.formats import FORMATS as IMPORT_FORMATS
 from memory_console.store.db import SQLITE_MAGIC, in_use
 from memory_console.store.errors import StoreError
-from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, SORTABLE, STATUSES, TIERS
+from memory_console.store.vocab import (
+    DECAY_POLICIES,
+    MEMORY_TYPES,
+    SORTABLE,
+    STATUSES,
+    TIERS,
+    TOPICS,
+)
 
 MAX_DEMO_COUNT = 10_000_000
 
@@ -63,6 +71,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--owner",
         type=common.text,
         help="owner of memories whose file names none (peer formats; default: default)",
+    )
+    imp.add_argument(
+        "--type",
+        dest="memory_type",
+        choices=MEMORY_TYPES,
+        help="memory_type of memories whose file gives none (default: each is classified by "
+        "its text: facts and preferences semantic, events and plans episodic, how-to procedural)",
     )
     imp.add_argument(
         "--allow-secrets",
@@ -131,6 +146,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show.add_argument("--accesses", action="store_true", help="its access log too")
     show.add_argument("--reveal", action="store_true", help="show secrets unmasked")
     show.set_defaults(handler=cmd_show)
+
+    edit = subparsers.add_parser(
+        "edit",
+        help="change one memory's title, content, topic or type",
+        description="Change fields of one memory, as the console's edit form does; the change "
+        "is recorded as an edited event with the values before and after. A memory_type of "
+        "semantic never decays; episodic and procedural ones fade unless recalled.",
+    )
+    common.add_common(edit)
+    edit.add_argument("id", type=int)
+    edit.add_argument("--title", type=common.text)
+    edit.add_argument("--content", type=common.text)
+    edit.add_argument("--topic", choices=TOPICS)
+    edit.add_argument("--type", dest="memory_type", choices=MEMORY_TYPES)
+    edit.set_defaults(handler=cmd_edit)
 
     for name, help_text in (
         ("protect", "protect memories from every pass"),
@@ -232,6 +262,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             keep_ids=not args.new_ids,
             owner=args.owner,
             policy=SecretsPolicy(args.allow_secrets, args.allow_health),
+            memory_type=args.memory_type,
         )
     except BaseException as error:
         store.close()
@@ -416,6 +447,36 @@ def cmd_show(args: argparse.Namespace) -> int:
         common.print_json(data)
     else:
         render.print_memory(record, history, now, accesses=accesses, reveal=args.reveal)
+    return 0
+
+
+EDIT_FIELDS = ("title", "content", "topic", "memory_type")
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    fields = {name: getattr(args, name) for name in EDIT_FIELDS if getattr(args, name) is not None}
+    if not fields:
+        raise UserError("nothing to change: give --title, --content, --topic or --type")
+    now = common.now_of(args)
+    store = common.open_store(args, write="edit")
+    try:
+        if not 1 <= args.id <= common.MAX_ID or store.get(args.id) is None:
+            raise UserError(f"no memory with id {args.id}")
+        result = store.edit(args.id, fields, now=now)
+        record = store.require(args.id)
+    except StoreError as error:
+        raise UserError(str(error)) from error
+    finally:
+        store.close()
+    changed = bool(result.changed)
+    if args.json:
+        data = render.memory_json(record, reveal=False)
+        common.print_json({"changed": changed, "memory": data})
+    elif changed:
+        named = ", ".join(f"{name} {getattr(record, name)!r}" for name in fields)
+        print(f"edited memory {args.id}: {named}")
+    else:
+        print(f"memory {args.id} already so; nothing changed")
     return 0
 
 

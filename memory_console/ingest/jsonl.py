@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from memory_console.ingest.classify import classify_type
 from memory_console.ingest.reading import (
     MAX_LINE_BYTES,
     ImportFileError,
@@ -138,11 +139,13 @@ def checked_lines(
     policy: SecretsPolicy | None = None,
     digest: hashlib._Hash | None = None,
     screen: bool = True,
+    memory_type: str | None = None,
 ) -> Iterator[Checked]:
     """(line number, checked row, history) of every memory in the file, one line at a time;
     the first bad line raises ImportFileError `FILE:LINE: reason`. A line holding a credential,
     or health data nobody asked to keep, is a bad line unless the policy allows it (not
-    looked for again with `screen` off: a reading of bytes already screened)."""
+    looked for again with `screen` off: a reading of bytes already screened). A line without
+    a memory_type takes `memory_type`, else the type its content is classified as."""
     policy = SecretsPolicy() if policy is None else policy
     for number, text in read_lines(path, digest):
         where = f"{path}:{number}"
@@ -153,6 +156,8 @@ def checked_lines(
             )
         try:
             history = parse_history(data.pop("history")) if "history" in data else None
+            if data.get("memory_type") is None and isinstance(data.get("content"), str):
+                data["memory_type"] = memory_type or classify_type(data["content"])[0]
             row = complete_memory(data, now)
             if keep_ids and data.get("id") is not None:
                 ident = check_count("id", data["id"])
@@ -174,14 +179,21 @@ def import_jsonl(
     now: float | None = None,
     keep_ids: bool = True,
     policy: SecretsPolicy | None = None,
+    memory_type: str | None = None,
 ) -> ImportReport:
     """Check every line, keeping only the ids, then read the file again and insert every
     memory in one transaction, a batch at a time, or nothing. Memory stays bounded by a
     line and a batch, whatever the file's size. A file that changes between the two
-    readings is refused (its bytes are hashed both times)."""
+    readings is refused (its bytes are hashed both times). memory_type: for lines that give
+    none (else each is classified by its content)."""
     source = Path(path)
     moment = now_ts() if now is None else now
-    options: dict[str, Any] = {"now": moment, "keep_ids": keep_ids, "policy": policy}
+    options: dict[str, Any] = {
+        "now": moment,
+        "keep_ids": keep_ids,
+        "policy": policy,
+        "memory_type": memory_type,
+    }
     checked = hashlib.sha256()
     lines: dict[int, int] = {}  # the file's ids and the line each is on
     found = 0

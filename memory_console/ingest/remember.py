@@ -23,7 +23,9 @@ DIRECTIVE_IMPORTANCE = 1.0  # an explicit directive; an inferred memory gets 0.5
 INFERRED_IMPORTANCE = 0.5
 DIRECTIVE_CONFIDENCE = 1.0  # "stated explicitly"
 STATED_CONFIDENCE = 0.9  # a fact the user stated about themselves (background scan)
-INFERRED_CONFIDENCE = 0.7  # what the agent concluded on its own ("high confidence")
+# What the agent concluded on its own: the relevance design's "inferred" starting confidence,
+# half way, so that it must be recalled (or confirmed) before it reads as trusted.
+INFERRED_CONFIDENCE = 0.5
 BACKGROUND_THRESHOLD = 0.5  # scan_turn stores a fact when its score reaches this
 MAX_KEYWORDS = 8
 
@@ -67,6 +69,13 @@ _DIRECTIVE_VERBS = (
 DIRECTIVE = re.compile(
     _LEAD + r"(?P<phrase>" + "|".join(_DIRECTIVE_VERBS) + r")\s*[:,\-–]?\s+(?P<content>\S.*)",
     re.IGNORECASE | re.DOTALL,
+)
+# "I always fly with Lufthansa", "I never take red-eye flights": a standing rule the user
+# states is one of the decision spec's implicit strong signals; the whole sentence is kept.
+ALWAYS_NEVER = re.compile(
+    r"(?:^|(?<=[.!;:\n])\s*|\b(?:and|also|but|so)\s+)(?P<content>I\s+(?P<phrase>always|never)"
+    r"\s+[^\W\d_][^.!?\n]*[.!?]?)",
+    re.IGNORECASE,
 )
 # "I'm allergic to peanuts, please remember that." : the directive follows what it names.
 TRAILING_DIRECTIVE = re.compile(
@@ -245,12 +254,12 @@ def sentence_case(text: str) -> str:
 
 def find_directive(message: str) -> Directive | None:
     """The user directive in a message ("remember that ...", "don't forget ...", "note that
-    ...", "keep in mind ...", or "..., please remember that"), or None. A question ("remember
-    when ...?") is not a directive."""
+    ...", "keep in mind ...", "..., please remember that", or a standing rule: "I always ...",
+    "I never ..."), or None. A question ("remember when ...?") is not a directive."""
     trailing = TRAILING_DIRECTIVE.match(message.strip())
     match = trailing or DIRECTIVE.search(message)
     if match is None:
-        return None
+        return _standing_rule(message)
     content = sentence_case(match.group("content"))
     if normalise(content) in ("that", "this", "it") or not WORD.search(content):
         return None
@@ -259,6 +268,19 @@ def find_directive(message: str) -> Directive | None:
     if trailing is not None and content[-1] not in ".!":
         content += "."
     return Directive(" ".join(match.group("phrase").lower().split()), content)
+
+
+def _standing_rule(message: str) -> Directive | None:
+    """A standing rule ("I always ...", "I never ..."): the sentence as said, or None."""
+    match = ALWAYS_NEVER.search(message)
+    if match is None:
+        return None
+    content = sentence_case(match.group("content").strip())
+    if content.endswith("?"):
+        return None
+    if content[-1] not in ".!":
+        content += "."
+    return Directive(f"i {match.group('phrase').lower()}", content)
 
 
 def infer_topic(text: str) -> str:

@@ -8,7 +8,7 @@ the core.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,6 +42,7 @@ __all__ = [
     "AUTO_SCAN",
     "MAX_IDS",
     "Candidates",
+    "NEVER_DECAY",
     "Finder",
     "Target",
     "TierProjection",
@@ -49,6 +50,7 @@ __all__ = [
     "daily_accesses",
     "find_candidates",
     "ids_target",
+    "never_decaying",
     "owner_quota",
     "project_tiers",
     "recently_accessed_ids",
@@ -98,6 +100,7 @@ class TierProjection:
     tiers: dict[int, np.ndarray]
     decaying: int
     candidates: np.ndarray  # promotion candidates' ids
+    never_decay: dict[str, np.ndarray] = field(default_factory=dict)  # ids by NEVER_DECAY
 
     def count(self, months: int, tier: int) -> int:
         return int(np.count_nonzero(self.tiers[months] == tier))
@@ -108,6 +111,23 @@ class TierProjection:
             return Target(f"confidence {name} now", tier_filter(tier))
         ids = self.ids[self.tiers[months] == tier][::-1]
         return ids_target(f"confidence {name} in {months} months if unaccessed", ids)
+
+
+# Why an active memory can never decay, each memory counted under the first that holds: no
+# decay policy touches a protected memory or one with decay_policy none, and none decays a
+# semantic memory (docs/ARCHITECTURE.md, "Policies").
+NEVER_DECAY = ("protected", "decay_policy none", "semantic")
+
+
+def never_decaying(frame: Frame) -> dict[str, np.ndarray]:
+    """Ids of the frame's active memories that can never decay, by NEVER_DECAY reason (the
+    newest first, as the figures open them)."""
+    active = frame.column("status") == "active"
+    protected = active & frame.column("is_protected").astype(np.bool_)
+    no_policy = active & ~protected & (frame.column("decay_policy") == "none")
+    semantic = active & ~protected & ~no_policy & (frame.column("memory_type") == "semantic")
+    masks = dict(zip(NEVER_DECAY, (protected, no_policy, semantic), strict=True))
+    return {reason: frame.ids[mask][::-1] for reason, mask in masks.items()}
 
 
 def project_tiers(store: Store, now: float) -> TierProjection:
@@ -143,7 +163,11 @@ def project_tiers(store: Store, now: float) -> TierProjection:
         status=frame.column("status"),
     )
     return TierProjection(
-        frame.ids, tiers, int(np.count_nonzero(decays)), frame.ids[candidates][::-1]
+        frame.ids,
+        tiers,
+        int(np.count_nonzero(decays)),
+        frame.ids[candidates][::-1],
+        never_decaying(frame),
     )
 
 

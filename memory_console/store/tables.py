@@ -17,7 +17,7 @@ class MemoryBase(SQLModel):
     owner: str = Field(default="default", index=True)
     topic: str = Field(default="general", index=True)
     tier: str = Field(default="long_term", index=True)
-    memory_type: str = Field(default="semantic", index=True)
+    memory_type: str = Field(default="episodic", index=True)
     title: str = Field(default="", index=True)
     content: str
     keywords: str = Field(default="[]", description="JSON list of keywords")

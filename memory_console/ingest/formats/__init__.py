@@ -58,6 +58,7 @@ def import_file(
     keep_ids: bool = True,
     owner: str | None = None,
     policy: SecretsPolicy | None = None,
+    memory_type: str | None = None,
 ) -> FormatReport:
     """Read and check the whole file, then insert every memory (and its history) in one
     transaction, or nothing. Errors name FILE:LINE or FILE:path and the reason.
@@ -66,12 +67,15 @@ def import_file(
     id was imported before. Without it, both add the file's memories as new ones.
     owner: for memories whose file names no owner (else "default").
     policy: a memory holding a credential, or health data whose metadata.user_requested is not
-    true, fails the whole import unless the policy allows it (default: it does not)."""
+    true, fails the whole import unless the policy allows it (default: it does not).
+    memory_type: for memories whose file gives none; without it they are classified by their
+    content, as remember() does (each format's docstring says which of its memories are typed)."""
     from memory_console.ingest.formats.common import check_new_external_ids, fail
     from memory_console.ingest.formats.detect import detect_format
     from memory_console.ingest.jsonl import import_jsonl
     from memory_console.ingest.secrets_policy import SecretsPolicy, import_refusal
     from memory_console.store import held
+    from memory_console.store.validate import check_field
 
     source = Path(path)
     if held.holds(source):  # reading it would close a descriptor of a store we hold: refused
@@ -79,9 +83,16 @@ def import_file(
     moment = now_ts() if now is None else now
     name = detect_format(source) if file_format == "auto" else file_format
     if name == "jsonl":
-        report = import_jsonl(store, source, now=moment, keep_ids=keep_ids, policy=policy)
+        report = import_jsonl(
+            store, source, now=moment, keep_ids=keep_ids, policy=policy, memory_type=memory_type
+        )
         return FormatReport(source, name, report.ids)
     parsed = reader(name)(source, now=moment, owner=owner)
+    if memory_type is not None:
+        check_field("memory_type", memory_type)
+        for entry in parsed.entries:
+            if not entry.typed:
+                entry.row["memory_type"] = memory_type
     for entry in parsed.entries:
         refused = import_refusal(entry.row, entry.history, policy or SecretsPolicy())
         if refused is not None:

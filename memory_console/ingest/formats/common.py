@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from memory_console.ingest.classify import classify_type
 from memory_console.ingest.reading import (
     MAX_DOCUMENT_BYTES,
     MAX_LINE_BYTES,
@@ -32,12 +33,14 @@ class Entry:
     """One memory read from a file: where it was, its checked row and its history, if any.
 
     unique_id: the file's id is globally unique (a UUID), so a second import of the same
-    memory can be recognised by its external_id."""
+    memory can be recognised by its external_id. typed: the file gave its memory_type (else
+    it was classified, and import's --type replaces it)."""
 
     where: str
     row: dict[str, Any]
     history: list[Event] | None = None
     unique_id: bool = False
+    typed: bool = False
 
 
 @dataclass(slots=True)
@@ -186,12 +189,15 @@ def time_of(value: Any, name: str, where: str) -> float | None:
 
 
 def checked_row(memory: dict[str, Any], now: float, where: str) -> dict[str, Any]:
-    """The full, checked row for a memory; topic and keywords inferred when not given."""
+    """The full, checked row for a memory; topic, keywords and memory_type inferred when not
+    given (the type by the rules remember() follows)."""
     data = dict(memory)
     content = data.get("content")
     if isinstance(content, str):
         data.setdefault("topic", infer_topic(content))
         data.setdefault("keywords", extract_keywords(content))
+        if data.get("memory_type") is None:
+            data["memory_type"] = classify_type(content)[0]
     data.setdefault("source", "import")
     try:
         return complete_memory(data, now)

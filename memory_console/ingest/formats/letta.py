@@ -6,7 +6,9 @@ limit, description and read_only kept in metadata.letta, the block's own metadat
 ours; the owner is the name of the agent whose block_ids (or inline memory_blocks) hold the
 block. Blocks with an empty value are skipped (nothing to remember). Archival passages (a
 JSON list or JSONL of {id, text, metadata, tags, created_at}, as Letta's API lists them) become
-long-term semantic memories: tags -> keywords, agent_id kept; embeddings are dropped.
+long-term memories whose type is classified by their text as remember() does (archival memory
+holds events as well as facts; import's --type sets one instead): tags -> keywords, agent_id
+kept; embeddings are dropped.
 """
 
 from __future__ import annotations
@@ -175,7 +177,7 @@ def block_entry(
         row["owner"] = owner
     row = {k: v for k, v in row.items() if v is not None}
     # Block ids in agent files are file-local ("block-0"): not checked across imports.
-    return Entry(where, checked_row(row, now, where), unique_id=False)
+    return Entry(where, checked_row(row, now, where), unique_id=False, typed=True)
 
 
 def passage_entry(
@@ -196,7 +198,6 @@ def passage_entry(
         "external_id": id_field(passage, "id", where),
         "keywords": extract_keywords(text, first=tags),
         "tier": "long_term",
-        "memory_type": "semantic",
         "status": "archived" if passage.get("is_deleted") is True else "active",
         "created_at": passage.get("created_at"),
         "updated_at": passage.get("updated_at"),
@@ -204,4 +205,8 @@ def passage_entry(
         "owner": agent or owner,
     }
     row = {k: v for k, v in row.items() if v is not None}
-    return Entry(where, checked_row(row, now, where), unique_id=row.get("external_id") is not None)
+    return Entry(
+        where,
+        checked_row(row, now, where),
+        unique_id=row.get("external_id") is not None,
+    )

@@ -1,12 +1,13 @@
 """The MCP memory server's knowledge-graph JSONL: entities' observations become memories.
 
-Lines are {"type": "entity", "name", "entityType", "observations": [...]} or {"type":
-"relation", "from", "to", "relationType"}. Each observation is one memory under its entity's
-topic: the topic its entityType names (person -> contacts, the user's own entity ->
-user_info, project -> projects, ...), else the one its observations suggest. Titles read
-"Entity: observation", keywords start with the entity's name, and metadata.mcp keeps the
-entity and its type. Each relation is a memory too ("Alice works at Acme Corp") under the
-topic of its `from` entity. The format has no ids or times: memories are created now.
+Lines are {"type": "entity", "name", "entityType", "observations": [...]} or {"type": "relation",
+"from", "to", "relationType"}. Each observation is one memory under its entity's topic: the topic
+its entityType names (person -> contacts, the user's own entity -> user_info, project -> projects,
+...), else the one its observations suggest. Titles read "Entity: observation", keywords start with
+the entity's name, and metadata.mcp keeps the entity and its type; memory_type is classified by the
+observation's text as remember() does (import's --type sets one instead). Each relation is a memory
+too ("Alice works at Acme Corp") under the topic of its `from` entity. The format has no ids or
+times: memories are created now.
 """
 
 from __future__ import annotations

@@ -4,12 +4,15 @@ A file is JSONL (records and history rows, one per line, in any order) or one JS
 a list of records or {"results": [...], "history": [...]}, as mem0's get_all answers.
 
 Record -> memory: id -> external_id, memory -> content, metadata -> metadata, created_at /
-updated_at kept, owner = user_id (else agent_id, else run_id). Every other field (hash,
-user_id, agent_id, run_id, actor_id, role, expiration_date, ...) is kept in metadata.mem0, so
-an export gives them back. History rows become events: ADD -> created, UPDATE -> edited
-(content before and after), DELETE -> archived; a memory whose last event is DELETE is
-archived. Export writes records (and with history, history rows) as JSONL; our own fields
-ride along in metadata.memory_console so that importing the export restores them.
+updated_at kept, owner = user_id (else agent_id, else run_id). Every other field (hash, user_id,
+agent_id, run_id, actor_id, role, expiration_date, ...) is kept in metadata.mem0, so an export
+gives them back. History rows become events: ADD -> created, UPDATE -> edited (content before and
+after), DELETE -> archived; a memory whose last event is DELETE is archived. memory_type:
+metadata.memory_type "procedural_memory" (mem0's procedural memory) -> procedural, a type carried
+in metadata.memory_console is kept, and any other record is classified by its text as remember()
+does (import's --type sets one instead). Export writes records (and with history, history rows) as
+JSONL; our own fields ride along in metadata.memory_console so that importing the export restores
+them.
 """
 
 from __future__ import annotations
@@ -161,7 +164,8 @@ def record_entry(record: dict[str, Any], where: str, now: float, owner: str | No
     if memory["owner"] is None:
         memory.pop("owner")
     memory = {k: v for k, v in memory.items() if v is not None}
-    return Entry(where, checked_row(memory, now, where), unique_id=True)
+    typed = "memory_type" in memory
+    return Entry(where, checked_row(memory, now, where), unique_id=True, typed=typed)
 
 
 def history_events(

@@ -3,12 +3,12 @@
 memories.json is read when the zip has it (it carries the status history); otherwise the
 logical memories.jsonl.gz. A bare memories.json or memories.jsonl(.gz) is read the same way.
 
-Memory -> ours: id -> external_id, content, metadata, created_at and updated_at kept; owner =
-the export's user.user_id; categories -> keywords (and a topic where one fits); app, state,
-archived_at and deleted_at kept in metadata.openmemory. States: active -> active; paused,
-archived and deleted -> archived (restorable; the original state stays in metadata, and a
-purge removes what was deleted for good). status_history rows become archived / restored
-events.
+Memory -> ours: id -> external_id, content, metadata, created_at and updated_at kept; owner = the
+export's user.user_id; categories -> keywords (and a topic where one fits); app, state, archived_at
+and deleted_at kept in metadata.openmemory; memory_type classified by the content as remember()
+does (the format has none; import's --type sets one instead). States: active -> active; paused,
+archived and deleted -> archived (restorable; the original state stays in metadata, and a purge
+removes what was deleted for good). status_history rows become archived / restored events.
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ PASS = PassSpec(
     plan=plan_expire_banks,
     summary="archive working memories idle past working_ttl_hours and short-term ones past "
     "short_term_ttl_hours",
-    order=5,
+    order=3,
     scope="maintainable",
     columns=("tier",),
     params_class=ExpireBanksParams,

@@ -1,4 +1,5 @@
-"""The health screen: tiers now and ahead, age, staleness, activity, quotas and candidates."""
+"""The health screen: tiers now and ahead, age, staleness, what never decays, activity, quotas
+and candidates."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from memory_console.maintenance.health import (
     AGE_BUCKETS,
     AUTO_SCAN,
     MAX_IDS,
+    NEVER_DECAY,
     Candidates,
     Finder,
     Target,
@@ -348,6 +350,15 @@ class HealthScreen(ConsoleScreen):
                 else None,
             )
         )
+        for reason in NEVER_DECAY:
+            ids = None if projection is None else projection.never_decay.get(reason)
+            label = "never decays: " + reason.replace("decay_policy ", "policy ")
+            rows.append(
+                (
+                    [label, number(None if ids is None else len(ids))],
+                    None if ids is None else ids_target(f"never decay ({reason})", ids),
+                )
+            )
         if candidates is not None:
             groups = f"merge candidates ({candidates.groups:,} groups)"
             rows.append(
