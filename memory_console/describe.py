@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from memory_console.maintenance.forecast import memory_forecast
 from memory_console.store import EventRecord, MemoryRecord
 from memory_console.timeutil import to_date
 
 
-def forecast_line(record: MemoryRecord, now: float) -> str:
-    """`0.78 -> 0.74 -> 0.70; reaches the floor on 2027-03-01`, or why it does not decay."""
+def forecast_line(record: MemoryRecord, now: float, params: Any = None) -> str:
+    """`0.78 -> 0.74 -> 0.70; reaches the floor on 2027-03-01`, or why it does not decay;
+    under `params` (the store's policy parameters), else relevance's defaults."""
     if record.is_protected:
         return "protected: does not decay"
     if record.decay_policy == "none":
@@ -17,7 +20,7 @@ def forecast_line(record: MemoryRecord, now: float) -> str:
         return "semantic memory: does not decay"
     if record.status != "active":
         return f"{record.status}: does not decay"
-    forecast = memory_forecast(record, now)
+    forecast = memory_forecast(record, now, params=params)
     tail = (
         f"; reaches the floor on {to_date(forecast.floor_date)}"
         if forecast.floor_date is not None
