@@ -30,9 +30,13 @@ def forecast_line(record: MemoryRecord, now: float, params: Any = None) -> str:
 
 
 def change_text(event: EventRecord) -> str:
-    """`confidence 0.95 -> 0.90, status active -> archived` from an event's before/after."""
+    """`confidence 0.95 -> 0.90, status active -> archived` from an event's before/after; an
+    access's as-of-then value (before.current) reads `confidence 0.800 (0.588 by then) -> ...`."""
     parts = []
+    current = event.before.get("current")
     for name in dict.fromkeys([*event.before, *event.after]):
+        if name == "current":
+            continue
         before, after = event.before.get(name), event.after.get(name)
         if name.endswith("_at") and isinstance(after, int | float):
             after = to_date(after)
@@ -41,5 +45,7 @@ def change_text(event: EventRecord) -> str:
             before = f"{before:.3f}"
         if isinstance(after, float):
             after = f"{after:.3f}"
+        if name == "confidence" and isinstance(current, int | float):
+            before = f"{before} ({current:.3f} by then)"
         parts.append(f"{name} {before if before is not None else '-'} -> {after}")
     return ", ".join(parts)

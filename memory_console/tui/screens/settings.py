@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from memory_console.maintenance.registry import parameter_classes
 from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.literal_table import LiteralTable
 
 ACTOR = "console"
@@ -41,7 +42,7 @@ class SettingsScreen(ConsoleScreen):
         yield Header()
         yield LiteralTable(id="settings-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="settings-help")
-        yield Input(id="settings-input", placeholder="new value")
+        yield LiteralInput(id="settings-input", placeholder="new value")
         yield Footer(compact=True)
 
     @property
