@@ -130,7 +130,7 @@ class MemoryAPI:
     the API opens with actor "api" and closes on close(). semantic: False keeps to keyword
     search and exact duplicates; embedder: an already loaded Embedder to share;
     update_threshold: the cosine at which apply_actions' UPDATE or DELETE without memory_id
-    finds the memory it changes.
+    finds the memory it changes (default: the store's update_threshold setting).
     """
 
     def __init__(
@@ -141,15 +141,17 @@ class MemoryAPI:
         semantic: bool = True,
         embedder: Embedder | None = None,
         manifest: str | None = None,
-        update_threshold: float = rules.UPDATE_THRESHOLD,
+        update_threshold: float | None = None,
     ) -> None:
         if not isinstance(owner, str) or not owner.strip():
             raise ValueError("owner must be a non-empty string")
-        if not 0.0 < update_threshold <= 1.0:
+        if update_threshold is not None and not 0.0 < update_threshold <= 1.0:
             raise ValueError("update_threshold must be in (0, 1]")
-        self.update_threshold = update_threshold
         self._owns_store = not isinstance(store, Store)
         self.store = Store(store, actor=ACTOR) if not isinstance(store, Store) else store
+        if update_threshold is None:
+            update_threshold = self.store.settings().update_threshold
+        self.update_threshold = update_threshold
         self.owner = owner
         self.semantic_error: str | None = None
         self._semantic_wanted = semantic

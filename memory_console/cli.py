@@ -17,6 +17,7 @@ from memory_console import __version__
 from memory_console.commands import (
     check_commands,
     common,
+    config_commands,
     maintenance_commands,
     search_commands,
     store_commands,
@@ -24,7 +25,13 @@ from memory_console.commands import (
 from memory_console.literal import visible
 from memory_console.store.errors import StoreError, damaged, is_damage
 
-COMMAND_MODULES = (store_commands, search_commands, maintenance_commands, check_commands)
+COMMAND_MODULES = (
+    store_commands,
+    search_commands,
+    maintenance_commands,
+    check_commands,
+    config_commands,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -27,6 +27,8 @@ from memory_console.timeutil import to_iso
 from tests.helpers import DAY, ISO_NOW, NOW, memory, snapshot
 
 DECAYED = 0.8 * 0.95**3  # base 0.8, never accessed, 100 days old: three periods at rate 0.95
+# Recalled 69 days after creation: boosted from its value then (two periods), not from 0.8.
+RECALLED = 0.8 * 0.95**2 + 0.03
 
 
 def run_events(store: Store, run_id: int) -> dict[int, list[str]]:
@@ -67,7 +69,7 @@ def test_changed_memories_are_skipped_and_the_rest_applied(store: Store, db_path
         assert store.require(ident).confidence == pytest.approx(DECAYED)
     for ident, was in agent_values.items():
         assert store.require(ident) == was
-    assert store.require(ids[0]).confidence == pytest.approx(0.83)
+    assert store.require(ids[0]).confidence == pytest.approx(RECALLED)
     assert store.require(ids[1]).is_protected
 
     recorded = get_run(store, run.id)
@@ -82,7 +84,7 @@ def test_changed_memories_are_skipped_and_the_rest_applied(store: Store, db_path
     again = plan(store, now=NOW)
     rate = 0.95 + 0.04 * 0.1  # one retrieval
     decayed = {c.id: c.after for c in again.changes() if c.field == "confidence"}
-    assert decayed[ids[0]] == pytest.approx(0.83 * rate)
+    assert decayed[ids[0]] == pytest.approx(RECALLED * rate)
     assert ids[1] not in decayed
 
 

@@ -143,5 +143,5 @@ def test_the_generated_tables_are_those_stores_already_hold() -> None:
 
     tables = [s for s in schema_statements(with_indexes=False) if s.startswith("CREATE TABLE")]
     digest = hashlib.sha256("\n".join(tables).encode()).hexdigest()
-    assert SCHEMA_VERSION == 2
-    assert digest == "d04e875515d91684443bb549b99740703a94d40e05df2bbd2a6fc4ab80a99fa5"
+    assert SCHEMA_VERSION == 3
+    assert digest == "85a9ae9d2cf9f9c047758458359285270f42885b1469d57695ea99e695278949"

@@ -48,6 +48,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         help=f"comma-separated passes, run in canonical order; known: {known}",
     )
+    maintain.add_argument(
+        "--due",
+        action="store_true",
+        help="only the default passes whose interval (the store's interval.<pass> settings) "
+        "has passed since their last applied run; with --dry-run, says which are due and why",
+    )
     maintain.set_defaults(handler=cmd_plan, command_name="maintain")
 
     edit = subparsers.add_parser(
@@ -138,7 +144,8 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
         "--policy",
         choices=list(POLICIES),
         default=None,
-        help="decay policy (default relevance)",
+        help="decay policy for this run (default: the store's decay_policy setting, "
+        "relevance unless set)",
     )
     parser.add_argument(
         "--top", type=int, default=20, help="how many of the largest changes to show (default 20)"
@@ -207,17 +214,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise UserError("--out goes with --dry-run (it writes the plan to apply later)")
     if isinstance(args.apply, str):
         return apply_plan_file(args, Path(args.apply))
-    names = args.passes or registry.maintain_passes()
-    try:
-        params = registry.build_params(names, args.policy or "relevance", overrides_of(args))
-    except ValueError as error:
-        raise UserError(str(error)) from error
     common.check_range("--top", args.top, 0)
     now = common.now_of(args)
     write = f"{args.command_name} --apply" if args.apply else None
     command = common.settings_of(args).merge_command
     store = common.open_store(args, actor="cli", write=write)
     try:
+        names = args.passes or registry.maintain_passes()
+        if getattr(args, "due", False):
+            names = due_names(args, store, now)
+            if not names:
+                return 0
+        try:
+            params = registry.build_params(names, args.policy, overrides_of(args), store.settings())
+        except ValueError as error:
+            raise UserError(str(error)) from error
         if args.apply:
             store.require_writable(f"{args.command_name} --apply")
         proposed = plan(store, names, params, now)
@@ -237,6 +248,26 @@ def cmd_plan(args: argparse.Namespace) -> int:
         store.close()
     report(args, proposed, run, titles)
     return 0
+
+
+def due_names(args: argparse.Namespace, store: Any, now: float) -> tuple[str, ...]:
+    """`maintain --due`: the default passes due at `now`, each with why (printed unless
+    --json); a pass without an interval setting is never due, and one not registered in
+    this build is skipped."""
+    from memory_console.maintenance.schedule import due_passes
+
+    if args.passes:
+        raise UserError("--due picks the passes itself; leave out --passes")
+    verdicts = due_passes(store, now, registry.MAINTAIN_SCHEDULE)
+    due = tuple(v.name for v in verdicts if v.due and v.name in registry.registered_passes())
+    if args.json and not due:
+        common.print_json({"due": [], "passes": [v.to_json() for v in verdicts]})
+    elif not args.json:
+        for verdict in verdicts:
+            print(f"{verdict.name}: {verdict.why}")
+        if not due:
+            print("nothing due; nothing planned or written")
+    return due
 
 
 def warn(line: str) -> None:
@@ -435,6 +466,13 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
         ("memories changed", summary["changed"]),
     ]
     out.print("  " + " · ".join(f"{name} {value:,}" for name, value in figures))
+    disabled = [name for name, f in proposed.figures.items() if f.get("disabled")]
+    if disabled:
+        out.print(
+            f"decay is disabled in the store's settings (decay_enabled false): "
+            f"{', '.join(disabled)} planned nothing; `memory-console config set decay_enabled "
+            "true` turns it on"
+        )
     drops = largest_drops(proposed, args.top)
     if drops:
         table = Table(

@@ -46,8 +46,8 @@ def event_json(event: EventRecord, *, reveal: bool = False) -> dict[str, Any]:
     return data if reveal else mask_value(data)
 
 
-def forecast_json(record: MemoryRecord, now: float) -> dict[str, Any]:
-    forecast = memory_forecast(record, now)
+def forecast_json(record: MemoryRecord, now: float, params: Any = None) -> dict[str, Any]:
+    forecast = memory_forecast(record, now, params=params)
     return {
         "policy": forecast.policy,
         "points": [
@@ -108,6 +108,7 @@ def print_memory(
     now: float,
     *,
     accesses: list[EventRecord] | None = None,
+    params: Any = None,
     reveal: bool = False,
 ) -> None:
     from rich.table import Table
@@ -137,7 +138,7 @@ def print_memory(
         ),
         ("source", record.source),
         ("keywords", ", ".join(record.keywords if reveal else shown_keywords(record))),
-        ("forecast", forecast_line(record, now)),
+        ("forecast", forecast_line(record, now, params)),
     ):
         fields.add_row(name, value or "")
     out.print(fields)

@@ -435,18 +435,21 @@ def cmd_show(args: argparse.Namespace) -> int:
             raise UserError(f"no memory with id {args.id}")
         history = store.history(args.id)
         accesses = store.accesses(args.id) if args.accesses else None
+        params = store.settings().params()
     finally:
         store.close()
     now = common.now_of(args)
     if args.json:
         data = render.memory_json(record, reveal=args.reveal)
         data["history"] = [render.event_json(event, reveal=args.reveal) for event in history]
-        data["forecast"] = render.forecast_json(record, now)
+        data["forecast"] = render.forecast_json(record, now, params)
         if accesses is not None:
             data["accesses"] = [render.event_json(e, reveal=args.reveal) for e in accesses]
         common.print_json(data)
     else:
-        render.print_memory(record, history, now, accesses=accesses, reveal=args.reveal)
+        render.print_memory(
+            record, history, now, accesses=accesses, reveal=args.reveal, params=params
+        )
     return 0
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_console.sensitive import Finding, find_sensitive, with_article
+from memory_console.store import settings
 from memory_console.store.validate import default_title
 
 DIRECTIVE_IMPORTANCE = 1.0  # an explicit directive; an inferred memory gets 0.5
@@ -172,10 +173,11 @@ ENTRY_TYPES: dict[str, tuple[str, str | None]] = {
 }
 DEFAULT_ENTRY_TYPE = ("episodic", None)
 # UPDATE and DELETE without memory_id change the owner's most similar memory of the target
-# bank at or above this cosine. Chosen on tests/data/update_pairs.jsonl (50 labelled pairs):
-# 0.54-0.56 separate them best (accuracy 0.98, precision 1.00, recall 0.96); "lives in
-# Austin" vs "lives in Denver" scores 0.69, unrelated facts of one user at most 0.54.
-UPDATE_THRESHOLD = 0.55
+# bank at or above the store's update_threshold setting, by default this cosine. Chosen on
+# tests/data/update_pairs.jsonl (50 labelled pairs): 0.54-0.56 separate them best (accuracy
+# 0.98, precision 1.00, recall 0.96); "lives in Austin" vs "lives in Denver" scores 0.69,
+# unrelated facts of one user at most 0.54.
+UPDATE_THRESHOLD = settings.UPDATE_THRESHOLD
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,6 @@ from memory_console.policies import (
     TIER_NAMES,
     MemoryForecast,
     PolicyParams,
-    RelevanceParams,
     decays_mask,
     forecast_memory,
     is_aggressive,
@@ -29,11 +28,12 @@ def memory_forecast(
     now: float,
     *,
     periods_ahead: int = 6,
-    policy: str = "relevance",
+    policy: str | None = None,
     params: PolicyParams | None = None,
 ) -> MemoryForecast:
     """One memory's value at now and each of the next periods if it is not accessed, and
-    when it reaches the floor (policies.forecast_memory over the record's fields)."""
+    when it reaches the floor (policies.forecast_memory over the record's fields), under
+    `params` (pass the store's: `store.settings().params()`), else `policy`'s defaults."""
     return forecast_memory(
         confidence=record.confidence,
         base_confidence=record.base_confidence,
@@ -46,7 +46,7 @@ def memory_forecast(
         status=record.status,
         importance=record.importance,
         now=now,
-        policy=policy,
+        policy=policy or (params.name if params is not None else "relevance"),
         params=params,  # type: ignore[arg-type]
         periods_ahead=periods_ahead,
     )
@@ -60,8 +60,8 @@ def store_forecast(
     params: PolicyParams | None = None,
 ) -> dict[str, Any]:
     """Active memories per confidence tier now and 1, 3, 6 and 12 months ahead if nothing is
-    accessed (policies.project_tiers), under the relevance policy unless `params` says."""
-    p = params or RelevanceParams()
+    accessed (policies.project_tiers), under the store's policy unless `params` says."""
+    p = params or store.settings().params()
     with store.snapshot():
         frame = Frame.load(store, bulk.Rows("active"))
     confidence = frame.column("confidence")

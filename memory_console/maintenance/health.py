@@ -20,14 +20,13 @@ from memory_console.policies import (
     TIER_EDGES,
     TIER_NAMES,
     ImportanceParams,
-    RelevanceParams,
     decays_mask,
     is_aggressive,
     promotion_candidates,
     tier_index,
 )
 from memory_console.policies.common import FLOOR_TOLERANCE, MONTH_DAYS, SECONDS_PER_DAY
-from memory_console.policies.forecast_arrays import confidence_at
+from memory_console.policies.forecast_arrays import AnyParams, confidence_at
 from memory_console.store import MemoryFilter, Store, bulk
 from memory_console.store.readers import (
     created_between_ids,
@@ -132,7 +131,9 @@ def never_decaying(frame: Frame) -> dict[str, np.ndarray]:
 
 def project_tiers(store: Store, now: float) -> TierProjection:
     """The numbers of maintenance.store_forecast, keeping which memory is in which tier."""
-    p = RelevanceParams()
+    settings = store.settings()
+    p: AnyParams = settings.params()  # type: ignore[assignment]  # the store's policy
+    promotion = settings.params("relevance")  # promotion is relevance's, whatever the policy
     with store.snapshot():
         frame = Frame.load(store, bulk.Rows("active"))
     confidence = frame.column("confidence")
@@ -159,7 +160,7 @@ def project_tiers(store: Store, now: float) -> TierProjection:
         confidence,
         decay_policy,
         frame.column("is_protected"),
-        p,
+        promotion,  # type: ignore[arg-type]
         status=frame.column("status"),
     )
     return TierProjection(

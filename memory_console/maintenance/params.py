@@ -67,19 +67,24 @@ class MaintenanceParams:
         *,
         used: Iterable[str] = (POLICY,),
         classes: Mapping[str, type[PolicyParams]] | None = None,
+        stored: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> MaintenanceParams:
         """Defaults with `overrides` given by parameter name (as on the command line).
 
         A name goes to the chosen policy's set when it has one, otherwise to every set in
         `used` (the sets the plan's passes read) that has it; a name no used set knows is
         refused with a ValueError, so a typo or a parameter of another policy never passes
-        silently. Invalid values raise ValueError too.
+        silently. Invalid values raise ValueError too. `stored` holds the store's settings
+        by set (`{"relevance": {"floor": 0.2}}`): they replace the defaults, and `overrides`
+        (one run's flags) replace them.
         """
         known = dict(classes or PARAMETER_SETS)
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; known: {', '.join(POLICIES)}")
         used_sets = [policy if name == POLICY else name for name in used]
-        per_set: dict[str, dict[str, Any]] = {name: {} for name in known}
+        per_set: dict[str, dict[str, Any]] = {
+            name: dict((stored or {}).get(name) or {}) for name in known
+        }
         for name, value in (overrides or {}).items():
             targets = [s for s in used_sets if s in known and has_field(known[s], name)]
             if policy in targets:

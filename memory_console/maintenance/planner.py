@@ -27,7 +27,8 @@ def plan(
     and the revisions it keeps let apply detect any change made after it.
     """
     names = registry.resolve(passes)
-    params = params or registry.build_params(names)
+    settings = store.settings()
+    params = params or registry.build_params(names, settings=settings)
     moment = time.time() if now is None else float(now)
     started = time.perf_counter()
     rows = registry.rows_of(names, params, moment)
@@ -37,6 +38,9 @@ def plan(
     with store.snapshot():
         frame = Frame.load(store, rows, registry.columns_of(names))
         for name in names:
+            if name in registry.DECAY_DISABLED and not settings.decay_enabled:
+                figures[name] = {"disabled": 1}  # decay_enabled is false: plans nothing
+                continue
             result = registry.get(name).plan(frame, params, moment)
             change_sets.extend(s for s in result.change_sets if len(s))
             new_memories.extend(result.new_memories)

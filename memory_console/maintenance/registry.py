@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from memory_console.maintenance.params import POLICY, MaintenanceParams
 from memory_console.policies import PARAMETER_SETS, PolicyParams
 from memory_console.store.bulk import Rows
+from memory_console.store.settings import StoreSettings
 
 if TYPE_CHECKING:
     from memory_console.maintenance.changes import PassResult
@@ -33,6 +34,11 @@ SCOPE_ORDER = ("decaying", "maintainable", "active")
 # expire-banks first: a working or short-term memory past its TTL is archived before the
 # other passes score, merge or count it.
 MAINTAIN = ("expire-banks", "expire", "consolidate", "decay", "cleanup", "quota")
+# Passes that change nothing while the store's decay_enabled setting is false.
+DECAY_DISABLED = ("decay", "cleanup")
+# `maintain --due` considers the default passes, in this order, each when its interval.<pass>
+# setting has passed since its last applied run.
+MAINTAIN_SCHEDULE = MAINTAIN
 # `decay` runs these.
 DECAY = ("decay", "cleanup")
 
@@ -119,11 +125,19 @@ def used_sets(names: Sequence[str]) -> tuple[str, ...]:
 
 
 def build_params(
-    names: Sequence[str], policy: str = "relevance", overrides: dict[str, object] | None = None
+    names: Sequence[str],
+    policy: str | None = None,
+    overrides: dict[str, object] | None = None,
+    settings: StoreSettings | None = None,
 ) -> MaintenanceParams:
-    """Parameters for running `names`: defaults, with overrides routed to the sets they use."""
+    """Parameters for running `names`: one run's `policy` and `overrides` (flags) over the
+    store's `settings` over the built-in defaults, each override routed to the sets the
+    passes use."""
+    classes = parameter_classes()
+    chosen = policy or (settings.decay_policy if settings is not None else "relevance")
+    stored = {name: settings.overrides(name) for name in classes} if settings else None
     return MaintenanceParams.build(
-        policy, overrides, used=used_sets(names), classes=parameter_classes()
+        chosen, overrides, used=used_sets(names), classes=classes, stored=stored
     )
 
 

@@ -76,6 +76,7 @@ from memory_console.policies.reinforcement import (
     REINFORCEMENT,
     boosted,
     reinforce,
+    reinforce_from_now,
     reinforce_one,
     reinforcement_terms,
 )
@@ -158,6 +159,7 @@ __all__ = [
     "quota_reasons",
     "rank_within_groups",
     "reinforce",
+    "reinforce_from_now",
     "reinforce_one",
     "reinforcement_terms",
     "relevance_decay",

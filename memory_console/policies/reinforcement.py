@@ -1,12 +1,14 @@
-"""Reinforcement on access: a capped boost by memory type that never lowers confidence."""
+"""Reinforcement on access: a capped boost from the as-of-now confidence, never lowering it."""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from memory_console.policies.common import FloatArray, as_float, as_str
+from memory_console.policies.common import FloatArray, as_float, as_str, is_aggressive
+from memory_console.policies.forecast_arrays import AnyParams, confidence_at, decays_mask
 from memory_console.policies.periodic import DEFAULT_PERIODIC, PeriodicParams
+from memory_console.policies.relevance import DEFAULT_RELEVANCE
 
 # memory_type -> (boost, cap) (docs/ARCHITECTURE.md, "Reinforcement on access"); used by the
 # relevance and exponential policies.
@@ -67,3 +69,40 @@ def reinforce_one(
 ) -> float:
     """`reinforce` for a single memory, as a Python float."""
     return float(reinforce([confidence], [memory_type], policy=policy, periodic=periodic)[0])
+
+
+def reinforce_from_now(
+    *,
+    confidence: ArrayLike,
+    base_confidence: ArrayLike,
+    retrieval_count: ArrayLike,
+    last_accessed_at: ArrayLike,
+    created_at: ArrayLike,
+    memory_type: ArrayLike,
+    decay_policy: ArrayLike,
+    is_protected: ArrayLike,
+    status: ArrayLike,
+    now: float,
+    params: AnyParams = DEFAULT_RELEVANCE,
+) -> tuple[FloatArray, FloatArray]:
+    """(as of now, after the access) for each memory accessed at `now` under the policy of
+    `params` (docs/ARCHITECTURE.md, "Reinforcement on access").
+
+    The boost starts from the confidence the memory has decayed to by `now`, computed from
+    base_confidence as the forecast computes it (whether or not a decay run wrote it), so an
+    access never undoes the fading since the last one; the result never lies below that value.
+    """
+    decays = decays_mask(status, decay_policy, is_protected, memory_type, params)
+    current = confidence_at(
+        now,
+        confidence,
+        base_confidence,
+        retrieval_count,
+        last_accessed_at,
+        created_at,
+        is_aggressive(decay_policy),
+        decays,
+        params,
+    )
+    periodic = params if isinstance(params, PeriodicParams) else DEFAULT_PERIODIC
+    return current, reinforce(current, memory_type, policy=params.name, periodic=periodic)

@@ -15,7 +15,7 @@ from memory_console.store.errors import StoreError, damaged, is_damage
 from memory_console.store.migrations import MIGRATIONS
 
 APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store we create
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5000
 LOW_DISK_BYTES = 64 * 1024  # less free space than this: an open that fails blames the disk
@@ -41,7 +41,15 @@ FTS_TRIGGERS = (
     "VALUES (new.id, new.title, new.content, new.keywords); END",
 )
 FTS_TRIGGER_NAMES = ("memory_fts_ai", "memory_fts_ad", "memory_fts_au")
-OUR_TABLES = {"memory", "memory_event", "maintenance_run", "embedding", "console_meta"}
+OUR_TABLES = {
+    "memory",
+    "memory_event",
+    "maintenance_run",
+    "embedding",
+    "console_meta",
+    "store_setting",
+    "store_setting_change",
+}
 
 
 def schema_statements(with_indexes: bool = True) -> list[str]:

@@ -14,6 +14,28 @@ def add_status_owner_topic_index(conn: sqlite3.Connection) -> None:
     )
 
 
+def add_store_settings(conn: sqlite3.Connection) -> None:
+    """Schema 3: the store keeps its settings (policy, intervals, TTLs, thresholds) and the
+    history of their changes, so every process reads the same ones."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS store_setting ("
+        '"key" VARCHAR NOT NULL, value VARCHAR NOT NULL, changed_at FLOAT NOT NULL, '
+        'changed_by VARCHAR NOT NULL, PRIMARY KEY ("key"))'
+    )
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS store_setting_change ("
+        'id INTEGER NOT NULL, "key" VARCHAR NOT NULL, "before" VARCHAR, "after" VARCHAR, '
+        "at FLOAT NOT NULL, actor VARCHAR NOT NULL, PRIMARY KEY (id))"
+    )
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS ix_store_setting_change_at ON store_setting_change (at)"
+    )
+    conn.execute(
+        'CREATE INDEX IF NOT EXISTS ix_store_setting_change_key ON store_setting_change ("key")'
+    )
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: add_status_owner_topic_index,
+    2: add_store_settings,
 }

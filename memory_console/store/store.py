@@ -8,12 +8,13 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memory_console.files import create_new, not_new, sync_directory
+from memory_console.store import settings as store_settings
 from memory_console.store.db import open_store_connection
 from memory_console.store.errors import (
     NotFoundError,
@@ -38,11 +39,14 @@ from memory_console.store.records import (
     Page,
 )
 from memory_console.store.search_text import fts_query
+from memory_console.store.settings import SettingChange, StoreSettings, all_specs, check_value
 from memory_console.store.validate import INSERT_COLUMNS, check_field, complete_memory
 from memory_console.store.vocab import EDITABLE, SESSION_TIERS, SORTABLE
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from memory_console.policies.params import PolicyParams
 from memory_console.timeutil import now_ts
 
 ChangeListener = Callable[[str, list[int]], None]
@@ -230,6 +234,73 @@ class Store:
     def meta(self, key: str) -> str | None:
         rows = self._query("SELECT value FROM console_meta WHERE key = ?", (key,))
         return rows[0][0] if rows else None
+
+    def settings(self) -> StoreSettings:
+        """The store's settings as of now: stored values over the built-in defaults
+        (store/settings.py); a flag given for one run goes over both."""
+        rows = self._query("SELECT key, value FROM store_setting")
+        return StoreSettings({key: store_settings.loads(value) for key, value in rows})
+
+    def set_setting(
+        self,
+        key: str,
+        value: Any,
+        actor: str | None = None,
+        *,
+        parameter_sets: Mapping[str, type[PolicyParams]] | None = None,
+        now: float | None = None,
+    ) -> SettingChange:
+        """Check and record one setting (None: back to its default), with who and when.
+        `parameter_sets` names the parameter classes whose `<set>.<name>` keys are known
+        (default: the policies'; the maintenance registry adds the passes')."""
+        parsed = None if value is None else check_value(key, value, parameter_sets)
+        if value is None and key not in all_specs(parameter_sets):
+            raise ValueError(f"unknown setting {key!r}; `memory-console config` lists them")
+        moment = now_ts() if now is None else now
+        who = actor or self.actor
+        with self.transaction(f"setting {key}") as conn:
+            row = conn.execute("SELECT value FROM store_setting WHERE key = ?", (key,)).fetchone()
+            before = None if row is None else store_settings.loads(row[0])
+            if parsed is None:
+                conn.execute("DELETE FROM store_setting WHERE key = ?", (key,))
+            else:
+                conn.execute(
+                    "INSERT INTO store_setting(key, value, changed_at, changed_by) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, "
+                    "changed_at = excluded.changed_at, changed_by = excluded.changed_by",
+                    (key, store_settings.dumps(parsed), moment, who),
+                )
+            conn.execute(
+                "INSERT INTO store_setting_change(key, before, after, at, actor) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    key,
+                    None if before is None else store_settings.dumps(before),
+                    None if parsed is None else store_settings.dumps(parsed),
+                    moment,
+                    who,
+                ),
+            )
+        return SettingChange(key, before, parsed, moment, who)
+
+    def setting_history(self, limit: int = 50, key: str | None = None) -> list[SettingChange]:
+        """Changes of the settings, newest first."""
+        where, args = ("WHERE key = ? ", [key]) if key else ("", [])
+        rows = self._query(
+            "SELECT key, before, after, at, actor FROM store_setting_change "
+            f"{where}ORDER BY at DESC, id DESC LIMIT ?",
+            (*args, limit),
+        )
+        return [
+            SettingChange(
+                k,
+                None if b is None else store_settings.loads(b),
+                None if a is None else store_settings.loads(a),
+                at,
+                actor,
+            )
+            for k, b, a, at, actor in rows
+        ]
 
     def set_meta(self, key: str, value: str) -> None:
         with self.transaction("setting " + key) as conn:
@@ -731,28 +802,47 @@ class Store:
         now: float | None = None,
         query: str | None = None,
         scores: dict[int, dict[str, Any]] | None = None,
-        policy: str = "relevance",
+        policy: str | None = None,
         kind: str = "accessed",
     ) -> ChangeResult:
-        """Reinforce memories that were retrieved (docs/ARCHITECTURE.md, "Reinforcement on
-        access") and log each access
-        (kind "reinforced" when the agent met the memory again rather than recalled it)."""
-        from memory_console.policies import reinforce_one
+        """Reinforce memories that were retrieved and log each access (kind "reinforced"
+        when the agent met the memory again rather than recalled it).
+
+        The boost starts from the confidence as of `now` under the store's policy (or
+        `policy`, with the store's parameters for it), so a recall never erases the decay
+        since the last access (docs/ARCHITECTURE.md, "Reinforcement on access"). The event
+        keeps the stored value, the as-of-now value (`current`) and the new one."""
+        from memory_console.policies import reinforce_from_now
 
         moment = now_ts() if now is None else now
         result = ChangeResult()
         with self.transaction("recording an access") as conn:
+            params = self.settings().params(policy)
             for ident in dict.fromkeys(int(i) for i in ids):
                 row = conn.execute(
-                    "SELECT confidence, memory_type, retrieval_count, last_accessed_at "
+                    "SELECT confidence, base_confidence, memory_type, retrieval_count, "
+                    "last_accessed_at, created_at, decay_policy, is_protected, status "
                     "FROM memory WHERE id = ?",
                     (ident,),
                 ).fetchone()
                 if row is None:
                     result.missing.append(ident)
                     continue
-                confidence, memory_type, count, last = row
-                new = reinforce_one(confidence, memory_type, policy=policy)
+                confidence, base, memory_type, count, last, created, decay, protected, status = row
+                current, boosted = reinforce_from_now(
+                    confidence=[confidence],
+                    base_confidence=[base],
+                    retrieval_count=[count],
+                    last_accessed_at=[float("nan") if last is None else last],
+                    created_at=[created],
+                    memory_type=[memory_type],
+                    decay_policy=[decay],
+                    is_protected=[bool(protected)],
+                    status=[status],
+                    now=moment,
+                    params=params,  # type: ignore[arg-type]
+                )
+                new, as_of_now = float(boosted[0]), float(current[0])
                 conn.execute(
                     "UPDATE memory SET confidence = ?, base_confidence = ?, retrieval_count = ?, "
                     "last_accessed_at = ?, revision = revision + 1 WHERE id = ?",
@@ -769,6 +859,7 @@ class Store:
                             dumps(
                                 {
                                     "confidence": confidence,
+                                    "current": as_of_now,
                                     "retrieval_count": count,
                                     "last_accessed_at": last,
                                 }

@@ -97,6 +97,28 @@ class ConsoleMeta(SQLModel, table=True):
     value: str
 
 
+class StoreSetting(SQLModel, table=True):
+    """One setting of the store that differs from its built-in default (store/settings.py)."""
+
+    __tablename__ = "store_setting"
+    key: str = Field(primary_key=True)
+    value: str = Field(description="JSON value")
+    changed_at: float
+    changed_by: str
+
+
+class StoreSettingChange(SQLModel, table=True):
+    """One change of a setting, kept for `config history`: who, when, before and after."""
+
+    __tablename__ = "store_setting_change"
+    id: int | None = Field(default=None, primary_key=True)
+    key: str = Field(index=True)
+    before: str | None = Field(default=None, description="JSON value before; NULL: the default")
+    after: str | None = Field(default=None, description="JSON value after; NULL: the default")
+    at: float = Field(index=True)
+    actor: str
+
+
 # Sort orders used by the console and `list`; each needs an index (declared above) so that
 # keyset paging reads only one page.
 INDEXED_COMPOSITES: tuple[tuple[str, tuple[str, ...]], ...] = (

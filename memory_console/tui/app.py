@@ -58,6 +58,15 @@ class MemoryConsoleApp(App[None]):
             id="app.health",
             tooltip="The store's health: tiers now and ahead, age, staleness, quotas",
         ),
+        Binding(
+            "comma",
+            "settings",
+            "Settings",
+            show=False,
+            id="app.settings",
+            tooltip="The store's settings: decay policy and parameters, intervals, lifespans, "
+            "thresholds; change one",
+        ),
     ]
 
     def __init__(self, context: ConsoleContext, *, semantic: bool = True) -> None:
@@ -112,7 +121,9 @@ class MemoryConsoleApp(App[None]):
             self.push_screen(HelpScreen())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("maintenance", "runs", "health") and isinstance(self.screen, ModalScreen):
+        if action in ("maintenance", "runs", "health", "settings") and isinstance(
+            self.screen, ModalScreen
+        ):
             return False  # a dialog is answered first
         return True
 
@@ -141,6 +152,11 @@ class MemoryConsoleApp(App[None]):
         from memory_console.tui.screens.health import HealthScreen
 
         self.open_screen(HealthScreen)
+
+    def action_settings(self) -> None:
+        from memory_console.tui.screens.settings import SettingsScreen
+
+        self.open_screen(SettingsScreen)
 
     def show_memories(self, memory_filter: MemoryFilter, label: str) -> None:
         """Back to the main screen, its table showing the memories behind a figure."""

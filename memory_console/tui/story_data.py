@@ -29,9 +29,13 @@ def trajectory(
     record: MemoryRecord, history: list[EventRecord], now: float
 ) -> list[tuple[float, float]]:
     """The confidence over time: each event's after.confidence at its time, from the created
-    event on, then the current confidence now."""
+    event on, then the current confidence now. An access also gives the value it found (its
+    before.current), so the line fades to it and then jumps by the boost."""
     points: list[tuple[float, float]] = []
     for event in history:
+        found = event.before.get("current")
+        if isinstance(found, int | float) and not isinstance(found, bool):
+            points.append((event.at, float(found)))
         value = event.after.get("confidence")
         if isinstance(value, int | float) and not isinstance(value, bool):
             points.append((event.at, float(value)))
@@ -45,12 +49,13 @@ def load_story(store: Store, memory_id: int, now: float) -> Story:
     """Read one memory's story (a few indexed queries); NotFoundError if it is gone."""
     record = store.require(memory_id)
     history = store.history(memory_id)
+    params = store.settings().params()
     return Story(
         record=record,
         history=history,
         accesses=store.accesses(memory_id, limit=50),
-        forecast=memory_forecast(record, now),
-        forecast_text=forecast_line(record, now),
+        forecast=memory_forecast(record, now, params=params),
+        forecast_text=forecast_line(record, now, params),
         trajectory=trajectory(record, history, now),
         now=now,
     )

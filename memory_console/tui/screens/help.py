@@ -84,6 +84,7 @@ def key_sections() -> list[tuple[str, list[KeyRow]]]:
     from memory_console.tui.screens.preview import PreviewScreen
     from memory_console.tui.screens.review import ReviewScreen
     from memory_console.tui.screens.runs import RunsScreen
+    from memory_console.tui.screens.settings import SettingsScreen
     from memory_console.tui.screens.story import StoryScreen
     from memory_console.tui.widgets.change_table import ChangeTable
     from memory_console.tui.widgets.memory_table import MemoryTable
@@ -107,6 +108,7 @@ def key_sections() -> list[tuple[str, list[KeyRow]]]:
         ("Merge review", rows_of(bindings(ReviewScreen))),
         ("Runs (R)", rows_of(bindings(RunsScreen))),
         ("Health (H): Enter on a number lists its memories", rows_of(bindings(HealthScreen))),
+        ("Store settings (,)", rows_of(bindings(SettingsScreen))),
         ("Everywhere", everywhere),
     ]
 
