@@ -11,7 +11,7 @@ import memory_console
 TUI = Path(memory_console.__file__).parent / "tui"
 
 # What a screen may take from store/: the Store itself (the one door: its methods are the
-# API), the records and filters its methods take and return, the errors they raise (a
+# API), the records, filters and settings its methods take and return, the errors they raise (a
 # screen must tell a refused change from a failure), and the vocabularies that fill its
 # drop-downs. Everything else in store/ is reached through maintenance/, embed/ or the Store.
 ALLOWED: dict[str, frozenset[str]] = {
@@ -28,6 +28,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "ValidationError",
             "NotFoundError",
             "ReadOnlyError",
+            "StoreSettings",
         }
     ),
     "memory_console.store.records": frozenset(

@@ -360,3 +360,23 @@ async def test_runs_changes_page_past_their_window(demo_store: Store, monkeypatc
         await pilot.press("up")  # above its first row: the previous window, on its last row
         await settle(pilot)
         assert screen.window.first == 0 and table.cursor_row == WINDOW - 1
+
+
+async def test_the_form_starts_from_the_stores_policy_and_parameters(demo_store: Store) -> None:
+    """The store's settings are every process's: the console's maintenance form opens on the
+    store's decay policy with its stored parameters as what an empty field means, and the
+    preview runs under them."""
+    demo_store.set_setting("decay_policy", "periodic", "test")
+    demo_store.set_setting("periodic.rate", 0.8, "test")
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        form = screen_of(app, MaintenanceScreen)
+        assert form.policy == "periodic"
+        assert form.query_one("#param-rate").placeholder == "0.8"  # type: ignore[attr-defined]
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        params = screen_of(app, PreviewScreen).request.params()
+        assert params.policy == "periodic" and params.decay.rate == 0.8  # type: ignore[attr-defined]

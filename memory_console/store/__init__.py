@@ -14,6 +14,7 @@ from memory_console.store.records import (
     MemoryRecord,
     Page,
 )
+from memory_console.store.settings import StoreSettings
 from memory_console.store.store import Store
 
 __all__ = [
@@ -27,5 +28,6 @@ __all__ = [
     "ReadOnlyError",
     "Store",
     "StoreError",
+    "StoreSettings",
     "ValidationError",
 ]

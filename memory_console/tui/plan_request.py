@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from memory_console.maintenance import MaintenanceParams, build_params
 from memory_console.maintenance.params import POLICY
 from memory_console.maintenance.registry import parameter_classes, used_sets
+from memory_console.store import StoreSettings
 from memory_console.timeutil import DAY, TIME_RANGE, in_range, parse_moment, to_date
 from memory_console.tui.formatting import when as when_text
 
@@ -40,9 +41,12 @@ class ParamField:
         return f"{self.default:g}" if not self.is_int else str(self.default)
 
 
-def param_fields(passes: Sequence[str], policy: str) -> list[ParamField]:
+def param_fields(
+    passes: Sequence[str], policy: str, settings: StoreSettings | None = None
+) -> list[ParamField]:
     """The parameters of the sets `passes` read under `policy`, each once, routed as
-    MaintenanceParams.build routes an override (the policy's own set first)."""
+    MaintenanceParams.build routes an override (the policy's own set first). A field's
+    default is what applies when it is left empty: the store's setting, else the built-in."""
     classes = parameter_classes()
     used = [policy if name == POLICY else name for name in used_sets(passes)]
     used = [name for name in dict.fromkeys(used) if name in classes]
@@ -54,6 +58,8 @@ def param_fields(passes: Sequence[str], policy: str) -> list[ParamField]:
             owners = [s for s in used if any(f.name == item.name for f in fields(classes[s]))]
             targets = (policy,) if policy in owners else tuple(owners)
             default = next(f.default for f in fields(classes[targets[0]]) if f.name == item.name)
+            if settings is not None:
+                default = settings.overrides(targets[0]).get(item.name, default)
             found[item.name] = ParamField(item.name, targets, default)  # type: ignore[arg-type]
     return list(found.values())
 
@@ -91,10 +97,12 @@ class PlanRequest:
     overrides: Mapping[str, str] = field(default_factory=dict)
     now: float = 0.0
     real_now: float = 0.0
+    settings: StoreSettings | None = None  # the store's, under the fields typed
 
     def params(self) -> MaintenanceParams:
-        """The parameters, defaults overridden as typed (ValueError says what is wrong)."""
-        return build_params(self.passes, self.policy, dict(self.overrides))
+        """The parameters: the fields typed, over the store's settings, over the defaults
+        (ValueError says what is wrong)."""
+        return build_params(self.passes, self.policy, dict(self.overrides), self.settings)
 
     @property
     def when(self) -> str:

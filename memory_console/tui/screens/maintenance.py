@@ -24,6 +24,7 @@ from memory_console.literal import literal
 from memory_console.maintenance import registered_passes
 from memory_console.maintenance.registry import DECAY as DECAY_PASSES
 from memory_console.policies import POLICIES
+from memory_console.store import StoreSettings
 from memory_console.tui.plan_request import (
     PRESETS,
     PlanRequest,
@@ -64,6 +65,7 @@ class MaintenanceScreen(ConsoleScreen):
     def __init__(self) -> None:
         super().__init__()
         self.chosen_passes: tuple[str, ...] = DECAY_PASSES
+        self.store_settings: StoreSettings | None = None  # read when mounted
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -75,7 +77,7 @@ class MaintenanceScreen(ConsoleScreen):
                 yield Label("decay policy", classes="section")
                 with RadioSet(id="maintenance-policy"):
                     for name in POLICIES:
-                        yield RadioButton(name, value=name == "relevance", name=name)
+                        yield RadioButton(name, value=name == self.default_policy, name=name)
                 yield Label("evaluate at", classes="section")
                 with Horizontal(id="maintenance-when"):
                     yield Select(
@@ -124,13 +126,20 @@ class MaintenanceScreen(ConsoleScreen):
     # -- the form -------------------------------------------------------------------------
 
     @property
+    def default_policy(self) -> str:
+        """The store's decay policy: what every process uses unless a run says otherwise."""
+        if self.store_settings is None:
+            self.store_settings = self.context.store.settings()
+        return self.store_settings.decay_policy
+
+    @property
     def policy(self) -> str:
         pressed = self.query_one("#maintenance-policy", RadioSet).pressed_button
-        return pressed.name if pressed is not None and pressed.name else "relevance"
+        return pressed.name if pressed is not None and pressed.name else self.default_policy
 
     def show_params(self) -> None:
         self.query_one(ParamForm).show(
-            param_fields(self.chosen_passes or DECAY_PASSES, self.policy)
+            param_fields(self.chosen_passes or DECAY_PASSES, self.policy, self.store_settings)
         )
 
     def when_text(self) -> str:
@@ -200,7 +209,12 @@ class MaintenanceScreen(ConsoleScreen):
                 raise ValueError("choose at least one pass")
             moment = evaluation_time(self.when_text(), now)
             request = PlanRequest(
-                self.chosen_passes, self.policy, self.query_one(ParamForm).overrides(), moment, now
+                self.chosen_passes,
+                self.policy,
+                self.query_one(ParamForm).overrides(),
+                moment,
+                now,
+                self.store_settings,
             )
             request.params()
         except ValueError as problem:
