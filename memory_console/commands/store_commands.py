@@ -156,10 +156,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     common.add_common(edit)
     edit.add_argument("id", type=int)
-    edit.add_argument("--title", type=common.text)
-    edit.add_argument("--content", type=common.text)
-    edit.add_argument("--topic", choices=TOPICS)
-    edit.add_argument("--type", dest="memory_type", choices=MEMORY_TYPES)
+    edit.add_argument("--title", type=common.text, help="the memory's new title")
+    edit.add_argument("--content", type=common.text, help="the memory's new text")
+    edit.add_argument("--topic", choices=TOPICS, help="move the memory to this topic")
+    edit.add_argument(
+        "--type",
+        dest="memory_type",
+        choices=MEMORY_TYPES,
+        help="the memory's type (semantic never decays; episodic and procedural fade)",
+    )
     edit.set_defaults(handler=cmd_edit)
 
     for name, help_text in (
