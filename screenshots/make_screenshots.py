@@ -156,6 +156,12 @@ async def health(pilot: Pilot[Any], store: Store) -> None:
     await settle(pilot)
 
 
+async def store_settings(pilot: Pilot[Any], store: Store) -> None:
+    await settle(pilot)
+    await pilot.press("comma")
+    await settle(pilot)
+
+
 SCREENS: list[tuple[str, tuple[int, int], Steps]] = [
     ("main", WIDE, nothing),
     ("main-80x24", SMALL, nothing),
@@ -172,6 +178,7 @@ SCREENS: list[tuple[str, tuple[int, int], Steps]] = [
     ("merge-review", WIDE, merge_review),
     ("runs", WIDE, runs),
     ("health", WIDE, health),
+    ("settings", WIDE, store_settings),
 ]
 
 
