@@ -205,8 +205,7 @@ def split_spec(text: str) -> tuple[int, frozenset[int]]:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from memory_console.maintenance import StalePlanError, apply, plan
-    from memory_console.maintenance.merge_command import merge_with_command
+    from memory_console.maintenance import plan
 
     if args.skip_stale and not args.apply:
         raise UserError("--skip-stale goes with --apply")
@@ -236,13 +235,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             save_plan(Path(args.out), proposed)
         run = None
         if args.apply:
-            merges = merge_with_command(store, proposed, command)
-            warn(merges.summary)
-            proposed = merges.plan  # its figures count the command's failures
-            try:
-                run = apply(store, proposed, skip_stale=args.skip_stale)
-            except StalePlanError as error:
-                raise UserError(f"{error} or use --skip-stale") from error
+            proposed, run = apply_with_command(store, proposed, command, args.skip_stale, "or")
         titles = titles_of(store, proposed, args.top) if not args.json else {}
     finally:
         store.close()
@@ -298,8 +291,6 @@ def load_plan(path: Path) -> Any:
 
 def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
     """`maintain --apply PLAN`: exactly the saved plan, after its edits."""
-    from memory_console.maintenance import StalePlanError, apply
-    from memory_console.maintenance.merge_command import merge_with_command
     from memory_console.maintenance.plan_file import PlanFileError, check_store
 
     fixed = {
@@ -322,13 +313,9 @@ def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
             edited = plan_file.edited().plan
         except PlanFileError as error:
             raise UserError(f"{path}: {error}") from error
-        merges = merge_with_command(store, edited, command)
-        warn(merges.summary)
-        edited = merges.plan
-        try:
-            run = apply(store, edited, skip_stale=args.skip_stale)
-        except StalePlanError as error:
-            raise UserError(f"{error}: make a new plan, or use --skip-stale") from error
+        edited, run = apply_with_command(
+            store, edited, command, args.skip_stale, ": make a new plan, or"
+        )
         titles = titles_of(store, edited, args.top) if not args.json else {}
     finally:
         store.close()
@@ -424,6 +411,25 @@ def cmd_plan_edit(args: argparse.Namespace) -> int:
         print(f"  {len(keys) - touched:,} other merge groups as proposed (--json lists them)")
     print(f"apply with: memory-console maintain --apply {out}")
     return 0
+
+
+def apply_with_command(
+    store: Any, proposed: Any, command: str | None, skip_stale: bool, stale_hint: str
+) -> tuple[Any, Any]:
+    """Word the plan's merges with the merge command (its failures warned, the extractive
+    merge kept for them), then apply it; returns the plan applied (its figures count the
+    command's failures) and the run. A stale plan is a UserError ending in `stale_hint`
+    and the --skip-stale advice."""
+    from memory_console.maintenance import StalePlanError, apply
+    from memory_console.maintenance.merge_command import merge_with_command
+
+    merges = merge_with_command(store, proposed, command)
+    warn(merges.summary)
+    try:
+        return merges.plan, apply(store, merges.plan, skip_stale=skip_stale)
+    except StalePlanError as error:
+        separator = "" if stale_hint.startswith(":") else " "
+        raise UserError(f"{error}{separator}{stale_hint} use --skip-stale") from error
 
 
 def write_plan_json(proposed: Any, extra: dict[str, Any]) -> None:
