@@ -251,7 +251,7 @@ def due_names(args: argparse.Namespace, store: Any, now: float) -> tuple[str, ..
 
     if args.passes:
         raise UserError("--due picks the passes itself; leave out --passes")
-    verdicts = due_passes(store, now, registry.MAINTAIN_SCHEDULE)
+    verdicts = due_passes(store, now, registry.MAINTAIN)
     due = tuple(v.name for v in verdicts if v.due and v.name in registry.registered_passes())
     if args.json and not due:
         common.print_json({"due": [], "passes": [v.to_json() for v in verdicts]})

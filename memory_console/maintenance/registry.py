@@ -30,15 +30,13 @@ PlanFunction = Callable[["Frame", MaintenanceParams, float], "PassResult"]
 Narrowing = Callable[[MaintenanceParams, float], "tuple[str, dict[str, Any]] | None"]
 SCOPE_ORDER = ("decaying", "maintainable", "active")
 
-# `maintain` runs these, in this order, as one plan (those that are registered).
+# `maintain` runs these, in this order, as one plan (those that are registered); `maintain
+# --due` runs each of them whose interval.<pass> setting has passed since its last applied run.
 # expire-banks first: a working or short-term memory past its TTL is archived before the
 # other passes score, merge or count it.
 MAINTAIN = ("expire-banks", "expire", "consolidate", "decay", "cleanup", "quota")
 # Passes that change nothing while the store's decay_enabled setting is false.
 DECAY_DISABLED = ("decay", "cleanup")
-# `maintain --due` considers the default passes, in this order, each when its interval.<pass>
-# setting has passed since its last applied run.
-MAINTAIN_SCHEDULE = MAINTAIN
 # `decay` runs these.
 DECAY = ("decay", "cleanup")
 
