@@ -1,8 +1,8 @@
 """The store's own settings: named keys with types and defaults, shared by every process.
 
-A key is either a scalar setting (`decay_enabled`, `decay_policy`, `update_threshold`),
-a pass interval (`interval.<pass>`) or a policy/pass parameter (`<set>.<parameter>`, e.g.
-`relevance.floor`, `periodic.boost`, `consolidate.min_cosine`). Adding a setting is adding
+A key is either a scalar setting (`decay_enabled`, `decay_policy`, `update_threshold`,
+`forget_threshold`), a pass interval (`interval.<pass>`) or a policy/pass parameter
+(`<set>.<parameter>`, e.g. `relevance.floor`, `periodic.boost`, `consolidate.min_cosine`). Adding a setting is adding
 a SettingSpec to SCALARS or a field to a parameter class. Values are stored as JSON, so
 what is read back has the type it was set with; durations are seconds.
 """
@@ -131,6 +131,11 @@ def interval(name: str, default: float, why: str) -> SettingSpec:
 # wrong match overwrites a fact. The bank TTLs are the expire_banks pass's own parameters
 # (`expire_banks.working_ttl_hours`, `expire_banks.short_term_ttl_hours`).
 UPDATE_THRESHOLD = 0.55
+# The cosine at which the agent API's forget(phrase) archives the memory a phrase means (the
+# best one, and only when it leads the next by a margin): chosen on labelled forget phrases
+# (tests/data/forget_phrases.jsonl, benchmarks/forget_threshold.py) for precision first, since
+# a wrong archive loses a memory the user did not ask about.
+FORGET_THRESHOLD = 0.49
 
 # The scalar settings and the pass schedule (the maintenance pass table: expire-banks hourly,
 # expire and quota daily, decay every 6 hours with its cleanup, consolidation weekly).
@@ -153,6 +158,14 @@ SCALARS: tuple[SettingSpec, ...] = (
         "number",
         UPDATE_THRESHOLD,
         "an UPDATE or DELETE without an id matches the most similar memory at or above this",
+        low=0.0,
+        high=1.0,
+    ),
+    SettingSpec(
+        "forget_threshold",
+        "number",
+        FORGET_THRESHOLD,
+        "the agent's forget(phrase) archives the best memory at or above this cosine",
         low=0.0,
         high=1.0,
     ),
@@ -251,6 +264,10 @@ class StoreSettings:
     @property
     def update_threshold(self) -> float:
         return float(self.get("update_threshold"))
+
+    @property
+    def forget_threshold(self) -> float:
+        return float(self.get("forget_threshold"))
 
     @property
     def consolidation_threshold(self) -> float:

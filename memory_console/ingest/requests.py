@@ -1,0 +1,188 @@
+"""The user's own commands to the agent's memory: forget this, clear everything, what do you know.
+
+See docs/ARCHITECTURE.md, "The agent API".
+
+Pure functions over text: `find_request` tells whether a message asks the agent to forget,
+clear or list what it remembers (remember() then routes it instead of storing it), and
+`forget_subject` strips a forget request down to what it names ("Forget that I work at Acme
+Corp" -> "I work at Acme Corp"). A request must open its sentence (after "please", "can you"
+and the like): "I want to forget my ex's birthday party" tells the agent something, it asks
+nothing; "don't forget ..." is a request to remember.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memory_console.ingest.remember import words_of
+
+FORGET = "forget"
+CLEAR = "clear"
+LIST = "list"
+
+# Where a request may begin: the start of the message or of a sentence, or after a polite or
+# linking word. A verb after anything else ("I want to forget ...", "don't forget ...") is not
+# one: the user is telling, or asking to remember.
+_LEAD = (
+    r"(?:^|(?<=[.!?;:\n])\s*)\s*(?:(?:oh|ok|okay|hey|so|and|also|now|actually),?\s+)?"
+    r"(?:(?:please|pls|kindly)\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"|i\s+(?:want|need|would\s+like|'d\s+like|’d\s+like)\s+you\s+to\s+)?"
+)
+_EVERYTHING = (
+    r"(?:everything|all)(?:\s+(?:you\s+(?:know|have|remember|stored)|about\s+me|of\s+me|"
+    r"(?:of\s+)?(?:my|the)\s+(?:memories|data))){0,2}"
+    r"|(?:all\s+)?(?:of\s+)?my\s+(?:memories|data|stored\s+(?:memories|data))|me"
+)
+CLEAR_REQUEST = re.compile(
+    _LEAD
+    + r"(?P<verb>forget|delete|erase|wipe|clear|remove)\s+(?:out\s+)?(?:"
+    + _EVERYTHING
+    + r")(?:\s+(?:from\s+(?:your\s+)?(?:memory|memories|records)))?\s*(?:,?\s*please)?[.!]*\s*$",
+    re.IGNORECASE,
+)
+LIST_REQUEST = re.compile(
+    _LEAD
+    + r"(?:what\s+(?:do|did|else\s+do)\s+you\s+(?:remember|know|have\s+stored|have\s+saved|"
+    r"keep|store)\s+(?:about|on|of)\s+(?:me|my\b)"
+    r"|what\s+have\s+you\s+(?:remembered|stored|saved|kept|got)\s+(?:about|on)\s+(?:me|my\b)"
+    r"|(?:show|list|tell)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?(?:my|the)\s+(?:stored\s+|saved\s+)?"
+    r"(?:memories|preferences|contacts|projects|decisions|data)\b"
+    r"|(?:show|list|tell)\s+(?:me\s+)?what\s+you\s+(?:remember|know|have\s+stored)\s+about\s+"
+    r"(?:me|my\b))",
+    re.IGNORECASE,
+)
+# Forget, delete, erase, remove: "forget" takes anything ("Forget the Jenkins migration");
+# the others are everyday words of a coding session ("delete the old branch"), so they count
+# only when they name something of the user's, what the agent knows, or its memory.
+FORGET_REQUEST = re.compile(
+    _LEAD + r"(?P<verb>forget|delete|erase|remove|drop)\b\s*(?P<rest>\S.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+_PERSONAL_OBJECT = re.compile(
+    r"^(?:(?:all\s+)?(?:of\s+)?my\b|that\b|the\s+fact\b|what\s+you\b|everything\s+you\b|"
+    r"anything\s+(?:you\b|about)|about\b|any\s+(?:memory|mention|record)\b)"
+    r"|\bfrom\s+(?:your\s+)?(?:memory|memories|records)\b",
+    re.IGNORECASE,
+)
+# The request words a subject sheds, in front and behind.
+_SUBJECT_OPENING = re.compile(
+    r"^(?:(?:the\s+fact|the\s+part|what\s+i\s+(?:said|told\s+you))\s+(?:that\s+|about\s+)?"
+    r"|(?:what|everything|anything|all)\s+(?:you\s+)?(?:know|remember|have(?:\s+stored)?|"
+    r"stored|said)?\s*(?:about|on|of)\s+"
+    r"|(?:any|all)\s+(?:memories|memory|mentions?|records?)\s+(?:of|about)\s+"
+    r"|about\s+|that\s+)+",
+    re.IGNORECASE,
+)
+_SUBJECT_CLOSING = re.compile(
+    r"(?:\s*,?\s*(?:from\s+(?:your\s+)?(?:memory|memories|records|database)|please|"
+    r"for\s+good|forever|completely|entirely|too|as\s+well)\b)+\s*[.!]*\s*$"
+    r"|\s*[.!?]+\s*$",
+    re.IGNORECASE,
+)
+_TOPIC_WORDS = {
+    "preference": "preferences",
+    "preferences": "preferences",
+    "contact": "contacts",
+    "contacts": "contacts",
+    "project": "projects",
+    "projects": "projects",
+    "decision": "decisions",
+    "decisions": "decisions",
+}
+_NOTHING = frozenset({"it", "this", "that", "them", "those", "these"})
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A request to the memory itself: kind forget (with its subject), clear or list (with
+    the topic it names, if any); `phrase` is the request as the user wrote it."""
+
+    kind: str
+    phrase: str
+    subject: str | None = None
+    topic: str | None = None
+
+
+def find_request(message: str) -> Request | None:
+    """The request a message makes of the agent's memory, or None for anything else."""
+    if not isinstance(message, str) or not message.strip():
+        return None
+    text = " ".join(message.split())
+    if CLEAR_REQUEST.search(text):
+        return Request(CLEAR, text)
+    listed = LIST_REQUEST.search(text)
+    if listed is not None:
+        words = re.findall(r"[a-z]+", listed.group(0).lower())
+        topic = next((_TOPIC_WORDS[w] for w in words if w in _TOPIC_WORDS), None)
+        return Request(LIST, text, topic=topic)
+    forget = FORGET_REQUEST.search(text)
+    if forget is None:
+        return None
+    rest = forget.group("rest")
+    if forget.group("verb").lower() != FORGET and not _PERSONAL_OBJECT.search(rest):
+        return None
+    subject = forget_subject(rest)
+    if subject is None:
+        return None
+    return Request(FORGET, text, subject=subject)
+
+
+def forget_subject(phrase: str) -> str | None:
+    """What a forget phrase names, request words off ("Forget that I work at Acme Corp",
+    "remove my email from your memory"); the phrase itself when it is no request; None when
+    nothing is named ("forget it")."""
+    text = " ".join(str(phrase).split())
+    request = FORGET_REQUEST.search(text)
+    if request is not None and request.start() == 0:
+        text = request.group("rest")
+    text = _SUBJECT_CLOSING.sub("", _SUBJECT_OPENING.sub("", text)).strip(" ,;:-")
+    first = re.split(r"[\s,;:.!?]+", text.lower(), maxsplit=1)[0]
+    if not text or first in _NOTHING or not words_of(text):
+        return None
+    return text
+
+
+# -- matching a subject to memories -----------------------------------------------------------
+
+# The best memory must lead the next one by this much to be archived: a near tie ("my
+# daughter's birthday" scores the user's own birthday 0.501, the daughter's 0.489) is
+# ambiguous, and a wrong archive is worse than a missed one. Chosen with the threshold on
+# tests/data/forget_phrases.jsonl (benchmarks/forget_threshold.py).
+FORGET_MARGIN = 0.05
+# Words that say what to do, not what to forget.
+_REQUEST_WORDS = frozenset({"forget", "delete", "erase", "remove", "know", "remember", "user"})
+
+
+def strong_match(
+    scored: list[tuple[int, float]], threshold: float, margin: float = FORGET_MARGIN
+) -> int | None:
+    """The id a forget phrase means among (id, cosine) pairs: the best, when at or above the
+    threshold and at least `margin` ahead of the next; None when none is, or it is a near tie."""
+    ranked = sorted(scored, key=lambda pair: -pair[1])
+    if not ranked or ranked[0][1] < threshold:
+        return None
+    if len(ranked) > 1 and ranked[0][1] - ranked[1][1] < margin:
+        return None
+    return ranked[0][0]
+
+
+def content_words(subject: str) -> list[str]:
+    """The words of a subject that name something (request words and stop words left out)."""
+    return [word for word in dict.fromkeys(words_of(subject)) if word not in _REQUEST_WORDS]
+
+
+def _same_word(wanted: str, word: str) -> bool:
+    """One word, give or take an ending: work/works, allergy/allergic, studied/studies."""
+    if wanted == word:
+        return True
+    shorter, longer = sorted((wanted, word), key=len)
+    if len(shorter) >= 4 and longer.startswith(shorter):
+        return True
+    return len(shorter) >= 5 and wanted[:5] == word[:5]
+
+
+def holds_every_word(words: list[str], text: str) -> bool:
+    """Whether a text holds every one of `words` (give or take an ending)."""
+    present = words_of(text)
+    return bool(words) and all(any(_same_word(w, p) for p in present) for w in words)
