@@ -99,8 +99,9 @@ def keyword_choice(data: Labelled):
     chosen = []
     for phrase in data.phrases:
         words = content_words(forget_subject(phrase) or phrase)
-        holding = [k for k, c in zip(data.keys, data.contents, strict=True)
-                   if holds_every_word(words, c)]
+        holding = [
+            k for k, c in zip(data.keys, data.contents, strict=True) if holds_every_word(words, c)
+        ]
         chosen.append(set(holding) if len(holding) == 1 else set())
     return score(data, chosen)
 
@@ -137,25 +138,37 @@ def main() -> int:
     data = load()
     embedder = Embedder.load()
     table = cosines(embedder, data)
-    print(f"{len(data.contents)} memories, {len(data.phrases)} phrases "
-          f"({sum(1 for m in data.means if not m)} about nothing stored); {embedder.model_id}")
+    print(
+        f"{len(data.contents)} memories, {len(data.phrases)} phrases "
+        f"({sum(1 for m in data.means if not m)} about nothing stored); {embedder.model_id}"
+    )
     print("\ncosine of every (phrase, memory) pair, by label")
     for index, phrase in enumerate(data.phrases):
         order = np.argsort(-table[index])
-        meant = ", ".join(
-            f"{data.keys[j]} {table[index, j]:.3f}" for j in order if data.keys[j] in data.means[index]
-        ) or "-"
+        meant = (
+            ", ".join(
+                f"{data.keys[j]} {table[index, j]:.3f}"
+                for j in order
+                if data.keys[j] in data.means[index]
+            )
+            or "-"
+        )
         others = ", ".join(
             f"{data.keys[j]} {table[index, j]:.3f}"
-            for j in order[:3] if data.keys[j] not in data.means[index]
+            for j in order[:3]
+            if data.keys[j] not in data.means[index]
         )
         print(f"  {phrase[:48]:48s} means: {meant:28s} best others: {others}")
     meant_mask = np.array([[k in m for k in data.keys] for m in data.means])
     positive, negative = table[meant_mask], table[~meant_mask]
-    print(f"\nmeant pairs     n={positive.size:4d}  min {positive.min():.3f}  "
-          f"median {np.median(positive):.3f}  max {positive.max():.3f}")
-    print(f"not meant pairs n={negative.size:4d}  min {negative.min():.3f}  "
-          f"median {np.median(negative):.3f}  max {negative.max():.3f}")
+    print(
+        f"\nmeant pairs     n={positive.size:4d}  min {positive.min():.3f}  "
+        f"median {np.median(positive):.3f}  max {positive.max():.3f}"
+    )
+    print(
+        f"not meant pairs n={negative.size:4d}  min {negative.min():.3f}  "
+        f"median {np.median(negative):.3f}  max {negative.max():.3f}"
+    )
     print("\nthreshold  " + "  ".join(f"margin {m:.2f} P/R   " for m in MARGINS))
     for threshold in THRESHOLDS[::2]:
         cells = []
@@ -164,15 +177,21 @@ def main() -> int:
             cells.append(f"{precision:.2f}/{recall:.2f}       ")
         print(f"  {threshold:.2f}     " + "  ".join(cells))
     threshold, margin, recall = recommend(data, table)
-    print(f"\nrecommended: forget_threshold {threshold:.2f} with margin {margin:.2f} "
-          f"(precision 1.00, recall {recall:.2f}); forget() uses margin {FORGET_MARGIN:.2f}")
+    print(
+        f"\nrecommended: forget_threshold {threshold:.2f} with margin {margin:.2f} "
+        f"(precision 1.00, recall {recall:.2f}); forget() uses margin {FORGET_MARGIN:.2f}"
+    )
     for t in (threshold - 0.05, threshold + 0.05):
         precision, recall_at, archived, wrong = semantic_choice(data, table, t, margin)
-        print(f"  at {t:.2f}: precision {precision:.2f}, recall {recall_at:.2f}"
-              + (f"; wrong: {wrong}" if wrong else ""))
+        print(
+            f"  at {t:.2f}: precision {precision:.2f}, recall {recall_at:.2f}"
+            + (f"; wrong: {wrong}" if wrong else "")
+        )
     precision, recall, archived, wrong = keyword_choice(data)
-    print(f"keyword rule (no embedder): precision {precision:.2f}, recall {recall:.2f}, "
-          f"{archived} archives" + (f"; wrong: {wrong}" if wrong else ""))
+    print(
+        f"keyword rule (no embedder): precision {precision:.2f}, recall {recall:.2f}, "
+        f"{archived} archives" + (f"; wrong: {wrong}" if wrong else "")
+    )
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The agent side: remember, scan_turn, recall and apply_actions on a Store.
+"""The agent side: remember, scan_turn, recall, apply_actions, forget, list and clear on a Store.
 
 See docs/ARCHITECTURE.md, "The agent API".
 
@@ -22,7 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memory_console import forgetting
+from memory_console.forgetting import ClearResult, ForgetResult
 from memory_console.ingest import remember as rules
+from memory_console.ingest import requests
 from memory_console.ingest.classify import classify_type
 from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction, find_directive
 from memory_console.sensitive import credential_kinds, with_article
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ActionOutcome",
     "ActionsResult",
+    "ClearResult",
+    "ForgetResult",
     "MemoryAPI",
     "RememberResult",
     "Recalled",
@@ -53,7 +58,9 @@ SESSION_ENDED = "session ended"  # the reason end_session archives with
 
 @dataclass(frozen=True, slots=True)
 class RememberResult:
-    """What remember() did: stored, reinforced (a near-duplicate), refused or skipped."""
+    """What remember() did: stored, reinforced (a near-duplicate), refused or skipped; or,
+    for a request to the memory itself, forgot (`forgotten` says what), listed (`listed`)
+    or confirm (a clear waits for its token: `cleared`)."""
 
     action: str
     id: int | None
@@ -61,6 +68,9 @@ class RememberResult:
     topic: str | None = None
     content: str | None = None
     similarity: float | None = None
+    forgotten: ForgetResult | None = None
+    listed: list[MemoryRecord] | None = None
+    cleared: ClearResult | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +140,9 @@ class MemoryAPI:
     the API opens with actor "api" and closes on close(). semantic: False keeps to keyword
     search and exact duplicates; embedder: an already loaded Embedder to share;
     update_threshold: the cosine at which apply_actions' UPDATE or DELETE without memory_id
-    finds the memory it changes (default: the store's update_threshold setting).
+    finds the memory it changes (default: the store's update_threshold setting);
+    forget_threshold: the cosine at which forget(phrase) archives the memory it means
+    (default: the store's forget_threshold setting).
     """
 
     def __init__(
@@ -142,16 +154,21 @@ class MemoryAPI:
         embedder: Embedder | None = None,
         manifest: str | None = None,
         update_threshold: float | None = None,
+        forget_threshold: float | None = None,
     ) -> None:
         if not isinstance(owner, str) or not owner.strip():
             raise ValueError("owner must be a non-empty string")
-        if update_threshold is not None and not 0.0 < update_threshold <= 1.0:
-            raise ValueError("update_threshold must be in (0, 1]")
+        for name, value in (("update", update_threshold), ("forget", forget_threshold)):
+            if value is not None and not 0.0 < value <= 1.0:
+                raise ValueError(f"{name}_threshold must be in (0, 1]")
         self._owns_store = not isinstance(store, Store)
         self.store = Store(store, actor=ACTOR) if not isinstance(store, Store) else store
         if update_threshold is None:
             update_threshold = self.store.settings().update_threshold
         self.update_threshold = update_threshold
+        if forget_threshold is None:
+            forget_threshold = self.store.settings().forget_threshold
+        self.forget_threshold = forget_threshold
         self.owner = owner
         self.semantic_error: str | None = None
         self._semantic_wanted = semantic
@@ -234,10 +251,18 @@ class MemoryAPI:
         memory_type the text is classified (ingest.classify: events fade, facts stay).
         Credentials, in the text or in the metadata, are refused, health data too unless the
         user asked; a near-duplicate of the owner's active memories is reinforced instead.
+
+        A request to the memory itself is carried out, never stored: "forget that ...",
+        "please delete my ...", "remove my ... from your memory" (forget), "what do you
+        remember about me", "show my stored preferences" (list_memories), "clear all my
+        memories" (clear's first call: nothing archived, the token to confirm with).
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a string, not {type(text).__name__}")
         moment = now_ts() if now is None else now
+        request = requests.find_request(text)
+        if request is not None:
+            return self._route(request, owner or self.owner, moment)
         directive = rules.find_directive(text)
         extra = dict(metadata or {})
         asked = user_requested or directive is not None or extra.get("user_requested") is True
@@ -262,6 +287,21 @@ class MemoryAPI:
             metadata=extra,
         )
         return self._carry_out(plan, moment, query=text)
+
+    def _route(self, request: requests.Request, owner: str, moment: float) -> RememberResult:
+        """Carry out a request remember() recognised, with what it did attached."""
+        if request.kind == requests.FORGET:
+            forgotten = self.forget(request.phrase, owner, now=moment)
+            ident = forgotten.archived[0].id if len(forgotten.archived) == 1 else None
+            return RememberResult("forgot", ident, forgotten.reason, forgotten=forgotten)
+        if request.kind == requests.LIST:
+            listed = self.list_memories(request.topic, owner)
+            about = f" about {request.topic}" if request.topic else ""
+            return RememberResult(
+                "listed", None, f"{len(listed)} active memories{about}", listed=listed
+            )
+        cleared = self.clear(None, owner, now=moment)
+        return RememberResult("confirm", None, cleared.reason, cleared=cleared)
 
     def _decide(
         self,
@@ -396,6 +436,14 @@ class MemoryAPI:
         moment = now_ts() if now is None else now
         messages = [*history, message]
         results = []
+        request = requests.find_request(message)
+        if request is not None:
+            # "Forget that I work at Acme" names a fact to drop, not one to keep.
+            why = f"the message asks to {request.kind}: not stored"
+            return [
+                ScanResult(found, RememberResult("skipped", None, why))
+                for found in rules.find_facts(message)
+            ]
         for found in rules.find_facts(message):
             candidate = rules.score_candidate(found, messages, task)
             if candidate.score < rules.BACKGROUND_THRESHOLD:
@@ -469,6 +517,57 @@ class MemoryAPI:
         self.store.record_access(list(scores), now=moment, query=query, scores=scores)
         records = self.store.get_many(list(scores))
         return [Recalled(records[ident], scores[ident]) for ident in scores if ident in records]
+
+    # -- the user's own commands -------------------------------------------------------------
+
+    def forget(
+        self, target: str | int, owner: str | None = None, *, now: float | None = None
+    ) -> ForgetResult:
+        """Archive what the user asks to forget (restorable; nothing about the request is
+        stored). An int, or a string of digits, is a memory id of the owner (another
+        owner's is refused). A phrase ("Forget that I work at Acme Corp", "my work at
+        Acme") loses its request words and is matched against the owner's active memories:
+        the nearest by cosine is archived when at or above forget_threshold and clearly
+        ahead of the next (a near tie is ambiguous); without the embedder, the one memory
+        holding every content word. Otherwise nothing is archived and the result lists the
+        nearest. Protected memories are never archived this way: the result lists them."""
+        moment = now_ts() if now is None else now
+        who = owner or self.owner
+        if isinstance(target, bool) or not isinstance(target, int | str):
+            raise TypeError(f"target must be a memory id or a phrase, not {type(target).__name__}")
+        if isinstance(target, str) and target.strip().isdigit():
+            target = int(target.strip())
+        if isinstance(target, int):
+            return forgetting.forget_id(self.store, target, who, now=moment)
+        semantic = self._semantic()
+        return forgetting.forget_phrase(
+            self.store,
+            target,
+            who,
+            semantic,
+            self.forget_threshold,
+            now=moment,
+            semantic_error=self.semantic_error if self._semantic_wanted else "semantic=False",
+        )
+
+    def list_memories(
+        self, topic: str | None = None, owner: str | None = None
+    ) -> list[MemoryRecord]:
+        """The owner's active memories ("what do you remember about me"), by topic, then
+        newest first; secrets as stored, since this is the agent's own side. Nothing is
+        recorded: listing is no recall."""
+        return forgetting.list_memories(self.store, owner or self.owner, topic)
+
+    def clear(
+        self, confirm: str | None = None, owner: str | None = None, *, now: float | None = None
+    ) -> ClearResult:
+        """Archive all the owner's active memories (reason "cleared at the user's request"),
+        in two calls so that one stray call cannot: the first archives nothing and returns a
+        token bound to the owner and exactly the memories it would archive; a second call
+        with that token archives them. A token goes stale when a memory arrives, leaves or
+        is protected in between. Protected memories stay; the result lists them."""
+        moment = now_ts() if now is None else now
+        return forgetting.clear(self.store, owner or self.owner, confirm, now=moment)
 
     # -- sessions ---------------------------------------------------------------------------
 

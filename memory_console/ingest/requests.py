@@ -42,8 +42,7 @@ CLEAR_REQUEST = re.compile(
     re.IGNORECASE,
 )
 LIST_REQUEST = re.compile(
-    _LEAD
-    + r"(?:what\s+(?:do|did|else\s+do)\s+you\s+(?:remember|know|have\s+stored|have\s+saved|"
+    _LEAD + r"(?:what\s+(?:do|did|else\s+do)\s+you\s+(?:remember|know|have\s+stored|have\s+saved|"
     r"keep|store)\s+(?:about|on|of)\s+(?:me|my\b)"
     r"|what\s+have\s+you\s+(?:remembered|stored|saved|kept|got)\s+(?:about|on)\s+(?:me|my\b)"
     r"|(?:show|list|tell)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?(?:my|the)\s+(?:stored\s+|saved\s+)?"
@@ -134,7 +133,7 @@ def forget_subject(phrase: str) -> str | None:
     nothing is named ("forget it")."""
     text = " ".join(str(phrase).split())
     request = FORGET_REQUEST.search(text)
-    if request is not None and request.start() == 0:
+    if request is not None:
         text = request.group("rest")
     text = _SUBJECT_CLOSING.sub("", _SUBJECT_OPENING.sub("", text)).strip(" ,;:-")
     first = re.split(r"[\s,;:.!?]+", text.lower(), maxsplit=1)[0]

@@ -2,9 +2,9 @@
 
 A key is either a scalar setting (`decay_enabled`, `decay_policy`, `update_threshold`,
 `forget_threshold`), a pass interval (`interval.<pass>`) or a policy/pass parameter
-(`<set>.<parameter>`, e.g. `relevance.floor`, `periodic.boost`, `consolidate.min_cosine`). Adding a setting is adding
-a SettingSpec to SCALARS or a field to a parameter class. Values are stored as JSON, so
-what is read back has the type it was set with; durations are seconds.
+(`<set>.<parameter>`, e.g. `relevance.floor`, `periodic.boost`, `consolidate.min_cosine`).
+Adding a setting is adding a SettingSpec to SCALARS or a field to a parameter class. Values
+are stored as JSON, so what is read back has the type it was set with; durations are seconds.
 """
 
 from __future__ import annotations

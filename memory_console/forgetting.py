@@ -1,0 +1,213 @@
+"""The user's own commands on the agent side: forget by phrase or id, list, clear with a token.
+
+See docs/ARCHITECTURE.md, "The agent API". MemoryAPI.forget, list_memories and clear call
+these; each archives through Store.forget (restorable, one event per memory) and stores
+nothing about the request itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from memory_console.ingest.requests import (
+    FORGET_MARGIN,
+    content_words,
+    forget_subject,
+    holds_every_word,
+    strong_match,
+)
+from memory_console.store import MemoryFilter, MemoryRecord, Store
+
+if TYPE_CHECKING:
+    from memory_console.embed.semantic import SemanticIndex
+
+CLEARED = "cleared at the user's request"  # the reason clear() archives with
+CANDIDATES = 3  # a forget phrase reports this many of the nearest memories
+TOKEN_SECRET = "clear_token_secret"  # console_meta key of the store's secret for clear tokens
+TOKEN_LENGTH = 12
+REASON_LENGTH = 200  # a phrase kept as the archive reason is cut to this
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetResult:
+    """What forget() did: the memories it archived, the protected ones it left (a protected
+    memory is never archived this way), the near ones it did not take ((record, cosine), the
+    cosine None under the keyword rule) and why, in one sentence."""
+
+    archived: list[MemoryRecord] = field(default_factory=list)
+    protected: list[MemoryRecord] = field(default_factory=list)
+    candidates: list[tuple[MemoryRecord, float | None]] = field(default_factory=list)
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClearResult:
+    """What clear() did. Without a valid token: nothing archived, `pending` memories would
+    be, and `token` confirms exactly those; with it: `archived`. Protected ones always stay."""
+
+    archived: list[MemoryRecord] = field(default_factory=list)
+    pending: int = 0
+    protected: list[MemoryRecord] = field(default_factory=list)
+    token: str | None = None
+    reason: str = ""
+
+
+def active_scope(owner: str, topic: str | None = None) -> MemoryFilter:
+    return MemoryFilter(owner=owner, status="active", topic=topic)
+
+
+def forget_id(store: Store, ident: int, owner: str, *, now: float) -> ForgetResult:
+    """Archive one memory of the owner by id; another owner's id is refused without a word
+    of its content."""
+    record = store.get(ident)
+    if record is None or record.owner != owner:
+        missing = "no memory" if record is None else "not yours"
+        return ForgetResult(reason=f"memory {ident}: {missing}; nothing archived")
+    if record.status != "active":
+        return ForgetResult(reason=f"memory {ident} is already {record.status}")
+    if record.is_protected:
+        return ForgetResult(protected=[record], reason=f"memory {ident} is protected: not archived")
+    store.forget([ident], "forgotten at the user's request", now=now)
+    return ForgetResult([store.require(ident)], reason=f"archived memory {ident}")
+
+
+def forget_phrase(
+    store: Store,
+    phrase: str,
+    owner: str,
+    semantic: SemanticIndex | None,
+    threshold: float,
+    *,
+    now: float,
+    semantic_error: str | None = None,
+) -> ForgetResult:
+    """Archive the owner's active memory a phrase means, when it matches strongly: by cosine
+    (the best at or above `threshold`, FORGET_MARGIN ahead of the next), else by the keyword
+    rule (the one memory holding every content word). The phrase is the archive's reason."""
+    subject = forget_subject(phrase)
+    if subject is None:
+        return ForgetResult(reason="the phrase names nothing to forget; nothing archived")
+    if semantic is not None:
+        scope = active_scope(owner)
+        vector = semantic.embedder.embed_query(subject)
+        nearest = semantic.nearest_to(vector, scope, CANDIDATES + 1)
+        best = strong_match(nearest, threshold)
+        records = store.get_many([ident for ident, _ in nearest])
+        scored: list[tuple[MemoryRecord, float | None]] = [
+            (records[i], round(c, 4)) for i, c in nearest if i in records
+        ]
+        if best is None:
+            return ForgetResult(candidates=scored[:CANDIDATES], reason=_weak(nearest, threshold))
+        cosine = dict(nearest)[best]
+        how = f"cosine {cosine:.3f} >= forget_threshold {threshold:g}"
+        others = [(r, c) for r, c in scored if r.id != best][:CANDIDATES]
+        return _archive(store, records[best], phrase, how, others, now)
+    words = content_words(subject)
+    holding = [
+        r
+        for r in store.iter_memories(active_scope(owner))
+        if holds_every_word(words, f"{r.title} {r.content}")
+    ]
+    off = f"the embedder is off ({semantic_error})" if semantic_error else "the embedder is off"
+    rule = f"keyword rule, {off}: a memory must hold every word of {', '.join(words)!s}"
+    if len(holding) != 1:
+        found = "no memory holds them" if not holding else f"{len(holding)} memories do"
+        return ForgetResult(
+            candidates=[(r, None) for r in holding[:CANDIDATES]],
+            reason=f"{rule}; {found}: nothing archived",
+        )
+    return _archive(store, holding[0], phrase, rule, [], now)
+
+
+def _weak(nearest: list[tuple[int, float]], threshold: float) -> str:
+    if not nearest:
+        return "the owner has no active memories: nothing archived"
+    (first, best), *rest = sorted(nearest, key=lambda pair: -pair[1])
+    if best < threshold:
+        return (
+            f"no memory matches strongly: the nearest, {first}, at cosine {best:.3f} < "
+            f"forget_threshold {threshold:g}; nothing archived"
+        )
+    second, close = rest[0]
+    return (
+        f"ambiguous: memories {first} ({best:.3f}) and {second} ({close:.3f}) are within "
+        f"{FORGET_MARGIN:g} of each other; nothing archived (forget one by id)"
+    )
+
+
+def _archive(
+    store: Store,
+    record: MemoryRecord,
+    phrase: str,
+    how: str,
+    others: list[tuple[MemoryRecord, float | None]],
+    now: float,
+) -> ForgetResult:
+    if record.is_protected:
+        return ForgetResult(
+            protected=[record],
+            candidates=others,
+            reason=f"memory {record.id} matches ({how}) but is protected: not archived",
+        )
+    reason = " ".join(phrase.split())[:REASON_LENGTH]
+    store.forget([record.id], reason, now=now)
+    return ForgetResult(
+        [store.require(record.id)], candidates=others, reason=f"archived memory {record.id} ({how})"
+    )
+
+
+def list_memories(store: Store, owner: str, topic: str | None = None) -> list[MemoryRecord]:
+    """The owner's active memories, by topic, then newest first: as a person reads them."""
+    records = list(store.iter_memories(active_scope(owner, topic)))
+    records.sort(key=lambda r: (r.topic, -r.created_at, -r.id))
+    return records
+
+
+def clear(store: Store, owner: str, confirm: str | None, *, now: float) -> ClearResult:
+    """Archive all the owner's active unprotected memories, only with the token a first call
+    returned for exactly that set: a stale token (a memory arrived, left or was protected
+    since), a guessed one or another owner's is refused."""
+    active = list(store.iter_memories(active_scope(owner)))
+    protected = [r for r in active if r.is_protected]
+    ids = [r.id for r in active if not r.is_protected]
+    if not ids:
+        return ClearResult(protected=protected, reason="no unprotected active memories to archive")
+    token = clear_token(store, owner, ids)
+    if confirm is None:
+        return ClearResult(
+            pending=len(ids),
+            protected=protected,
+            token=token,
+            reason=f"would archive {len(ids)} memories ({len(protected)} protected stay); "
+            "call clear(confirm=token) to archive them",
+        )
+    if not hmac.compare_digest(str(confirm), token):
+        return ClearResult(
+            pending=len(ids),
+            protected=protected,
+            reason="the token does not confirm the memories as they are now (stale or wrong): "
+            "nothing archived; call clear() again for a new one",
+        )
+    changed = store.forget(ids, CLEARED, now=now).changed
+    archived = store.get_many(changed)
+    return ClearResult(
+        [archived[i] for i in changed if i in archived],
+        protected=protected,
+        reason=f"archived {len(changed)} memories ({len(protected)} protected stay)",
+    )
+
+
+def clear_token(store: Store, owner: str, ids: list[int]) -> str:
+    """A short code bound to the owner and exactly these memory ids, keyed by a secret kept in
+    the store (made on first need) so that a token cannot be worked out without it. Stateless:
+    any process on the store, any MemoryAPI object, checks it alike."""
+    secret = store.meta(TOKEN_SECRET)
+    if secret is None:
+        store.set_meta(TOKEN_SECRET, secrets.token_hex(16))
+        secret = store.meta(TOKEN_SECRET) or ""
+    message = f"{owner}\0{','.join(map(str, sorted(ids)))}".encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:TOKEN_LENGTH]
