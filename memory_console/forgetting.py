@@ -207,7 +207,11 @@ def clear_token(store: Store, owner: str, ids: list[int]) -> str:
     any process on the store, any MemoryAPI object, checks it alike."""
     secret = store.meta(TOKEN_SECRET)
     if secret is None:
-        store.set_meta(TOKEN_SECRET, secrets.token_hex(16))
-        secret = store.meta(TOKEN_SECRET) or ""
+        # Read again under the write lock: two processes making the first token keep one secret.
+        with store.transaction("keeping the clear token's secret"):
+            secret = store.meta(TOKEN_SECRET)
+            if secret is None:
+                secret = secrets.token_hex(16)
+                store.set_meta(TOKEN_SECRET, secret)
     message = f"{owner}\0{','.join(map(str, sorted(ids)))}".encode()
     return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:TOKEN_LENGTH]
