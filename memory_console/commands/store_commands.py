@@ -556,6 +556,8 @@ def cmd_purge(args: argparse.Namespace) -> int:
         common.print_json({"purged": result.changed, "missing": result.missing, "out": str(out)})
     elif result.changed:
         print(f"purged {len(result.changed)} memories; they were written to {out} first")
+    if result.wal is not None:
+        print(f"memory-console: note: {result.wal}", file=sys.stderr)
     return report_missing(result.missing, failed=not result.changed)
 
 
