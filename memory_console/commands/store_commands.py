@@ -118,7 +118,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     common.add_common(lst)
     common.add_filter_options(lst)
-    lst.add_argument("--sort", default="id", choices=SORTABLE)
+    lst.add_argument(
+        "--sort", default="id", choices=SORTABLE, help="sort by this field (default id)"
+    )
     lst.add_argument("--desc", action="store_true", help="descending order")
     lst.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     lst.add_argument("--reveal", action="store_true", help="show secrets unmasked")
