@@ -94,8 +94,12 @@ def test_dangling_events_and_vectors_are_found_but_purged_history_is_not(
     demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with Store(demo) as store:
-        store.purge([5], tmp_path / "purged.jsonl")  # its history stays, closed by `purged`
         with store.transaction() as conn:
+            # A purge before schema 4 kept the memory's history, closed by a `purged` event.
+            conn.execute("DELETE FROM memory WHERE id = 5")
+            conn.execute(
+                "INSERT INTO memory_event (memory_id, at, actor, kind) VALUES (5, 1, 'x', 'purged')"
+            )
             conn.execute(
                 "INSERT INTO memory_event (memory_id, at, actor, kind) "
                 "VALUES (9001, 1, 'x', 'accessed'), (9001, 2, 'x', 'accessed')"

@@ -143,5 +143,5 @@ def test_the_generated_tables_are_those_stores_already_hold() -> None:
 
     tables = [s for s in schema_statements(with_indexes=False) if s.startswith("CREATE TABLE")]
     digest = hashlib.sha256("\n".join(tables).encode()).hexdigest()
-    assert SCHEMA_VERSION == 3
-    assert digest == "85a9ae9d2cf9f9c047758458359285270f42885b1469d57695ea99e695278949"
+    assert SCHEMA_VERSION == 4
+    assert digest == "ecfdea1579abd8ef7ca5425ba0d4091fe29fc9e2287f901a9d60232982609bdc"

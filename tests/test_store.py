@@ -206,7 +206,10 @@ def test_purge_writes_the_rows_before_deleting(store: Store, tmp_path: Path) -> 
     record = json.loads(line)
     assert record["id"] == ids[0] and record["history"][0]["kind"] == "created"
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
-    assert [e.kind for e in store.history(ids[0])][-1] == "purged"
+    # Its history goes too (no `purged` event any more): one audit row says it happened.
+    assert store.history(ids[0]) == []
+    (erasure,) = store.erasures()
+    assert (erasure.memories, erasure.purge_file, erasure.selection) == (1, "purged.jsonl", "ids")
 
 
 def test_purge_deletes_nothing_when_the_file_cannot_be_written(

@@ -392,7 +392,10 @@ def purge_json(
 def print_purged(result: PurgeResult, out: Path, store_path: Path, deleted: list[Path]) -> None:
     print(f"purged {len(result.changed)} memories; they were written to {out} first")
     print_scope(result.scope, stream=sys.stdout, after=result.after)
-    print(result.wal or "the write-ahead log was checkpointed and truncated")
+    if result.wal is None:
+        print("the write-ahead log was checkpointed and truncated")
+    else:
+        print(f"memory-console: note: {result.wal}", file=sys.stderr)
     if result.erasure_id is not None:
         print(
             f"recorded as erasure {result.erasure_id} (when, by whom, how many memories and "

@@ -1,5 +1,6 @@
 """The store: SQLModel schema, migrations and the Store API (all reads and writes)."""
 
+from memory_console.store.erase import ErasureRecord, ErasureScope, Joined, PurgeResult
 from memory_console.store.errors import (
     NotFoundError,
     ReadOnlyError,
@@ -20,11 +21,15 @@ from memory_console.store.store import Store
 __all__ = [
     "ChangeResult",
     "Cursor",
+    "ErasureRecord",
+    "ErasureScope",
     "EventRecord",
+    "Joined",
     "MemoryFilter",
     "MemoryRecord",
     "NotFoundError",
     "Page",
+    "PurgeResult",
     "ReadOnlyError",
     "Store",
     "StoreError",

@@ -108,8 +108,9 @@ def check_text_index(store: Store, result: CheckResult) -> None:
 
 
 def check_events(conn: sqlite3.Connection, result: CheckResult) -> None:
-    # A purge deletes the memory but keeps its history, closed by the `purged` event: only
-    # events of memories that vanished without one are dangling.
+    # A purge before schema 4 (and undo of a consolidation) deleted the memory but kept its
+    # history, closed by a `purged` event: only events of memories that vanished without one
+    # are dangling. An erasure now deletes the history with the memory.
     rows = conn.execute(
         "SELECT e.memory_id, count(*) FROM memory_event AS e "
         "WHERE NOT EXISTS (SELECT 1 FROM memory AS m WHERE m.id = e.memory_id) "

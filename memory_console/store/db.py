@@ -15,7 +15,7 @@ from memory_console.store.errors import StoreError, damaged, is_damage
 from memory_console.store.migrations import MIGRATIONS
 
 APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store we create
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5000
 LOW_DISK_BYTES = 64 * 1024  # less free space than this: an open that fails blames the disk
@@ -49,6 +49,7 @@ OUR_TABLES = {
     "console_meta",
     "store_setting",
     "store_setting_change",
+    "erasure",
 }
 
 
@@ -153,6 +154,10 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
         assert isinstance(conn, held.HeldConnection)
         conn.hold(path)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not read_only:
+        # Deleted cells and freed pages are zeroed, so an erasure leaves no text behind; some
+        # SQLite builds default to it, others do not, so it is never left to the build.
+        conn.execute("PRAGMA secure_delete = ON")
     return conn
 
 

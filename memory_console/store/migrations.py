@@ -35,7 +35,20 @@ def add_store_settings(conn: sqlite3.Connection) -> None:
     )
 
 
+def add_erasure_audit(conn: sqlite3.Connection) -> None:
+    """Schema 4: an erasure (purge) leaves one audit row saying that it happened, instead of
+    a `purged` event per memory (events of erased memories are deleted with them)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS erasure ("
+        "id INTEGER NOT NULL, at FLOAT NOT NULL, actor VARCHAR NOT NULL, "
+        "memories INTEGER NOT NULL, purge_file VARCHAR NOT NULL, selection VARCHAR NOT NULL, "
+        "PRIMARY KEY (id))"
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS ix_erasure_at ON erasure (at)")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: add_status_owner_topic_index,
     2: add_store_settings,
+    3: add_erasure_audit,
 }

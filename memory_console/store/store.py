@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import sqlite3
@@ -13,9 +12,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memory_console.files import create_new, not_new, sync_directory
+from memory_console.store import erase
 from memory_console.store import settings as store_settings
 from memory_console.store.db import open_store_connection
+from memory_console.store.erase import ErasureRecord, ErasureScope, PurgeResult
 from memory_console.store.errors import (
     NotFoundError,
     ReadOnlyError,
@@ -881,74 +881,36 @@ class Store:
         self.notify("accessed", result.changed)
         return result
 
-    def purge(
-        self, ids: Sequence[int], out_path: str | os.PathLike[str], *, now: float | None = None
-    ) -> ChangeResult:
-        """Delete memories for good, but only after writing them (with their history) to a new
-        owner-only JSONL file, synced to disk with its directory. The file is the only copy
-        left, so it must be new: an existing path, a symlink, a pipe or a device is refused
-        before the write lock is taken. If writing fails, the partial file is removed and
-        nothing is deleted. A `purged` event stays as the audit trail."""
-        from memory_console.store.wire import export_record, json_line
+    def erasure_scope(self, ids: Sequence[int]) -> ErasureScope:
+        """What purging `ids` would remove (the selected memories, those joined by
+        consolidation links, the rows held about them, migration backups), read-only."""
+        return erase.erasure_scope(self, ids)
 
-        moment = now_ts() if now is None else now
-        wanted = list(dict.fromkeys(int(i) for i in ids))
-        result = ChangeResult()
-        out = Path(out_path)
-        taken = not_new(out)
-        if taken is not None:
-            raise StoreError(f"{taken}; purge writes a new file, so nothing was purged")
-        with self.transaction(f"purging {memories(len(wanted))}") as conn:
-            records = self.get_many(wanted)
-            result.missing.extend(i for i in wanted if i not in records)
-            if not records:
-                return result
-            try:
-                fd = create_new(out)
-            except OSError as error:
-                raise StoreError(
-                    f"{out}: cannot create: {error.strerror}; nothing was purged"
-                ) from error
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    for ident in wanted:
-                        if ident in records:
-                            record = export_record(records[ident], self.history(ident))
-                            handle.write(json_line(record))
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                sync_directory(out)
-            except BaseException as error:
-                out.unlink(missing_ok=True)
-                if isinstance(error, OSError):
-                    full = error.errno == errno.ENOSPC
-                    reason = "the disk is full" if full else error.strerror or str(error)
-                    message = f"{out}: cannot write: {reason}; nothing was purged"
-                    raise StoreError(message) from error
-                raise
-            present = [i for i in wanted if i in records]
-            for start in range(0, len(present), 900):
-                chunk = present[start : start + 900]
-                marks = ",".join("?" * len(chunk))
-                conn.execute(f"DELETE FROM memory WHERE id IN ({marks})", chunk)
-                conn.execute(f"DELETE FROM embedding WHERE memory_id IN ({marks})", chunk)
-            self.write_events(
-                (
-                    i,
-                    moment,
-                    self.actor,
-                    "purged",
-                    dumps({"status": records[i].status}),
-                    dumps({"exported_to": str(out)}),
-                    None,
-                    None,
-                    None,
-                )
-                for i in present
-            )
-            result.changed.extend(present)
-        self.notify("purged", result.changed)
-        return result
+    def purge(
+        self,
+        ids: Sequence[int],
+        out_path: str | os.PathLike[str],
+        *,
+        now: float | None = None,
+        selection: str = "ids",
+        wal_wait: float = 5.0,
+    ) -> PurgeResult:
+        """Erase memories for good, leaving no trace in the store's files, after writing them
+        (each with its whole history) to a new owner-only JSONL file synced to disk: the only
+        way back is importing that file. An existing path, a symlink, a pipe or a device is
+        refused before the write lock is taken; if writing fails, nothing is erased.
+
+        The erasure takes in memories linked by consolidation (erasure_scope), deletes the
+        memories, all their events and vectors, redacts their logged queries where other
+        memories' accesses log them too, and keeps one audit row (no text; `selection` names
+        the filters that chose the ids, never their values). Then it merges the text index,
+        and truncates the WAL, waiting up to `wal_wait` seconds for other readers
+        (docs/ARCHITECTURE.md, "Erasure")."""
+        return erase.purge(self, ids, out_path, now=now, selection=selection, wal_wait=wal_wait)
+
+    def erasures(self, limit: int = 50) -> list[ErasureRecord]:
+        """The audit rows of erasures, newest first."""
+        return erase.erasures(self, limit)
 
     def undo_event_group(
         self, event_ids: Sequence[int], *, now: float | None = None

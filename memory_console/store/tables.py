@@ -119,6 +119,19 @@ class StoreSettingChange(SQLModel, table=True):
     actor: str
 
 
+class Erasure(SQLModel, table=True):
+    """That an erasure happened (when, by whom, how many memories, the purge file's name and
+    the names of the filters that chose them): never any text of what was erased."""
+
+    __tablename__ = "erasure"
+    id: int | None = Field(default=None, primary_key=True)
+    at: float = Field(index=True)
+    actor: str
+    memories: int
+    purge_file: str = Field(description="the purge file's name (beside the store, or as given)")
+    selection: str = Field(description="how the memories were chosen: filter names, no values")
+
+
 # Sort orders used by the console and `list`; each needs an index (declared above) so that
 # keyset paging reads only one page.
 INDEXED_COMPOSITES: tuple[tuple[str, tuple[str, ...]], ...] = (
