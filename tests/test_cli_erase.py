@@ -258,7 +258,7 @@ def person_memories() -> list[dict[str, Any]]:
     return [
         {
             "owner": PERSON,
-            "topic": "personal",
+            "topic": "user_info",
             "title": f"Passport QX7781234 note {n}",
             "content": f"The user passport is QX7781234 kept at Zanzibarstraat {n}; "
             f"their cat Marmaladefox likes the Thunderquill pen and Gloxiniabloom tea.",

@@ -216,13 +216,24 @@ def cmd_forget(args: argparse.Namespace) -> int:
 # -- purge and erase-report -----------------------------------------------------------------
 
 
+def holding(scope: ErasureScope) -> list[Path]:
+    """The migration backups that hold some of these memories, or could not be read to tell."""
+    return [path for path in scope.backups if scope.backup_memories.get(path) != 0]
+
+
+def backup_line(scope: ErasureScope, path: Path) -> str:
+    held = scope.backup_memories.get(path)
+    what = "could not be read" if held is None else f"holds {render.memories(held)} of these"
+    return f"  {path} ({what})"
+
+
 def scope_json(scope: ErasureScope) -> dict[str, Any]:
     return {
         "selected": scope.selected,
         "missing": scope.missing,
         "joined": [{"id": j.id, "via": j.via, "why": j.why} for j in scope.joined],
         "held": dict(scope.held),
-        "backups": [str(path) for path in scope.backups],
+        "backups": [str(path) for path in holding(scope)],
     }
 
 
@@ -252,10 +263,10 @@ def print_scope(scope: ErasureScope, *, stream: Any, after: dict[str, int] | Non
             cells.append(f"{after.get(key, 0):,}")
         table.add_row(*cells)
     out.print(table)
-    if scope.backups:
-        out.print("migration backups beside the store that may hold their text:")
-        for path in scope.backups:
-            out.print(f"  {path}")
+    if holding(scope):
+        out.print("migration backups beside the store that hold their text:")
+        for path in holding(scope):
+            out.print(backup_line(scope, path))
 
 
 def restore_command(store_path: Path, out: Path) -> str:
@@ -341,15 +352,15 @@ def dry_run(store: Store, ids: list[int], names: list[str], args: argparse.Names
 def delete_backups(result: PurgeResult, args: argparse.Namespace, talk: Any) -> list[Path]:
     """Delete the migration backups that may still hold the purged text, when --delete-backups
     says so or the person agrees at a terminal; never silently (--yes alone keeps them)."""
-    backups = [path for path in result.scope.backups if path.exists()]
+    backups = [path for path in holding(result.scope) if path.exists()]
     if not backups:
         return []
     if not args.delete_backups:
         if args.yes or not sys.stdin.isatty():
             return []
-        print("these migration backups may still hold the purged text:", file=talk)
+        print("these migration backups still hold the purged text:", file=talk)
         for path in backups:
-            print(f"  {path}", file=talk)
+            print(backup_line(result.scope, path), file=talk)
         if not common.confirmed(
             f"Delete {len(backups)} migration backup{'s' if len(backups) > 1 else ''}?",
             yes=False,
@@ -372,7 +383,7 @@ def delete_backups(result: PurgeResult, args: argparse.Namespace, talk: Any) -> 
 def purge_json(
     result: PurgeResult, out: Path, store_path: Path, names: list[str], deleted: list[Path]
 ) -> dict[str, Any]:
-    kept = [str(p) for p in result.scope.backups if p not in deleted]
+    kept = [str(p) for p in holding(result.scope) if p not in deleted]
     return {
         "purged": result.changed,
         "missing": result.missing,
@@ -403,7 +414,7 @@ def print_purged(result: PurgeResult, out: Path, store_path: Path, deleted: list
         )
     for path in deleted:
         print(f"deleted migration backup {path}")
-    kept = [p for p in result.scope.backups if p not in deleted]
+    kept = [p for p in holding(result.scope) if p not in deleted]
     if kept:
         print(
             "kept, and still holding the purged text (give --delete-backups to delete): "

@@ -35,8 +35,9 @@ def purge_body(scope: ErasureScope, out: Path) -> Text:
         "\nu cannot undo a purge: importing that file restores them "
         "(memory-console import FILE --allow-secrets --allow-health)."
     )
-    if scope.backups:
-        names = ", ".join(path.name for path in scope.backups)
+    holding = [path for path in scope.backups if scope.backup_memories.get(path) != 0]
+    if holding:
+        names = ", ".join(path.name for path in holding)
         body.append(f"\nMigration backups may still hold their text: {names}", "dim")
     return body
 
