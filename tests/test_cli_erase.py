@@ -351,3 +351,21 @@ def test_purge_by_owner_leaves_no_byte_of_the_person(tmp_path: Path) -> None:
     assert again.code == 0, again
     back = exported(db)
     assert [back[i] for i in ids] == [before[i] for i in ids]
+
+
+def test_purge_asks_at_a_terminal_then_offers_the_backups(demo: Path) -> None:
+    backup = demo.with_name(f"{demo.name}.schema2.bak")
+    shutil.copy(demo, backup)
+    argv = ["purge", "--owner", "bob", "--topic", "decisions", "--now", ISO_NOW]
+    ids = listed(demo, "--owner", "bob", "--topic", "decisions")
+    declined = terminal_run(demo, argv, "n\n")
+    assert declined.returncode == 0, declined
+    assert f"Purge {len(ids)} memories for good? [y/N]" in declined.stderr
+    assert "nothing purged" in declined.stdout
+    assert listed(demo, "--owner", "bob", "--topic", "decisions") == ids
+    accepted = terminal_run(demo, argv, "y\ny\n")
+    assert accepted.returncode == 0, accepted
+    assert "Delete 1 migration backup? [y/N]" in accepted.stderr
+    assert f"deleted migration backup {backup}" in accepted.stdout
+    assert "to restore: memory-console import" in accepted.stdout
+    assert listed(demo, "--owner", "bob", "--topic", "decisions") == [] and not backup.exists()

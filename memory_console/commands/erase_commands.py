@@ -325,11 +325,11 @@ def cmd_purge(args: argparse.Namespace) -> int:
         store_path = store.path
     finally:
         store.close()
-    deleted = delete_backups(result, args, talk) if result.changed else []
+    deleted = delete_backups(result, args, talk, ask=bool(names)) if result.changed else []
     if args.json:
         common.print_json(purge_json(result, out, store_path, names, deleted))
     elif result.changed:
-        print_purged(result, out, store_path, deleted)
+        print_purged(result, out, store_path, deleted, report=bool(names))
     return report_missing(result.missing, failed=not result.changed)
 
 
@@ -349,14 +349,17 @@ def dry_run(store: Store, ids: list[int], names: list[str], args: argparse.Names
     return 0
 
 
-def delete_backups(result: PurgeResult, args: argparse.Namespace, talk: Any) -> list[Path]:
-    """Delete the migration backups that may still hold the purged text, when --delete-backups
-    says so or the person agrees at a terminal; never silently (--yes alone keeps them)."""
+def delete_backups(
+    result: PurgeResult, args: argparse.Namespace, talk: Any, *, ask: bool
+) -> list[Path]:
+    """Delete the migration backups that still hold the purged text, when --delete-backups
+    says so or (`ask`: a purge by filters) the person agrees at a terminal; never silently:
+    --yes alone keeps them, and `purge ID...` asks nothing, as ever."""
     backups = [path for path in holding(result.scope) if path.exists()]
     if not backups:
         return []
     if not args.delete_backups:
-        if args.yes or not sys.stdin.isatty():
+        if not ask or args.yes or not sys.stdin.isatty():
             return []
         print("these migration backups still hold the purged text:", file=talk)
         for path in backups:
@@ -400,14 +403,20 @@ def purge_json(
     }
 
 
-def print_purged(result: PurgeResult, out: Path, store_path: Path, deleted: list[Path]) -> None:
+def print_purged(
+    result: PurgeResult, out: Path, store_path: Path, deleted: list[Path], *, report: bool
+) -> None:
+    """What a purge did. By ids: one line, as ever (plus the WAL and backups notes). As an
+    erasure request (by filters): the counts per table before and after, the audit row, the
+    backups and the one command that restores the memories."""
     print(f"purged {len(result.changed)} memories; they were written to {out} first")
-    print_scope(result.scope, stream=sys.stdout, after=result.after)
-    if result.wal is None:
-        print("the write-ahead log was checkpointed and truncated")
-    else:
+    if report:
+        print_scope(result.scope, stream=sys.stdout, after=result.after)
+        if result.wal is None:
+            print("the write-ahead log was checkpointed and truncated")
+    if result.wal is not None:
         print(f"memory-console: note: {result.wal}", file=sys.stderr)
-    if result.erasure_id is not None:
+    if report and result.erasure_id is not None:
         print(
             f"recorded as erasure {result.erasure_id} (when, by whom, how many memories and "
             "the purge file's name; none of their text)"
@@ -420,7 +429,10 @@ def print_purged(result: PurgeResult, out: Path, store_path: Path, deleted: list
             "kept, and still holding the purged text (give --delete-backups to delete): "
             + ", ".join(map(str, kept))
         )
-    print(f"the purge file is the only copy left; to restore: {restore_command(store_path, out)}")
+    if report:
+        print(
+            "the purge file is the only copy left; to restore: " + restore_command(store_path, out)
+        )
 
 
 def cmd_erase_report(args: argparse.Namespace) -> int:
