@@ -18,6 +18,7 @@ from memory_console.commands import (
     check_commands,
     common,
     config_commands,
+    erase_commands,
     maintenance_commands,
     search_commands,
     store_commands,
@@ -27,6 +28,7 @@ from memory_console.store.errors import StoreError, damaged, is_damage
 
 COMMAND_MODULES = (
     store_commands,
+    erase_commands,
     search_commands,
     maintenance_commands,
     check_commands,
@@ -91,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             return common.run_console(args)
         return int(args.handler(args) or 0)
+    except common.UsageError as error:
+        fail(error)
+        return 2
     except (common.UserError, StoreError) as error:
         return fail(error)
     except KeyboardInterrupt:

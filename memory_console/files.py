@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from pathlib import Path
 
 KINDS = (
@@ -72,3 +73,15 @@ def sync_directory(path: Path) -> None:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def purge_file_beside(store_path: Path, now: float) -> Path | None:
+    """A free name beside the store for purged memories, STORE.purged-TIME[-N].jsonl (the
+    console and the CLI name them alike); None when a thousand such names are taken."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
+    for attempt in range(1, 1000):
+        suffix = "" if attempt == 1 else f"-{attempt}"
+        candidate = store_path.with_name(f"{store_path.stem}.purged-{stamp}{suffix}.jsonl")
+        if not_new(candidate) is None:
+            return candidate
+    return None

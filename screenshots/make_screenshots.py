@@ -77,6 +77,12 @@ async def forget(pilot: Pilot[Any], store: Store) -> None:
     await settle(pilot)
 
 
+async def purge(pilot: Pilot[Any], store: Store) -> None:
+    await settle(pilot)
+    await pilot.press("space", "space", "space", "X")
+    await settle(pilot)
+
+
 async def edit(pilot: Pilot[Any], store: Store) -> None:
     await settle(pilot)
     await pilot.press("e")
@@ -169,6 +175,7 @@ SCREENS: list[tuple[str, tuple[int, int], Steps]] = [
     ("search", WIDE, search),
     ("story", WIDE, story),
     ("forget", WIDE, forget),
+    ("purge", WIDE, purge),
     ("edit", WIDE, edit),
     ("sort", WIDE, sort),
     ("palette", WIDE, palette),

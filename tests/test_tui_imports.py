@@ -29,6 +29,10 @@ ALLOWED: dict[str, frozenset[str]] = {
             "NotFoundError",
             "ReadOnlyError",
             "StoreSettings",
+            # What an erasure would take in and what it did: plain records the purge
+            # dialog and its notification read.
+            "ErasureScope",
+            "PurgeResult",
         }
     ),
     "memory_console.store.records": frozenset(

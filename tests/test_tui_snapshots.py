@@ -68,3 +68,21 @@ def test_help_screen(snap_compare: Any, demo_store: Store) -> None:
         await settle(pilot)
 
     assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=help_screen)
+
+
+def test_purge_dialog(snap_compare: Any, demo_store: Store) -> None:
+    async def select_and_purge(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.press("space", "space", "space", "X")
+        await settle(pilot)
+
+    assert snap_compare(console(demo_store), terminal_size=(120, 40), run_before=select_and_purge)
+
+
+def test_purge_dialog_small_terminal(snap_compare: Any, demo_store: Store) -> None:
+    async def select_and_purge(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.press("space", "space", "space", "X")
+        await settle(pilot)
+
+    assert snap_compare(console(demo_store), terminal_size=SMALL, run_before=select_and_purge)

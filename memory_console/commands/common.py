@@ -13,6 +13,7 @@ from memory_console.literal import json_text, literal
 from memory_console.settings import Settings, load_settings, resolve_db
 from memory_console.store.db import SCHEMA_VERSION
 from memory_console.store.errors import StoreError, damaged, is_damage
+from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES, TIERS
 from memory_console.timeutil import now_ts, parse_moment
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from rich.style import Style
     from rich.text import Text
 
-    from memory_console.store import Store
+    from memory_console.store import MemoryFilter, Store
 
 
 READ_ONLY_SOURCES = "--read-only, or read_only in the settings"
@@ -29,6 +30,10 @@ MAX_ID = 2**62  # larger whole numbers cannot be memory or run ids (SQLite integ
 
 class UserError(Exception):
     """A mistake the person can fix; printed as one line, exit code 1."""
+
+
+class UsageError(UserError):
+    """Arguments that do not go together; printed as one line, exit code 2 (usage)."""
 
 
 def text(value: str) -> str:
@@ -67,6 +72,87 @@ def add_common(parser: argparse.ArgumentParser, *, json_output: bool = True) -> 
     )
     if json_output:
         parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+# The options that select memories, shared by list, forget, purge and erase-report so that each
+# selects exactly what `list` lists: (flags, argparse keywords).
+FILTER_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--owner", {"type": text, "help": "only this owner's memories"}),
+    ("--topic", {"type": text, "help": "only memories of this topic"}),
+    ("--status", {"choices": STATUSES, "help": "only memories with this status"}),
+    ("--type", {"dest": "memory_type", "choices": MEMORY_TYPES, "help": "only this type"}),
+    ("--tier", {"choices": TIERS, "help": "only memories in this tier"}),
+    ("--decay-policy", {"choices": DECAY_POLICIES, "help": "only memories under this policy"}),
+    (
+        "--protected",
+        {
+            "action": argparse.BooleanOptionalAction,
+            "default": None,
+            "help": "only protected memories (--no-protected: only unprotected ones)",
+        },
+    ),
+    ("--min-confidence", {"type": float, "help": "only memories at least this sure (0 to 1)"}),
+    ("--max-confidence", {"type": float, "help": "only memories at most this sure (0 to 1)"}),
+    ("--text", {"type": text, "help": "only memories containing all these words"}),
+)
+FILTER_DESTS = {
+    flag: keywords.get("dest", flag.removeprefix("--").replace("-", "_"))
+    for flag, keywords in FILTER_OPTIONS
+}
+
+
+def add_filter_options(parser: argparse.ArgumentParser) -> None:
+    """The options that select memories, as `list` has them."""
+    group = parser.add_argument_group("selecting memories (as list selects them)")
+    for flag, keywords in FILTER_OPTIONS:
+        group.add_argument(flag, **keywords)
+
+
+def filters_given(args: argparse.Namespace) -> list[str]:
+    """The filter options given, by name (`owner`, `topic`), never their values: what an
+    erasure's audit row may keep about how its memories were chosen."""
+    return [
+        flag.removeprefix("--")
+        for flag, dest in FILTER_DESTS.items()
+        if getattr(args, dest, None) is not None
+    ]
+
+
+def filter_of(args: argparse.Namespace) -> MemoryFilter:
+    """The MemoryFilter of the filter options."""
+    from memory_console.store import MemoryFilter
+
+    for name in ("min_confidence", "max_confidence"):
+        value = getattr(args, name)
+        if value is not None and not 0 <= value <= 1:
+            raise UserError(f"--{name.replace('_', '-')} must be between 0 and 1")
+    return MemoryFilter(
+        owner=args.owner,
+        topic=args.topic,
+        tier=args.tier,
+        memory_type=args.memory_type,
+        status=args.status,
+        decay_policy=args.decay_policy,
+        is_protected=args.protected,
+        min_confidence=args.min_confidence,
+        max_confidence=args.max_confidence,
+        text=args.text,
+    )
+
+
+def confirmed(question: str, *, yes: bool, refusal: str) -> bool:
+    """True when --yes was given or the person answers y at the terminal. Without --yes and
+    a terminal to ask on, `refusal` is a user error: a script must say --yes to act."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise UserError(refusal)
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer.endswith("\n"):
+        sys.stderr.write("\n")  # end of input: the next line starts clean
+    return answer.strip().lower() in ("y", "yes")
 
 
 def settings_of(args: argparse.Namespace) -> Settings:

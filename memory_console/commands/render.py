@@ -21,6 +21,7 @@ from memory_console.store.wire import export_record
 from memory_console.timeutil import to_date, to_iso
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.text import Text
 
 
@@ -63,13 +64,22 @@ def confidence_cell(value: float) -> str:
     return f"{value:.2f} {confidence_label(value)}"
 
 
+def memories(count: int) -> str:
+    """`1 memory`, `2,000 memories`."""
+    return f"{count:,} {'memory' if count == 1 else 'memories'}"
+
+
 def print_memory_table(
-    rows: list[MemoryRecord], *, more: bool = False, reveal: bool = False
+    rows: list[MemoryRecord],
+    *,
+    more: bool = False,
+    reveal: bool = False,
+    out: Console | None = None,
 ) -> None:
     """A table of memories; narrow terminals drop the less telling columns, never the title."""
     from rich.table import Table
 
-    out = console()
+    out = out or console()
     wide = out.width >= 120
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     table.add_column("id", justify="right", no_wrap=True)

@@ -1,5 +1,5 @@
-"""Subcommands over the store itself: demo, import, export, list, show, edit, actions, purge,
-stats."""
+"""Subcommands over the store itself: demo, import, export, list, show, edit, the flag actions
+(protect, unprotect, archive, restore) and stats."""
 
 from __future__ import annotations
 
@@ -11,21 +11,18 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from memory_console.commands import common, render
 from memory_console.commands.common import UserError
-from memory_console.files import not_new, not_regular
+from memory_console.files import not_regular
 from memory_console.ingest.formats import EXPORT_FORMATS
 from memory_console.ingest.formats import FORMATS as IMPORT_FORMATS
 from memory_console.store.db import SQLITE_MAGIC, in_use
 from memory_console.store.errors import StoreError
 from memory_console.store.vocab import (
-    DECAY_POLICIES,
     MEMORY_TYPES,
     SORTABLE,
-    STATUSES,
-    TIERS,
     TOPICS,
 )
 
@@ -120,17 +117,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="List memories, filtered and sorted (keyset paging: any page is fast).",
     )
     common.add_common(lst)
-    lst.add_argument("--topic", type=common.text)
-    lst.add_argument("--owner", type=common.text)
-    lst.add_argument("--status", choices=STATUSES)
-    lst.add_argument("--type", dest="memory_type", choices=MEMORY_TYPES)
-    lst.add_argument("--tier", choices=TIERS)
-    lst.add_argument("--decay-policy", choices=DECAY_POLICIES)
-    lst.add_argument("--protected", action=argparse.BooleanOptionalAction, default=None)
-    lst.add_argument("--min-confidence", type=float)
-    lst.add_argument("--max-confidence", type=float)
-    lst.add_argument("--text", type=common.text, help="only memories containing all these words")
-    lst.add_argument("--sort", default="id", choices=SORTABLE)
+    common.add_filter_options(lst)
+    lst.add_argument(
+        "--sort", default="id", choices=SORTABLE, help="sort by this field (default id)"
+    )
     lst.add_argument("--desc", action="store_true", help="descending order")
     lst.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     lst.add_argument("--reveal", action="store_true", help="show secrets unmasked")
@@ -172,26 +162,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ("unprotect", "remove the protection"),
         ("archive", "archive memories (restorable)"),
         ("restore", "bring archived memories back"),
-        ("forget", "archive memories with a reason (restorable; purge deletes)"),
     ):
         action = subparsers.add_parser(
             name, help=help_text, description=help_text.capitalize() + "."
         )
         common.add_common(action)
         action.add_argument("ids", nargs="+", metavar="ID")
-        if name == "forget":
-            action.add_argument("--reason", type=common.text, default="forgotten by an operator")
         action.set_defaults(handler=cmd_action, action=name)
-
-    purge = subparsers.add_parser(
-        "purge",
-        help="delete memories for good, after exporting them",
-        description="Write the memories and their history to a JSONL file, then delete them.",
-    )
-    common.add_common(purge)
-    purge.add_argument("ids", nargs="+", metavar="ID")
-    purge.add_argument("--out", help="where the purged memories go (default: beside the store)")
-    purge.set_defaults(handler=cmd_purge)
 
     stats = subparsers.add_parser(
         "stats",
@@ -397,32 +374,13 @@ def is_store_file(path: Path) -> bool:
         return False
 
 
-def filter_of(args: argparse.Namespace) -> Any:
-    from memory_console.store import MemoryFilter
-
-    for name in ("min_confidence", "max_confidence"):
-        value = getattr(args, name)
-        if value is not None and not 0 <= value <= 1:
-            raise UserError(f"--{name.replace('_', '-')} must be between 0 and 1")
-    return MemoryFilter(
-        owner=args.owner,
-        topic=args.topic,
-        tier=args.tier,
-        memory_type=args.memory_type,
-        status=args.status,
-        decay_policy=args.decay_policy,
-        is_protected=args.protected,
-        min_confidence=args.min_confidence,
-        max_confidence=args.max_confidence,
-        text=args.text,
-    )
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     common.check_range("--limit", args.limit, 1)
     store = common.open_store(args)
     try:
-        page = store.page(filter_of(args), sort=args.sort, descending=args.desc, limit=args.limit)
+        page = store.page(
+            common.filter_of(args), sort=args.sort, descending=args.desc, limit=args.limit
+        )
     finally:
         store.close()
     if args.json:
@@ -533,43 +491,6 @@ def report_missing(missing: list[int], *, failed: bool) -> int:
     head = "memory-console: error: " if failed else "memory-console: "
     print(f"{head}no such memories: {', '.join(map(str, missing))}", file=sys.stderr)
     return 1 if failed else 0
-
-
-def cmd_purge(args: argparse.Namespace) -> int:
-    ids = common.parse_ids(args.ids)
-    now = common.now_of(args)
-    if args.out is not None:
-        if args.out in ("", "-"):
-            raise UserError(f"--out {args.out!r}: purge writes a new file, not a stream")
-        taken = not_new(Path(args.out))
-        if taken is not None:
-            raise UserError(f"{taken}; purge writes a new file, so nothing was purged")
-    store = common.open_store(args, write="purge")
-    out = Path(args.out) if args.out else purge_file(store.path, now)
-    try:
-        result = store.purge(ids, out, now=now)
-    except (StoreError, OSError) as error:
-        raise UserError(str(error)) from error
-    finally:
-        store.close()
-    if args.json:
-        common.print_json({"purged": result.changed, "missing": result.missing, "out": str(out)})
-    elif result.changed:
-        print(f"purged {len(result.changed)} memories; they were written to {out} first")
-    if result.wal is not None:
-        print(f"memory-console: note: {result.wal}", file=sys.stderr)
-    return report_missing(result.missing, failed=not result.changed)
-
-
-def purge_file(store_path: Path, now: float) -> Path:
-    """A new name beside the store for the purged memories: STORE.purged-TIME[-N].jsonl."""
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
-    for attempt in range(1, 1000):
-        suffix = "" if attempt == 1 else f"-{attempt}"
-        candidate = store_path.with_name(f"{store_path.stem}.purged-{stamp}{suffix}.jsonl")
-        if not_new(candidate) is None:
-            return candidate
-    raise UserError(f"{store_path}: too many purge files named for {stamp}; give --out")
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from textual.message import Message
 
 from memory_console.embed.hits import SearchHit
-from memory_console.store import ChangeResult
+from memory_console.store import ChangeResult, ErasureScope, PurgeResult
 from memory_console.tui.actions import DoneAction
 from memory_console.tui.paging import PageSlice, View
 from memory_console.tui.story_data import Story
@@ -71,6 +72,25 @@ class ActionDone(Message):
     result: ChangeResult
     text: str
     undo: bool = False
+
+
+@dataclass
+class PurgeAsked(Message):
+    """What purging the chosen memories would erase, and the purge file it would write:
+    the confirmation dialog shows it."""
+
+    scope: ErasureScope
+    out: Path
+    moment: float
+
+
+@dataclass
+class Purged(Message):
+    """The memories were erased, after being written to `out` (the only way back)."""
+
+    result: PurgeResult
+    out: Path
+    moment: float
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """What every console screen shares: worker failures as notifications, read-only gating and
-the memory actions (protect, archive, forget, edit, undo) with their bindings."""
+the memory actions (protect, archive, forget, purge, edit, undo) with their bindings."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from textual import events, on, work
@@ -10,6 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from memory_console.files import purge_file_beside
 from memory_console.store import MemoryRecord, ValidationError
 from memory_console.tui.actions import (
     ACTIONS,
@@ -19,13 +21,15 @@ from memory_console.tui.actions import (
     run_action,
     undo_action,
 )
-from memory_console.tui.messages import ActionDone, EditRefused
+from memory_console.tui.messages import ActionDone, EditRefused, PurgeAsked, Purged
 
 if TYPE_CHECKING:
     from memory_console.tui.app import MemoryConsoleApp
     from memory_console.tui.context import ConsoleContext
 
-WRITE_ACTIONS = frozenset({"protect", "unprotect", "archive", "restore", "forget", "edit", "undo"})
+WRITE_ACTIONS = frozenset(
+    {"protect", "unprotect", "archive", "restore", "forget", "purge", "edit", "undo"}
+)
 
 MEMORY_ACTION_BINDINGS = [
     Binding(
@@ -64,6 +68,15 @@ MEMORY_ACTION_BINDINGS = [
         "Forget",
         id="memory.forget",
         tooltip="Forget the selected memories (asks first; archived with a reason)",
+    ),
+    Binding(
+        "X",
+        "purge",
+        "Purge",
+        show=False,
+        id="memory.purge",
+        tooltip="Erase the selected memories for good (asks first; written to a purge file "
+        "beside the store, which restores them; u cannot)",
     ),
     Binding(
         "e",
@@ -207,6 +220,68 @@ class MemoryActionsScreen(ConsoleScreen):
                 self.start("forget", ids, reason=reason)
 
         self.app.push_screen(ForgetScreen(ids, titles), answered)
+
+    def action_purge(self) -> None:
+        ids = self.action_targets()
+        if not ids:
+            self.notify("no memory here to purge", severity="warning")
+            return
+        self.scope_purge(ids, self.context.action_moment())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="purge-scope")
+    def scope_purge(self, ids: list[int], moment: float) -> None:
+        """What the purge would take in (read-only), then the question."""
+        store = self.context.store
+        scope = store.erasure_scope(ids)
+        out = purge_file_beside(store.path, moment)
+        if out is None:
+            raise ValidationError(f"{store.path}: too many purge files named for this second")
+        if not get_current_worker().is_cancelled:
+            self.post_message(PurgeAsked(scope, out, moment))
+
+    @on(PurgeAsked)
+    def _purge_asked(self, message: PurgeAsked) -> None:
+        from memory_console.tui.screens.confirm import ConfirmScreen
+        from memory_console.tui.screens.purge import purge_body, purge_title
+
+        scope = message.scope
+        if not scope.ids:
+            self.notify("these memories are no longer in the store", severity="warning")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.purge_memories(scope.selected, message.out, message.moment)
+
+        dialog = ConfirmScreen(
+            purge_title(scope), purge_body(scope, message.out), "Purge", variant="error"
+        )
+        self.app.push_screen(dialog, answered)
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="change")
+    def purge_memories(self, ids: list[int], out: Path, moment: float) -> None:
+        result = self.context.store.purge(ids, out, now=moment, selection="ids")
+        self.post_message(Purged(result, out, moment))
+
+    @on(Purged)
+    def _purged(self, message: Purged) -> None:
+        from memory_console.tui.screens.purge import describe_purge
+
+        result = message.result
+        if result.changed:
+            self.context.revision += 1
+        self.notify(
+            describe_purge(result, message.out),
+            title="purged" if result.changed else "no change",
+            timeout=10,
+        )
+        done = DoneAction("purge", message.moment, (), tuple(result.changed))
+        self.after_purge(done)
+        self.refresh_bindings()
+
+    def after_purge(self, done: DoneAction) -> None:
+        """Reload what the purge removed (it is not undoable, so nothing joins the undo list)."""
+        self.after_change(done, False)
 
     def action_edit(self, fields: dict[str, Any] | None = None, reason: str = "") -> None:
         from memory_console.tui.screens.edit import EditScreen

@@ -20,8 +20,8 @@ from memory_console.tui.formatting import PROTECTED_MARK
 
 INTRODUCTION = (
     "Browse an agent's long-term memories, see why it believes each one and how sure it is, "
-    "and act: protect, archive, forget, edit, and undo. Every change goes through the store "
-    "and is written to the memory's history.\n\n"
+    "and act: protect, archive, forget, purge, edit, and undo. Every change goes through the "
+    "store and is written to the memory's history.\n\n"
     "The table shows one page at a time: moving past the last row reads the next page, past "
     "the first row the previous one, so a store of a million memories opens as fast as a "
     "small one."
@@ -53,6 +53,11 @@ WORDS = (
     (f"protected {PROTECTED_MARK}", "no decay, expiry, quota or merge pass ever touches it"),
     ("archive", "set aside: agents stop recalling it; restore brings it back"),
     ("forget", "archive with a reason kept in the history"),
+    (
+        "purge",
+        "erase for good (X): written first to a purge file beside the store, which import "
+        "restores; no history is kept, and u cannot undo it",
+    ),
     ("undo", "takes back the console's last action (memories changed since stay as they are)"),
     ("forecast", "the confidence in the coming months if the memory is not recalled"),
     ("floor", "the lowest confidence decay reaches; at the floor a memory gets flagged"),
