@@ -1,7 +1,7 @@
 """The `memory-console` entry point: parses, calls one Store or pass function, prints.
 
-Exit codes (docs/ARCHITECTURE.md, "CLI contract"): 0 done, 1 user error with a one-line
-message on stderr, 2 usage.
+Exit codes (docs/ARCHITECTURE.md, "CLI contract"): 0 done (also when the reader of the output
+went away, as `| head` does), 1 user error with a one-line message on stderr, 2 usage.
 Heavy modules (SQLModel, Textual, onnxruntime) are imported only by the commands that need them.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import io
+import logging
+import os
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -17,6 +19,7 @@ from memory_console import __version__
 from memory_console.commands import (
     check_commands,
     common,
+    completion_commands,
     config_commands,
     erase_commands,
     maintenance_commands,
@@ -24,6 +27,7 @@ from memory_console.commands import (
     store_commands,
 )
 from memory_console.literal import visible
+from memory_console.settings import SettingsError
 from memory_console.store.errors import StoreError, damaged, is_damage
 
 COMMAND_MODULES = (
@@ -33,14 +37,19 @@ COMMAND_MODULES = (
     maintenance_commands,
     check_commands,
     config_commands,
+    completion_commands,
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = common.CommandParser(
         prog="memory-console",
         description="Inspect and administer the long-term memory of AI agents. "
-        "Without a command, opens the console.",
+        "Without a command, opens the console. `memory-console COMMAND --help` describes "
+        "each command, with examples.",
+        epilog=common.examples(
+            "--demo", "list --owner alice --limit 5", "completion bash > ~/.memory-console.bash"
+        ),
     )
     parser.add_argument("--version", action="version", version=f"memory-console {__version__}")
     parser.add_argument(
@@ -53,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="create a demo store first if the store does not exist yet",
     )
     parser.add_argument("--now", help="evaluate at this ISO 8601 time instead of the clock")
+    common.add_verbosity(parser, default=logging.INFO)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(subparsers)
@@ -85,24 +95,39 @@ def store_path(args: argparse.Namespace) -> object:
         return getattr(args, "db", None) or "the store"
 
 
+def output_closed() -> int:
+    """The reader of stdout went away (`| head`): end quietly with status 0, as the Python
+    docs' note on SIGPIPE advises: stdout points at devnull so the flush at exit cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file descriptor (a test's capture): nothing is flushed at exit
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     tolerant_output()
     parser = build_parser()
     args = parser.parse_args(argv)
+    common.configure_logging(args.verbosity)
     try:
+        common.describe_setup(args)
         if args.command is None:
             return common.run_console(args)
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return code
     except common.UsageError as error:
         fail(error)
         return 2
-    except (common.UserError, StoreError) as error:
+    except (common.UserError, StoreError, SettingsError) as error:
         return fail(error)
     except KeyboardInterrupt:
         print("memory-console: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        return 0
+        return output_closed()
     except sqlite3.DatabaseError as error:
         # The database failed under a command (a damaged page, an I/O error): the command's
         # transaction, if any, was rolled back.

@@ -28,15 +28,17 @@ class Settings:
 
 
 def config_dir() -> Path:
+    """MEMORY_CONSOLE_CONFIG_DIR, else the platform's config directory for the app."""
     from platformdirs import user_config_dir
 
-    return Path(os.environ.get(ENV_PREFIX + "CONFIG_DIR") or user_config_dir(APP_NAME))
+    return directory_variable("CONFIG_DIR") or Path(user_config_dir(APP_NAME))
 
 
 def data_dir() -> Path:
+    """MEMORY_CONSOLE_DATA_DIR, else the platform's data directory for the app."""
     from platformdirs import user_data_dir
 
-    return Path(os.environ.get(ENV_PREFIX + "DATA_DIR") or user_data_dir(APP_NAME))
+    return directory_variable("DATA_DIR") or Path(user_data_dir(APP_NAME))
 
 
 def default_db_path() -> Path:
@@ -44,36 +46,99 @@ def default_db_path() -> Path:
     return data_dir() / "memories.db"
 
 
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off", "")
+MAX_PAGE_SIZE = 100_000
+# Every setting, with what it holds (for the one-line error about a bad value).
+SETTING_KINDS = {
+    "db": "a path",
+    "read_only": "true or false",
+    "theme": "a theme name",
+    "model_manifest": "a path",
+    "merge_command": "a command line",
+    "page_size": f"a whole number from 1 to {MAX_PAGE_SIZE:,}",
+}
+
+
+class SettingsError(ValueError):
+    """A bad settings value; the message names the variable or the file and key."""
+
+
 def truthy(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    return value.strip().lower() in TRUE_WORDS
+
+
+def directory_variable(name: str) -> Path | None:
+    """MEMORY_CONSOLE_<name> as a directory path, None when unset or empty; a path that
+    exists and is not a directory is an error naming the variable."""
+    raw = os.environ.get(ENV_PREFIX + name, "").strip()
+    if not raw:
+        return None
+    path = Path(raw).expanduser()
+    if path.exists() and not path.is_dir():
+        raise SettingsError(f"{ENV_PREFIX + name}={raw!r}: not a directory")
+    return path
+
+
+def parse_setting(name: str, value: Any, source: str) -> Any:
+    """One setting's value from `source` (a variable, or a file and key) as Settings holds it."""
+    from shlex import split
+
+    wrong = f"{source}={value!r}: expected {SETTING_KINDS[name]}"
+    if name == "read_only":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+            return truthy(value)
+        raise SettingsError(f"{wrong} (1/0, true/false, yes/no, on/off)")
+    if name == "page_size":
+        try:
+            number = int(str(value).strip()) if not isinstance(value, bool | float) else None
+        except ValueError:
+            number = None
+        if number is None or not 1 <= number <= MAX_PAGE_SIZE:
+            raise SettingsError(wrong)
+        return number
+    if not isinstance(value, str):
+        raise SettingsError(wrong)
+    if name in ("db", "model_manifest"):
+        return Path(value).expanduser() if value.strip() else None
+    if name == "merge_command" and value.strip():
+        try:
+            split(value)
+        except ValueError as error:
+            raise SettingsError(f"{wrong}: {error}") from error
+    return value.strip() and value or None
+
+
+def settings_file() -> Path:
+    return config_dir() / "config.toml"
 
 
 def load_settings() -> Settings:
-    """Settings from config.toml (if any), then MEMORY_CONSOLE_* variables over it."""
+    """Settings from config.toml (if any), then MEMORY_CONSOLE_* variables over it; a bad
+    value is a one-line SettingsError naming its variable, or the file and key."""
     values: dict[str, Any] = {}
-    path = config_dir() / "config.toml"
+    path = settings_file()
     if path.is_file():
         with path.open("rb") as handle:
             try:
-                values.update(tomllib.load(handle))
+                from_file = tomllib.load(handle)
             except tomllib.TOMLDecodeError as error:
-                raise ValueError(f"{path}: {error}") from error
-    env = os.environ
-    for name in ("db", "theme", "model_manifest", "merge_command", "read_only", "page_size"):
-        if ENV_PREFIX + name.upper() in env:
-            values[name] = env[ENV_PREFIX + name.upper()]
-    known = set(Settings.__dataclass_fields__)
-    unknown = set(values) - known
-    if unknown:
-        raise ValueError(f"{path}: unknown settings: {', '.join(sorted(unknown))}")
-    for name in ("db", "model_manifest"):
-        if values.get(name):
-            values[name] = Path(str(values[name])).expanduser()
-    if isinstance(values.get("read_only"), str):
-        values["read_only"] = truthy(values["read_only"])
-    if "page_size" in values:
-        values["page_size"] = int(values["page_size"])
-    return Settings(**values)
+                raise SettingsError(f"{path}: {error}") from error
+        unknown = set(from_file) - set(SETTING_KINDS)
+        if unknown:
+            raise SettingsError(
+                f"{path}: unknown settings: {', '.join(sorted(unknown))} "
+                f"(known: {', '.join(SETTING_KINDS)})"
+            )
+        for name, value in from_file.items():
+            values[name] = parse_setting(name, value, f"{path}: {name}")
+    for name in SETTING_KINDS:
+        variable = ENV_PREFIX + name.upper()
+        if variable in os.environ:
+            values[name] = parse_setting(name, os.environ[variable], variable)
+    return Settings(**{name: value for name, value in values.items() if value is not None})
 
 
 def resolve_db(cli_db: str | None, settings: Settings) -> Path:

@@ -1,16 +1,27 @@
-"""What every subcommand shares: common options, opening the store, time, JSON and tables."""
+"""What every subcommand shares: the parser and its help, common options, logging and
+progress, opening the store, time, JSON and tables."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_console.files import not_regular
 from memory_console.literal import json_text, literal
-from memory_console.settings import Settings, load_settings, resolve_db
+from memory_console.settings import (
+    ENV_PREFIX,
+    SETTING_KINDS,
+    Settings,
+    load_settings,
+    resolve_db,
+    settings_file,
+)
 from memory_console.store.db import SCHEMA_VERSION
 from memory_console.store.errors import StoreError, damaged, is_damage
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES, TIERS
@@ -24,7 +35,11 @@ if TYPE_CHECKING:
     from memory_console.store import MemoryFilter, Store
 
 
+log = logging.getLogger("memory_console")
+
 READ_ONLY_SOURCES = "--read-only, or read_only in the settings"
+STDIO = "-"  # a FILE of `-` is standard input (import) or standard output (export --out)
+EXAMPLES_HEADING = "examples:"
 MAX_ID = 2**62  # larger whole numbers cannot be memory or run ids (SQLite integers are 64-bit)
 
 
@@ -55,8 +70,59 @@ def check_range(option: str, value: int, low: int, high: int = MAX_ID) -> int:
     return value
 
 
+# -- the parser and its help ---------------------------------------------------------------
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that the examples ending a command's help keep their lines
+    (descriptions are still wrapped to the terminal)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(EXAMPLES_HEADING):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of the program and of every subcommand (add_subparsers makes its own kind):
+    help keeps the examples' lines."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+def examples(*lines: str) -> str:
+    """A command's help epilog: `memory-console LINE` for each line, under "examples:"."""
+    return EXAMPLES_HEADING + "\n" + "\n".join(f"  memory-console {line}" for line in lines)
+
+
+def add_verbosity(parser: argparse.ArgumentParser, *, default: Any = argparse.SUPPRESS) -> None:
+    """-v/--verbose and -q/--quiet (the last one given wins): the top-level default is INFO;
+    a subcommand's SUPPRESS keeps the value given before the command."""
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        dest="verbosity",
+        action="store_const",
+        const=logging.DEBUG,
+        default=default,
+        help="also say which store, settings file, model and search kernel are used (stderr)",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        dest="verbosity",
+        action="store_const",
+        const=logging.WARNING,
+        default=argparse.SUPPRESS,
+        help="no progress and no notes on stderr; warnings and errors only",
+    )
+
+
 def add_common(parser: argparse.ArgumentParser, *, json_output: bool = True) -> None:
-    """--db, --now, --read-only (and --json) on a subcommand; SUPPRESS keeps the top-level value."""
+    """--db, --now, --read-only, -v/-q (and --json) on a subcommand; SUPPRESS keeps the
+    top-level value."""
     parser.add_argument("--db", default=argparse.SUPPRESS, help="the store file")
     parser.add_argument(
         "--now",
@@ -70,8 +136,121 @@ def add_common(parser: argparse.ArgumentParser, *, json_output: bool = True) -> 
         default=argparse.SUPPRESS,
         help="open the store read-only",
     )
+    add_verbosity(parser)
     if json_output:
         parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def add_ids(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """The memory ids a command acts on (spaces or commas between them)."""
+    parser.add_argument(
+        "ids",
+        nargs="+" if required else "*",
+        metavar="ID",
+        help="memory ids, separated by spaces or commas" + ("" if required else " (or filters)"),
+    )
+
+
+def add_id(parser: argparse.ArgumentParser) -> None:
+    """The one memory a command is about."""
+    parser.add_argument("id", type=int, metavar="ID", help="the memory's id")
+
+
+def add_limit(parser: argparse.ArgumentParser, default: int, what: str) -> None:
+    """--limit N: at most this many of `what` (checked with check_range by the command)."""
+    parser.add_argument(
+        "--limit", type=int, default=default, help=f"at most this many {what} (default {default})"
+    )
+
+
+def add_reveal(parser: argparse.ArgumentParser, verb: str = "show") -> None:
+    """--reveal: credentials unmasked (masked by default everywhere)."""
+    parser.add_argument("--reveal", action="store_true", help=f"{verb} secrets unmasked")
+
+
+def add_filter(parser: argparse.ArgumentParser, flag: str, **changes: Any) -> None:
+    """One of FILTER_OPTIONS on a command that does not take them all (search), with
+    `changes` to its keywords (a default, another help)."""
+    keywords = dict(FILTER_OPTIONS_BY_FLAG[flag], **changes)
+    parser.add_argument(flag, **keywords)
+
+
+# -- logging and progress ------------------------------------------------------------------
+
+
+class StderrHandler(logging.Handler):
+    """Writes to the sys.stderr of the moment (a test's capture, a redirect), one line each."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+        except Exception:
+            self.handleError(record)
+
+
+def configure_logging(level: int) -> None:
+    """The program's notes and details on stderr as `memory-console: ...`: INFO (notes) by
+    default, DEBUG at --verbose, WARNING at --quiet. The root logger is left alone."""
+    for handler in list(log.handlers):
+        log.removeHandler(handler)
+    handler = StderrHandler()
+    handler.setFormatter(logging.Formatter("memory-console: %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(level)
+    log.propagate = False
+
+
+def note(message: str) -> None:
+    """A note on stderr (silenced by --quiet); stdout stays the command's output."""
+    log.info("%s", message)
+
+
+Update = Callable[[int, int | None], None]
+
+
+@contextlib.contextmanager
+def progress(description: str) -> Iterator[Update]:
+    """A transient progress bar on stderr while the block runs, as git does: only when stderr
+    is a terminal and not --quiet. Yields update(done, total); total None is a spinner."""
+    if not (sys.stderr.isatty() and log.isEnabledFor(logging.INFO)):
+        yield lambda done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(file=sys.stderr), transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int | None) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def describe_setup(args: argparse.Namespace) -> None:
+    """At --verbose: the settings file and the MEMORY_CONSOLE_* variables in force."""
+    if not log.isEnabledFor(logging.DEBUG):
+        return
+    path = settings_file()
+    log.debug("settings file: %s%s", path, "" if path.is_file() else " (none; defaults)")
+    for name in SETTING_KINDS:
+        variable = ENV_PREFIX + name.upper()
+        if variable in os.environ:
+            log.debug("%s is set: it overrides the file's %s", variable, name)
 
 
 # The options that select memories, shared by list, forget, purge and erase-report so that each
@@ -95,6 +274,7 @@ FILTER_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--max-confidence", {"type": float, "help": "only memories at most this sure (0 to 1)"}),
     ("--text", {"type": text, "help": "only memories containing all these words"}),
 )
+FILTER_OPTIONS_BY_FLAG = dict(FILTER_OPTIONS)
 FILTER_DESTS = {
     flag: keywords.get("dest", flag.removeprefix("--").replace("-", "_"))
     for flag, keywords in FILTER_OPTIONS
@@ -221,11 +401,11 @@ def open_store(
         store = Store(path, read_only=read_only, create=create, actor=actor)
     except StoreError as error:
         raise UserError(str(error)) from error
+    log.debug("store: %s (%s)", path, "read-only" if store.read_only else "writable")
     if store.migration_backup is not None:
-        print(
-            f"memory-console: migrated {path} to schema {SCHEMA_VERSION}; the file as it was "
-            f"is kept at {store.migration_backup}",
-            file=sys.stderr,
+        note(
+            f"migrated {path} to schema {SCHEMA_VERSION}; the file as it was "
+            f"is kept at {store.migration_backup}"
         )
     return store
 
@@ -240,6 +420,10 @@ def console() -> Console:
     from rich.console import Console
 
     class LiteralConsole(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits with status 1 here; the entry point ends quietly instead (see main).
+            raise BrokenPipeError
+
         def render_str(self, text: str, *, style: str | Style = "", **options: Any) -> Text:
             rendered = literal(text, style)
             rendered.justify = options.get("justify")
