@@ -109,7 +109,10 @@ def output_closed() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     tolerant_output()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except BrokenPipeError:  # --help into a closed pipe
+        return output_closed()
     common.configure_logging(args.verbosity)
     try:
         common.describe_setup(args)

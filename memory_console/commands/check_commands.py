@@ -15,6 +15,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Run SQLite's integrity check, the FTS5 text index check (writable "
         "stores), and look for events and vectors whose memory is gone. Writes nothing. "
         "Exit 0 when every check passes, 1 on any problem.",
+        epilog=common.examples("check", "check --db memories.db --json"),
     )
     common.add_common(check)
     check.set_defaults(handler=cmd_check)

@@ -401,7 +401,7 @@ def open_store(
         store = Store(path, read_only=read_only, create=create, actor=actor)
     except StoreError as error:
         raise UserError(str(error)) from error
-    log.debug("store: %s (%s)", path, "read-only" if store.read_only else "writable")
+    log.debug("store: %s (%s)", path.resolve(), "read-only" if store.read_only else "writable")
     if store.migration_backup is not None:
         note(
             f"migrated {path} to schema {SCHEMA_VERSION}; the file as it was "
@@ -482,7 +482,7 @@ def run_console(args: argparse.Namespace) -> int:
             )
         from memory_console.ingest.demo import build_demo
 
-        print(f"creating a demo store at {path} ...", file=sys.stderr)
+        note(f"creating a demo store at {path} ...")
         build_demo(path, count=2000, seed=7)
     from memory_console.tui.app import make_app
 

@@ -19,6 +19,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "decay runs, the decay policy and its parameters, the intervals of maintain --due, "
         "the memory banks' lifespans and the thresholds. A flag given to one command overrides "
         "them for that run; a key never set takes its built-in default.",
+        epilog=common.examples("config", "config set interval.decay 12h"),
     )
     common.add_common(config)
     actions = config.add_subparsers(dest="config_action", metavar="ACTION")
@@ -29,10 +30,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="change one setting (recorded with who and when)",
         description="Set KEY to VALUE (durations as 30m, 6h, 7d; `default` returns the key "
         "to its built-in default). Each change is recorded: see `config history`.",
+        epilog=common.examples(
+            "config set decay_policy periodic", "config set interval.decay default"
+        ),
     )
     common.add_common(change)
-    change.add_argument("key", metavar="KEY")
-    change.add_argument("value", metavar="VALUE")
+    change.add_argument("key", metavar="KEY", help="the setting (`config` lists every key)")
+    change.add_argument("value", metavar="VALUE", help="its new value, or default")
     change.add_argument("--by", default=None, help="who makes the change (default: the user)")
     change.set_defaults(handler=cmd_set)
 
@@ -40,9 +44,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "history",
         help="changes of the settings, newest first",
         description="Who changed which setting, when, from what to what.",
+        epilog=common.examples("config history", "config history --limit 5 --json"),
     )
     common.add_common(history)
-    history.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    common.add_limit(history, 50, "changes")
     history.set_defaults(handler=cmd_history)
 
 

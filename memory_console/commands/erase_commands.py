@@ -37,11 +37,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="archive memories with a reason (restorable; purge deletes)",
         description="Archive memories with a reason written to their history (restorable). "
         "Given ids it acts at once; given filters (the options of `list`) it lists what they "
-        "select and asks first, or acts with --yes. For example: "
-        "`forget --owner alice --topic health --reason 'asked to forget'`.",
+        "select and asks first, or acts with --yes.",
+        epilog=common.examples(
+            "forget 42 --reason 'outdated'",
+            "forget --owner alice --topic health --reason 'asked to forget' --yes",
+        ),
     )
     common.add_common(forget)
-    forget.add_argument("ids", nargs="*", metavar="ID", help="the memories (or use filters)")
+    common.add_ids(forget, required=False)
     forget.add_argument(
         "--reason",
         type=common.text,
@@ -60,11 +63,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "consolidation links, and the queries logged with them. Given ids it acts at once; "
         "given filters (the options of `list`) it shows what the erasure takes in and asks "
         "first, or acts with --yes. The purge file is the only copy left: importing it "
-        "restores the memories. For example: `purge --owner alice --dry-run`, then "
-        "`purge --owner alice --yes`.",
+        "restores the memories.",
+        epilog=common.examples("purge --owner alice --dry-run", "purge --owner alice --yes"),
     )
     common.add_common(purge)
-    purge.add_argument("ids", nargs="*", metavar="ID", help="the memories (or use filters)")
+    common.add_ids(purge, required=False)
     purge.add_argument("--out", help="where the purged memories go (default: beside the store)")
     purge.add_argument(
         "--dry-run",
@@ -87,14 +90,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="What the store holds about the memories the filters (or ids) select, "
         "per table, including the memories consolidation links take in and the migration "
         "backups that may hold their text; then the erasures recorded (when, by whom, how "
-        "many memories, the purge file). Changes nothing. For example: "
-        "`erase-report --owner alice --json`.",
+        "many memories, the purge file). Changes nothing.",
+        epilog=common.examples("erase-report --owner alice", "erase-report 42 --json"),
     )
     common.add_common(report)
-    report.add_argument("ids", nargs="*", metavar="ID", help="the memories (or use filters)")
-    report.add_argument(
-        "--limit", type=int, default=50, help="at most this many erasures listed (default 50)"
-    )
+    common.add_ids(report, required=False)
+    common.add_limit(report, 50, "erasures listed")
     common.add_filter_options(report)
     report.set_defaults(handler=cmd_erase_report)
 
@@ -377,7 +378,7 @@ def delete_backups(
         except FileNotFoundError:
             continue
         except OSError as error:
-            print(f"memory-console: {path}: not deleted: {error.strerror}", file=sys.stderr)
+            common.log.warning("%s: not deleted: %s", path, error.strerror)
             continue
         deleted.append(path)
     return deleted
@@ -415,7 +416,7 @@ def print_purged(
         if result.wal is None:
             print("the write-ahead log was checkpointed and truncated")
     if result.wal is not None:
-        print(f"memory-console: note: {result.wal}", file=sys.stderr)
+        common.log.warning("note: %s", result.wal)  # kept at --quiet: the text may linger
     if report and result.erasure_id is not None:
         print(
             f"recorded as erasure {result.erasure_id} (when, by whom, how many memories and "

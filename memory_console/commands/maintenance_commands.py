@@ -27,6 +27,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "base_confidence (running it twice at the same --now changes nothing), and flag old "
         "memories at the floor (cleanup). --dry-run writes nothing; --apply writes everything "
         "in one transaction (undo with `undo RUN_ID`).",
+        epilog=common.examples(
+            "decay --dry-run --now 2027-01-01", "decay --apply --policy periodic --json"
+        ),
     )
     add_plan_options(decay)
     decay.set_defaults(handler=cmd_plan, passes=registry.DECAY, command_name="decay")
@@ -37,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Run maintenance passes as one plan, each seeing the changes of the ones "
         f"before: by default {', '.join(registry.MAINTAIN)} (those available), in that order. "
         "Protected memories and decay_policy none are never touched.",
+        epilog=common.examples("maintain --dry-run --out plan.json", "maintain --apply plan.json"),
     )
     add_plan_options(maintain)
     known = ", ".join(
@@ -64,6 +68,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "as they are) or split members off into a merge of their own. Groups are numbered "
         "1, 2 ... in the plan's order, as the review shows them. The edited plan is written "
         "over PLAN (or to --out); apply it with `maintain --apply PLAN`.",
+        epilog=common.examples(
+            "plan-edit plan.json --leave-out 12,40 --reject-group 2",
+            "plan-edit plan.json --split-group 1:5,9 --out edited.json",
+        ),
     )
     common.add_common(edit)
     edit.add_argument("plan", metavar="PLAN", help="the plan file")
@@ -99,9 +107,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="list applied maintenance runs",
         description="Applied runs, newest first: passes, policy, "
         "counts, duration and whether they were undone.",
+        epilog=common.examples("runs", "runs --limit 5 --json"),
     )
     common.add_common(runs)
-    runs.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    common.add_limit(runs, 20, "runs")
     runs.set_defaults(handler=cmd_runs)
 
     undo = subparsers.add_parser(
@@ -109,9 +118,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="take back an applied run",
         description="Restore every field a run changed, except "
         "memories changed again since (reported, left as they are).",
+        epilog=common.examples("undo 7", "undo 7 --json"),
     )
     common.add_common(undo)
-    undo.add_argument("run_id", type=int, metavar="RUN_ID")
+    undo.add_argument("run_id", type=int, metavar="RUN_ID", help="the run's id (see `runs`)")
     undo.set_defaults(handler=cmd_undo)
 
 
@@ -230,12 +240,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
             raise UserError(str(error)) from error
         if args.apply:
             store.require_writable(f"{args.command_name} --apply")
-        proposed = plan(store, names, params, now)
+        with common.progress(f"planning {', '.join(names)}"):
+            proposed = plan(store, names, params, now)
         if args.out is not None:
             save_plan(Path(args.out), proposed)
         run = None
         if args.apply:
-            proposed, run = apply_with_command(store, proposed, command, args.skip_stale, "or")
+            with common.progress(f"applying {proposed.changed:,} changes"):
+                proposed, run = apply_with_command(store, proposed, command, args.skip_stale, "or")
         titles = titles_of(store, proposed, args.top) if not args.json else {}
     finally:
         store.close()
@@ -265,7 +277,7 @@ def due_names(args: argparse.Namespace, store: Any, now: float) -> tuple[str, ..
 
 def warn(line: str) -> None:
     if line:
-        print(f"memory-console: {visible(line, layout=False)}", file=sys.stderr)
+        common.log.warning("%s", visible(line, layout=False))
 
 
 def save_plan(path: Path, proposed: Any, edits: Any = None, merge: Any = None) -> Any:
@@ -313,9 +325,10 @@ def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
             edited = plan_file.edited().plan
         except PlanFileError as error:
             raise UserError(f"{path}: {error}") from error
-        edited, run = apply_with_command(
-            store, edited, command, args.skip_stale, ": make a new plan, or"
-        )
+        with common.progress(f"applying {edited.changed:,} changes"):
+            edited, run = apply_with_command(
+                store, edited, command, args.skip_stale, ": make a new plan, or"
+            )
         titles = titles_of(store, edited, args.top) if not args.json else {}
     finally:
         store.close()

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
 from memory_console.commands import common, render
 from memory_console.commands.common import UserError
 from memory_console.embed.hits import SEARCH_MODES
-from memory_console.store.vocab import STATUSES, TIERS
+from memory_console.store.vocab import TIERS
 
 if TYPE_CHECKING:
     from memory_console.store import Store
@@ -25,14 +24,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="find memories by meaning and by keyword",
         description="Hybrid search: FTS5 keyword hits and embedding hits fused by reciprocal "
         "rank fusion. An operator's search does not reinforce the memories it finds.",
+        epilog=common.examples(
+            "search 'favourite editor' --owner alice",
+            "search minecraft --mode keyword --k 20 --json",
+        ),
     )
     common.add_common(search)
-    search.add_argument("query", type=common.text)
-    search.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
+    search.add_argument("query", type=common.text, help="what to look for, in plain words")
+    search.add_argument(
+        "--mode",
+        choices=SEARCH_MODES,
+        default="hybrid",
+        help="hybrid (default): both fused; semantic: by meaning; keyword: by words (FTS5)",
+    )
     search.add_argument("--k", type=int, default=10, help="how many hits (default 10)")
-    search.add_argument("--owner", type=common.text)
-    search.add_argument("--topic", type=common.text)
-    search.add_argument("--status", choices=STATUSES, default="active")
+    common.add_filter(search, "--owner")
+    common.add_filter(search, "--topic")
+    common.add_filter(
+        search,
+        "--status",
+        default="active",
+        help="only memories with this status (default active)",
+    )
     search.add_argument(
         "--tier",
         choices=TIERS,
@@ -44,14 +57,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=common.text,
         help="working and short-term memories of this session only (metadata.session_id)",
     )
-    search.add_argument("--reveal", action="store_true", help="show secrets unmasked")
+    common.add_reveal(search)
     search.set_defaults(handler=cmd_search)
 
     reindex = subparsers.add_parser(
         "reindex",
         help="(re)build the embeddings and the vector index",
         description="Embed every active memory that lacks a vector of the current model (each "
-        "distinct text once), with a progress bar. A model change re-embeds everything.",
+        "distinct text once), with a progress bar on stderr at a terminal. A model change "
+        "re-embeds everything.",
+        epilog=common.examples("reindex", "reindex --model-manifest models/other/manifest.json"),
     )
     common.add_common(reindex)
     reindex.add_argument("--model-manifest", help="another embedder's manifest.json")
@@ -63,9 +78,11 @@ def load_semantic(store: Any, manifest: str | os.PathLike[str] | None) -> Any:
     from memory_console.embed.semantic import SemanticIndex
 
     try:
-        return SemanticIndex(store, Embedder.load(manifest))
+        embedder = Embedder.load(manifest)
     except ModelError as error:
         raise UserError(str(error)) from error
+    common.log.debug("model: %s (manifest %s)", embedder.model_id, embedder.manifest.path)
+    return SemanticIndex(store, embedder)
 
 
 def no_embeddings(store: Store, model_id: str) -> str:
@@ -94,18 +111,19 @@ def cmd_search(args: argparse.Namespace) -> int:
                 problem = no_embeddings(store, semantic.model_id)
                 if mode == "semantic":
                     raise UserError(f"{problem}; run: memory-console reindex")
-                print(
-                    f"memory-console: {problem}, keyword search only (run: memory-console reindex)",
-                    file=sys.stderr,
-                )
+                common.log.warning("%s, keyword search only (run: memory-console reindex)", problem)
                 mode = "keyword"
             elif missing:
-                print(
-                    f"memory-console: {missing:,} memories have no embedding yet; "
-                    "run: memory-console reindex",
-                    file=sys.stderr,
+                common.log.warning(
+                    "%s memories have no embedding yet; run: memory-console reindex",
+                    f"{missing:,}",
                 )
             engine.semantic = semantic
+            common.log.debug(
+                "scan kernel: %s over %s vectors",
+                semantic.index.scan_kernel,
+                f"{len(semantic.index):,}",
+            )
         memory_filter = MemoryFilter(
             owner=args.owner,
             topic=args.topic,
@@ -140,27 +158,14 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
     store = common.open_store(args, write="reindex")
     started = time.perf_counter()
     try:
         semantic = load_semantic(
             store, args.model_manifest or common.settings_of(args).model_manifest
         )
-        columns = (
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-        )
-        with Progress(*columns, transient=True, disable=args.json) as bar:
-            task = bar.add_task("embedding", total=None)
-
-            def progress(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
-            embedded = semantic.sync(progress)
+        with common.progress("embedding") as update:
+            embedded = semantic.sync(update)
         indexed = len(semantic.index)
     finally:
         store.close()

@@ -9,7 +9,7 @@ import errno
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="create a demo store with realistic memories",
         description="Create a demo store: several owners, six topics, "
         "12 months of history, near-duplicates, a few secrets.",
+        epilog=common.examples("demo --db demo.db", "demo --db big.db --count 100000 --force"),
     )
     common.add_common(demo)
     demo.add_argument("--count", type=int, default=2000, help="how many memories (default 2000)")
@@ -49,9 +50,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "a bad record prints FILE:LINE: reason (FILE:path for zip and JSON documents). "
         "Reads our JSONL, mem0 records with their history rows, OpenMemory export zips, "
         "Letta agent files and archival passages, and MCP memory server JSONL.",
+        epilog=common.examples(
+            "import memories.jsonl --db memories.db",
+            "import - --format mem0 --owner alice < mem0-export.json",
+        ),
     )
     common.add_common(imp)
-    imp.add_argument("file", help="the file to import")
+    imp.add_argument(
+        "file", help="the file to import; - reads standard input (a file named - is ./-)"
+    )
     imp.add_argument(
         "--format",
         default="auto",
@@ -97,9 +104,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(our own fields in metadata.memory_console; --history adds mem0 history rows). "
         "Credentials are masked unless --reveal; a file given with --out is readable by its "
         "owner only.",
+        epilog=common.examples(
+            "export --out backup.jsonl --all --history",
+            "export --format mem0 | gzip > memories-mem0.jsonl.gz",
+        ),
     )
     common.add_common(exp, json_output=False)
-    exp.add_argument("--out", help="the file to write (default: standard output)")
+    exp.add_argument(
+        "--out",
+        help="the file to write (default, and with -: standard output; a file named - is ./-)",
+    )
     exp.add_argument("--all", action="store_true", help="archived and consolidated ones too")
     exp.add_argument("--history", action="store_true", help="each memory's events too")
     exp.add_argument(
@@ -108,13 +122,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=EXPORT_FORMATS,
         help="jsonl (ours, the default) or mem0",
     )
-    exp.add_argument("--reveal", action="store_true", help="write secrets unmasked")
+    common.add_reveal(exp, "write")
     exp.set_defaults(handler=cmd_export)
 
     lst = subparsers.add_parser(
         "list",
         help="list memories",
         description="List memories, filtered and sorted (keyset paging: any page is fast).",
+        epilog=common.examples(
+            "list --owner alice --topic preferences",
+            "list --sort confidence --limit 10 --json",
+        ),
     )
     common.add_common(lst)
     common.add_filter_options(lst)
@@ -122,19 +140,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--sort", default="id", choices=SORTABLE, help="sort by this field (default id)"
     )
     lst.add_argument("--desc", action="store_true", help="descending order")
-    lst.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
-    lst.add_argument("--reveal", action="store_true", help="show secrets unmasked")
+    common.add_limit(lst, 50, "memories")
+    common.add_reveal(lst)
     lst.set_defaults(handler=cmd_list)
 
     show = subparsers.add_parser(
         "show",
         help="one memory, its history and forecast",
         description="One memory: fields, history and decay forecast.",
+        epilog=common.examples("show 42", "show 42 --accesses --json"),
     )
     common.add_common(show)
-    show.add_argument("id", type=int)
+    common.add_id(show)
     show.add_argument("--accesses", action="store_true", help="its access log too")
-    show.add_argument("--reveal", action="store_true", help="show secrets unmasked")
+    common.add_reveal(show)
     show.set_defaults(handler=cmd_show)
 
     edit = subparsers.add_parser(
@@ -143,9 +162,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Change fields of one memory, as the console's edit form does; the change "
         "is recorded as an edited event with the values before and after. A memory_type of "
         "semantic never decays; episodic and procedural ones fade unless recalled.",
+        epilog=common.examples("edit 42 --type semantic", "edit 42 --title 'Prefers tea'"),
     )
     common.add_common(edit)
-    edit.add_argument("id", type=int)
+    common.add_id(edit)
     edit.add_argument("--title", type=common.text, help="the memory's new title")
     edit.add_argument("--content", type=common.text, help="the memory's new text")
     edit.add_argument("--topic", choices=TOPICS, help="move the memory to this topic")
@@ -164,10 +184,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ("restore", "bring archived memories back"),
     ):
         action = subparsers.add_parser(
-            name, help=help_text, description=help_text.capitalize() + "."
+            name,
+            help=help_text,
+            description=help_text.capitalize() + ".",
+            epilog=common.examples(f"{name} 42", f"{name} 3,5,8 --json"),
         )
         common.add_common(action)
-        action.add_argument("ids", nargs="+", metavar="ID")
+        common.add_ids(action)
         action.set_defaults(handler=cmd_action, action=name)
 
     stats = subparsers.add_parser(
@@ -175,6 +198,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="confidence tiers, staleness, ages, counts",
         description="Confidence tiers, staleness, recent access, age "
         "distribution, counts per topic, owner, type, tier and status.",
+        epilog=common.examples("stats", "stats --db memories.db --json"),
     )
     common.add_common(stats)
     stats.set_defaults(handler=cmd_stats)
@@ -206,7 +230,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
             Path(str(path) + suffix).unlink(missing_ok=True)
     now = common.now_of(args) if getattr(args, "now", None) else None
     try:
-        report = build_demo(path, count=args.count, seed=args.seed, now=now)
+        with common.progress("creating the demo store") as update:
+            report = build_demo(
+                path,
+                count=args.count,
+                seed=args.seed,
+                now=now,
+                progress=lambda stage, fraction: update(round(fraction * 100), 100),
+            )
     except StoreError as error:
         raise UserError(str(error)) from error
     if args.json:
@@ -235,29 +266,36 @@ def cmd_import(args: argparse.Namespace) -> int:
     made = new_places(path)
     store = common.open_store(args, create=True, actor="import", write="import")
     started = time.perf_counter()
-    try:
-        report = import_file(
-            store,
-            args.file,
-            file_format=args.format,
-            now=now,
-            keep_ids=not args.new_ids,
-            owner=args.owner,
-            policy=SecretsPolicy(args.allow_secrets, args.allow_health),
-            memory_type=args.memory_type,
-        )
-    except BaseException as error:
+    with contextlib.ExitStack() as stack:
+        source = args.file
+        if source == common.STDIO:
+            source = stack.enter_context(standard_input_copy())
+        try:
+            with common.progress(f"importing {args.file}"):
+                report = import_file(
+                    store,
+                    source,
+                    file_format=args.format,
+                    now=now,
+                    keep_ids=not args.new_ids,
+                    owner=args.owner,
+                    policy=SecretsPolicy(args.allow_secrets, args.allow_health),
+                    memory_type=args.memory_type,
+                )
+        except BaseException as error:
+            store.close()
+            remove_new(path, made)
+            if isinstance(error, StoreError):
+                # A line of standard input is named as `-:LINE`, not by its temporary copy.
+                raise UserError(str(error).replace(str(source), str(args.file))) from error
+            raise
         store.close()
-        remove_new(path, made)
-        if isinstance(error, StoreError):
-            raise UserError(str(error)) from error
-        raise
-    store.close()
+    shown = "standard input" if args.file == common.STDIO else report.path
     seconds = time.perf_counter() - started
     if args.json:
         common.print_json(
             {
-                "file": str(report.path),
+                "file": str(args.file if args.file == common.STDIO else report.path),
                 "format": report.format,
                 "imported": report.imported,
                 "first_id": min(report.ids),
@@ -267,12 +305,27 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
     else:
         print(
-            f"imported {report.imported:,} memories from {report.path} ({report.format}) "
+            f"imported {report.imported:,} memories from {shown} ({report.format}) "
             f"in {seconds:.2f} s"
         )
         for why, count in report.skipped.items():
             print(f"skipped {count:,} {why}")
     return 0
+
+
+@contextlib.contextmanager
+def standard_input_copy() -> Iterator[Path]:
+    """Standard input copied to a private temporary file, removed afterwards: the whole input
+    is checked before anything is written, and its format is detected, as for any file."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="memory-console-") as folder:
+        copy = Path(folder) / "stdin"
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle, 1 << 20)
+        yield copy
 
 
 def new_places(path: Path) -> tuple[bool, list[Path]] | None:
@@ -310,12 +363,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     options = {"include_all": args.all, "history": args.history, "reveal": args.reveal}
     store = common.open_store(args)
     try:
-        if args.out:
-            out_path = Path(args.out)
-            count = write_file(out_path, lambda handle: write(store, handle, **options))
-            print(f"exported {count:,} memories to {out_path} ({args.format})", file=sys.stderr)
-        else:
-            write(store, sys.stdout, **options)
+        with common.progress(f"exporting ({args.format})"):
+            if args.out and args.out != common.STDIO:
+                out_path = Path(args.out)
+                count = write_file(out_path, lambda handle: write(store, handle, **options))
+                common.note(f"exported {count:,} memories to {out_path} ({args.format})")
+            else:
+                write(store, sys.stdout, **options)
     finally:
         store.close()
     return 0

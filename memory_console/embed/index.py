@@ -75,6 +75,13 @@ class VectorIndex:
         return self._dim
 
     @property
+    def scan_kernel(self) -> str:
+        """Which scan a full search runs at the present size (for an operator's --verbose)."""
+        if self._count >= self._int8_scan_from:
+            return "int8 codes (onnxruntime MatMulInteger), exact float32 rescoring"
+        return "float32 matrix product (numpy)"
+
+    @property
     def capacity(self) -> int:
         return self._matrix.shape[0]
 
