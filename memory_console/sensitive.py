@@ -40,7 +40,9 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"(?i)\b(?:password|passwd|pwd|passphrase)\b"
             rf"(?:\s+is\s+(?!{NOT_A_VALUE}(?:[\s.,;:!?]|$))|\s*[=:]\s*)"
-            r"(?P<secret>[^\s,;•]{3,})"
+            # a whole word, and not one naming which key is the password ("Password=Letta
+            # API key"): that sentence says where the password is, not what it is
+            r"(?P<secret>[^\s,;•]{3,})(?![^\s,;•])(?!\s+(?:api\s+)?(?:key|token)s?\b)"
         ),
     ),
     (
@@ -69,7 +71,9 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 # What an engineer diagnoses or a procedure prescribes (agent text is full of both): a
-# diagnosis or prescription followed within a few words by one of these is not health data.
+# diagnosis counts only as "diagnosed with" / "diagnosis of" (a bare "diagnosed the bug" or
+# "initial diagnosis" is an engineer's), and neither it nor a prescription counts when one of
+# these follows within a few words.
 TECHNICAL = (
     r"(?:bugs?|issues?|problems?|errors?|leaks?|failures?|regressions?|outages?|incidents?|"
     r"crash(?:es)?|deadlocks?|timeouts?|bottlenecks?|tests?|builds?|races?|queries|query|"
@@ -77,7 +81,8 @@ TECHNICAL = (
 )
 NOT_MEDICAL = rf"(?!(?:\s+[\w'-]+){{0,3}}?\s+{TECHNICAL}\b)"
 HEALTH_PATTERN = re.compile(
-    rf"(?i)\b(?:(?:diagnos(?:ed|is|ing)|prescri(?:bed|ption))\b{NOT_MEDICAL}|(?:allerg(?:y|ic|ies)|"
+    rf"(?i)\b(?:(?:diagnos(?:ed|is|ing)\s+(?:with|of)|prescri(?:bed|ption))\b{NOT_MEDICAL}|"
+    r"(?:allerg(?:y|ic|ies)|"
     r"diabet(?:es|ic)|asthma|depression|anxiety disorder|adhd|cancer|chemotherapy|hiv|"
     r"pregnan(?:t|cy)|medication|blood pressure|insulin|antidepressant|therapy sessions?|"
     r"epilep(?:sy|tic)|migraines?)\b)"

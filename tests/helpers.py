@@ -302,6 +302,7 @@ SECRET_TEXTS = [
     "export OPENAI_API_KEY=sk-proj-Zq81LmXw20PdKe7RtYh3",
     "Authorization: Bearer 9f8e7d6c5b4a39281706f5e4",
     "password: xk92!mqZ",
+    "Password=Gh7kLm2q (the Letta API key is kept elsewhere)",
 ]
 # ...and none of these does (near misses included).
 CLEAN_TEXTS = [
@@ -364,6 +365,9 @@ CLEAN_TEXTS = [
     "api_key=$LETTA_API_KEY in the shell profile",
     "client_secret: YOUR_CLIENT_SECRET",
     "secret_key = ********",
+    # from Letta's agent-file collection (ezra.af)
+    "    apiKey: sk-ant-...",
+    "Username=`letta`, Password=Letta API key (`sk-...`). Env var: `LETTA_API_KEY=sk-...`",
 ]
 
 # Labelled texts for the health screen: each of these tells something about a person's health...
@@ -387,7 +391,7 @@ HEALTH_TEXTS = [
     "Started an antidepressant in January.",
     "Recovering from cancer surgery.",
     "Her son is diabetic; no sweets at the party.",
-    "Was diagnosed last year and is on a new treatment plan.",
+    "Was diagnosed with celiac disease last spring.",
 ]
 # ...and none of these does (agent text that used to look like it).
 NOT_HEALTH_TEXTS = [
@@ -411,4 +415,9 @@ NOT_HEALTH_TEXTS = [
     "Keeps the dog's vet appointments in the shared calendar.",
     "Diagnosed why the deploy timed out: the health check path was wrong.",
     "The agent diagnosed two regressions in the nightly build.",
+    # from Letta's agent-file collection (void.af, ezra.af)
+    "- Diagnosed a backlog issue I was experiencing, which was the correct diagnosis.",
+    "- Status: diagnosed Mar 14, no fix yet",
+    "- GOOD: mathegeek BYOK bug diagnosis -- correctly identified the blocked credits.",
+    "- Note: Ezra hallucinated two versions during initial diagnosis.",
 ]
