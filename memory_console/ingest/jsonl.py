@@ -237,9 +237,7 @@ def import_jsonl(
         histories: list[Any] = []
         # The same bytes as the first reading (the digests must match, or nothing is kept), so
         # the secret screen, half of the time a line takes, is not run twice.
-        for number, row, history in checked_lines(
-            source, digest=inserted, screen=False, **options
-        ):
+        for number, row, history in checked_lines(source, digest=inserted, screen=False, **options):
             if refused and number in refused:
                 continue
             rows.append(row)
