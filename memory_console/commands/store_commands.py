@@ -88,6 +88,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="keep health data whose metadata.user_requested is not true; "
         "without it such a memory fails the import",
     )
+    imp.add_argument(
+        "--skip-refused",
+        action="store_true",
+        help="import the memories that pass and leave out those refused for credentials or "
+        "health data, each listed on stderr as FILE:LINE: reason (a malformed record still "
+        "imports nothing)",
+    )
     imp.set_defaults(handler=cmd_import)
 
     exp = subparsers.add_parser(
@@ -245,6 +252,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             owner=args.owner,
             policy=SecretsPolicy(args.allow_secrets, args.allow_health),
             memory_type=args.memory_type,
+            skip_refused=args.skip_refused,
         )
     except BaseException as error:
         store.close()
@@ -254,6 +262,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise
     store.close()
     seconds = time.perf_counter() - started
+    for refusal in report.refused:
+        print(refusal, file=sys.stderr)
+    for what, count in report.warnings.items():
+        print(f"memory-console: warning: {count:,} {what}", file=sys.stderr)
     if args.json:
         common.print_json(
             {
@@ -263,6 +275,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                 "first_id": min(report.ids),
                 "last_id": max(report.ids),
                 "skipped": report.skipped,
+                "refused": len(report.refused),
+                "assumed_owner": report.assumed_owner,
+                "assumed": report.assumed,
+                "warnings": report.warnings,
             }
         )
     else:
@@ -272,6 +288,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
         for why, count in report.skipped.items():
             print(f"skipped {count:,} {why}")
+        if report.refused:
+            print(f"left out {len(report.refused):,} refused memories (listed on stderr)")
+        if report.assumed_owner is not None:
+            given = "given by --owner" if args.owner else "set one with --owner"
+            print(
+                f"owner {report.assumed_owner} assumed for {report.assumed:,} memories whose "
+                f"file names none ({given})"
+            )
     return 0
 
 
