@@ -14,29 +14,22 @@ import sys
 from collections.abc import Sequence
 
 from memory_console import __version__
-from memory_console.commands import (
-    check_commands,
-    common,
-    config_commands,
-    erase_commands,
-    maintenance_commands,
-    search_commands,
-    store_commands,
-)
+from memory_console.commands import common
 from memory_console.literal import visible
 from memory_console.store.errors import StoreError, damaged, is_damage
 
-COMMAND_MODULES = (
-    store_commands,
-    erase_commands,
-    search_commands,
-    maintenance_commands,
-    check_commands,
-    config_commands,
-)
-
 
 def build_parser() -> argparse.ArgumentParser:
+    # Imported here so that `--version` answers without loading any command module.
+    from memory_console.commands import (
+        check_commands,
+        config_commands,
+        erase_commands,
+        maintenance_commands,
+        search_commands,
+        store_commands,
+    )
+
     parser = argparse.ArgumentParser(
         prog="memory-console",
         description="Inspect and administer the long-term memory of AI agents. "
@@ -54,7 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--now", help="evaluate at this ISO 8601 time instead of the clock")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMAND_MODULES:
+    for module in (
+        store_commands,
+        erase_commands,
+        search_commands,
+        maintenance_commands,
+        check_commands,
+        config_commands,
+    ):
         module.register(subparsers)
     return parser
 
@@ -87,6 +87,9 @@ def store_path(args: argparse.Namespace) -> object:
 
 def main(argv: Sequence[str] | None = None) -> int:
     tolerant_output()
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"memory-console {__version__}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

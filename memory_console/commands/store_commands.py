@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from memory_console.commands import common, render
+from memory_console.commands import common
 from memory_console.commands.common import UserError
 from memory_console.files import not_regular
 from memory_console.ingest.formats import EXPORT_FORMATS
@@ -399,6 +399,8 @@ def is_store_file(path: Path) -> bool:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from memory_console.commands import render  # numpy, via forecasts and policies
+
     common.check_range("--limit", args.limit, 1)
     store = common.open_store(args)
     try:
@@ -415,6 +417,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from memory_console.commands import render  # numpy, via forecasts and policies
+
     store = common.open_store(args)
     try:
         record = store.get(args.id) if 1 <= args.id <= common.MAX_ID else None
@@ -444,6 +448,8 @@ EDIT_FIELDS = ("title", "content", "topic", "memory_type")
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
+    from memory_console.commands import render  # numpy, via forecasts and policies
+
     fields = {name: getattr(args, name) for name in EDIT_FIELDS if getattr(args, name) is not None}
     if not fields:
         raise UserError("nothing to change: give --title, --content, --topic or --type")
@@ -518,6 +524,7 @@ def report_missing(missing: list[int], *, failed: bool) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from memory_console.commands import render  # numpy, via forecasts and policies
     from memory_console.store.stats import store_stats
 
     store = common.open_store(args)
