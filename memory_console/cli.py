@@ -16,32 +16,24 @@ import sys
 from collections.abc import Sequence
 
 from memory_console import __version__
-from memory_console.commands import (
-    check_commands,
-    common,
-    completion_commands,
-    config_commands,
-    erase_commands,
-    maintenance_commands,
-    search_commands,
-    store_commands,
-)
+from memory_console.commands import common
 from memory_console.literal import visible
 from memory_console.settings import SettingsError
 from memory_console.store.errors import StoreError, damaged, is_damage
 
-COMMAND_MODULES = (
-    store_commands,
-    erase_commands,
-    search_commands,
-    maintenance_commands,
-    check_commands,
-    config_commands,
-    completion_commands,
-)
-
 
 def build_parser() -> argparse.ArgumentParser:
+    # Imported here so that `--version` answers without loading any command module.
+    from memory_console.commands import (
+        check_commands,
+        completion_commands,
+        config_commands,
+        erase_commands,
+        maintenance_commands,
+        search_commands,
+        store_commands,
+    )
+
     parser = common.CommandParser(
         prog="memory-console",
         description="Inspect and administer the long-term memory of AI agents. "
@@ -64,7 +56,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--now", help="evaluate at this ISO 8601 time instead of the clock")
     common.add_verbosity(parser, default=logging.INFO)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMAND_MODULES:
+    for module in (
+        store_commands,
+        erase_commands,
+        search_commands,
+        maintenance_commands,
+        check_commands,
+        config_commands,
+        completion_commands,
+    ):
         module.register(subparsers)
     return parser
 
@@ -108,6 +108,9 @@ def output_closed() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     tolerant_output()
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"memory-console {__version__}")
+        return 0
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -40,7 +40,9 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"(?i)\b(?:password|passwd|pwd|passphrase)\b"
             rf"(?:\s+is\s+(?!{NOT_A_VALUE}(?:[\s.,;:!?]|$))|\s*[=:]\s*)"
-            r"(?P<secret>[^\s,;•]{3,})"
+            # a whole word, and not one naming which key is the password ("Password=Letta
+            # API key"): that sentence says where the password is, not what it is
+            r"(?P<secret>[^\s,;•]{3,})(?![^\s,;•])(?!\s+(?:api\s+)?(?:key|token)s?\b)"
         ),
     ),
     (
@@ -68,10 +70,29 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+# What an engineer diagnoses or a procedure prescribes (agent text is full of both): a
+# diagnosis counts only as "diagnosed with" / "diagnosis of" (a bare "diagnosed the bug" or
+# "initial diagnosis" is an engineer's), and neither it nor a prescription counts when one of
+# these follows within a few words.
+TECHNICAL = (
+    r"(?:bugs?|issues?|problems?|errors?|leaks?|failures?|regressions?|outages?|incidents?|"
+    r"crash(?:es)?|deadlocks?|timeouts?|bottlenecks?|tests?|builds?|races?|queries|query|"
+    r"steps?|format|order|checklists?|workflows?|process|procedures?|schema|api|code|config\w*)"
+)
+NOT_MEDICAL = rf"(?!(?:\s+[\w'-]+){{0,3}}?\s+{TECHNICAL}\b)"
 HEALTH_PATTERN = re.compile(
-    r"(?i)\b(?:diagnos(?:ed|is)|allerg(?:y|ic|ies)|diabet(?:es|ic)|asthma|depression|anxiety "
-    r"disorder|adhd|cancer|chemotherapy|hiv|pregnan(?:t|cy)|medication|prescri(?:bed|ption)|"
-    r"blood pressure|insulin|antidepressant|therapy sessions?|epilep(?:sy|tic)|migraines?)\b"
+    rf"(?i)\b(?:(?:diagnos(?:ed|is|ing)\s+(?:with|of)|prescri(?:bed|ption))\b{NOT_MEDICAL}|"
+    r"(?:allerg(?:y|ic|ies)|"
+    r"diabet(?:es|ic)|asthma|depression|anxiety disorder|adhd|cancer|chemotherapy|hiv|"
+    r"pregnan(?:t|cy)|medication|blood pressure|insulin|antidepressant|therapy sessions?|"
+    r"epilep(?:sy|tic)|migraines?)\b)"
+)
+# A documentation placeholder in a credential's place: "sk-ant-...", "<YOUR_API_KEY>",
+# "${TOKEN}", "xxxx", "your-api-key-here". It holds no secret, so it is neither refused nor masked.
+PLACEHOLDER = re.compile(
+    r"(?i)^(?:.*(?:\.\.\.|\u2026).*|<.*>|\{.*\}|\[.*\]|\$\{.*\}|(?-i:\$[A-Z_][A-Z0-9_]*)|"
+    r"(?:[a-z]{2,4}[-_])*[x*•#.]+(?:[-_][x*•#.]+)*|"
+    r"your[-_ ]\S*|\S*[-_](?:here|placeholder)|changeme|placeholder|redacted|example|dummy)$"
 )
 
 
@@ -100,6 +121,11 @@ def luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+def is_placeholder(value: str) -> bool:
+    """Whether a credential-shaped value is a documentation placeholder, not a secret."""
+    return PLACEHOLDER.match(value.strip("'\"`")) is not None
+
+
 def find_sensitive(text: str, *, health: bool = True) -> list[Finding]:
     """Every credential or identifier span (and health terms unless health=False), in order."""
     findings: list[Finding] = []
@@ -108,6 +134,8 @@ def find_sensitive(text: str, *, health: bool = True) -> list[Finding]:
             group = "secret" if "secret" in pattern.groupindex else 0
             start, end = match.span(group)
             if kind == "card number" and not luhn_ok(match.group(group)):
+                continue
+            if is_placeholder(match.group(group)):
                 continue
             if any(f.start <= start < f.end or start <= f.start < end for f in findings):
                 continue

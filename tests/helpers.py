@@ -322,6 +322,12 @@ SECRET_TEXTS = [
     "Server root password is toor1234",
     "-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo (cut short)",
     "Mastercard 5555 5555 5555 4444, expiry 03/29",
+    # real keys in the places agent files and READMEs put placeholders
+    "apiKey: sk-ant-api03-x7Yq2LmN9pQr4StUv8WzA1bC",
+    "export OPENAI_API_KEY=sk-proj-Zq81LmXw20PdKe7RtYh3",
+    "Authorization: Bearer 9f8e7d6c5b4a39281706f5e4",
+    "password: xk92!mqZ",
+    "Password=Gh7kLm2q (the Letta API key is kept elsewhere)",
 ]
 # ...and none of these does (near misses included).
 CLEAN_TEXTS = [
@@ -369,4 +375,74 @@ CLEAN_TEXTS = [
     "Imported from mem0 memory 11111111-1111-4111-8111-111111111111.",
     "Category c0000000-0000-4000-8000-000000000003 holds the work notes.",
     "Her password is not to be kept here.",
+    # documentation placeholders, as agent files and tool READMEs write them
+    "Set apiKey: sk-ant-... in the config file.",
+    "Export OPENAI_API_KEY=sk-... before running the agent.",
+    "Authorization: Bearer <YOUR_API_KEY>",
+    "api_key = <YOUR_API_KEY>",
+    "API key: your-api-key-here",
+    "api_key: xxxx",
+    "access_token = xxxxxxxxxxxxxxxx",
+    "apiKey: sk-ant-xxxxxxxxxxxxxxxxxxxx",
+    "password: <YOUR_PASSWORD>",
+    "The config reads password: ${DB_PASSWORD} from the environment.",
+    "auth_token: {{AUTH_TOKEN}}",
+    "api_key=$LETTA_API_KEY in the shell profile",
+    "client_secret: YOUR_CLIENT_SECRET",
+    "secret_key = ********",
+    # from Letta's agent-file collection (ezra.af)
+    "    apiKey: sk-ant-...",
+    "Username=`letta`, Password=Letta API key (`sk-...`). Env var: `LETTA_API_KEY=sk-...`",
+]
+
+# Labelled texts for the health screen: each of these tells something about a person's health...
+HEALTH_TEXTS = [
+    "Was diagnosed with asthma as a child.",
+    "Diagnosed with type 2 diabetes in 2021.",
+    "Allergic to penicillin.",
+    "Has a severe peanut allergy.",
+    "Takes insulin before meals.",
+    "Is on medication for high blood pressure.",
+    "Was prescribed antibiotics last week.",
+    "Has a prescription for sertraline.",
+    "Goes to weekly therapy sessions on Thursdays.",
+    "Gets migraines when she skips lunch.",
+    "Is pregnant and due in March.",
+    "Is being treated for depression.",
+    "Has an anxiety disorder and avoids crowded meetings.",
+    "Finished chemotherapy in May.",
+    "His diagnosis is epilepsy; no flashing lights in demos.",
+    "Has ADHD and prefers short written tasks.",
+    "Started an antidepressant in January.",
+    "Recovering from cancer surgery.",
+    "Her son is diabetic; no sweets at the party.",
+    "Was diagnosed with celiac disease last spring.",
+]
+# ...and none of these does (agent text that used to look like it).
+NOT_HEALTH_TEXTS = [
+    "Diagnosed a backlog issue in the sprint board.",
+    "Diagnosed the flaky test as a race condition.",
+    "Diagnosing the memory leak in the worker took two days.",
+    "Diagnosed the build failure: a missing lockfile.",
+    "The diagnosis of the outage points at the DNS cache.",
+    "Follows the prescribed release checklist.",
+    "Uses the prescribed commit message format.",
+    "The API prescribes a retry order for failed calls.",
+    "Prefers dark mode in the editor.",
+    "Is building an iron farm in the Minecraft survival world.",
+    "Decided to use PostgreSQL for the billing service.",
+    "Runs 10 km on Sundays.",
+    "Likes to cook Thai food on Fridays.",
+    "Works from the Lisbon office on Mondays.",
+    "Reads a chapter of a novel every night.",
+    "Prescription of the query plan was diagnosed as a problem by the DBA.",
+    "Has a standing one-on-one with Bob every Tuesday.",
+    "Keeps the dog's vet appointments in the shared calendar.",
+    "Diagnosed why the deploy timed out: the health check path was wrong.",
+    "The agent diagnosed two regressions in the nightly build.",
+    # from Letta's agent-file collection (void.af, ezra.af)
+    "- Diagnosed a backlog issue I was experiencing, which was the correct diagnosis.",
+    "- Status: diagnosed Mar 14, no fix yet",
+    "- GOOD: mathegeek BYOK bug diagnosis -- correctly identified the blocked credits.",
+    "- Note: Ezra hallucinated two versions during initial diagnosis.",
 ]

@@ -86,27 +86,6 @@ def test_default_manifest_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
         read_manifest()
 
 
-def test_installed_wheel_finds_the_bundle_under_sys_prefix(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    import memory_console
-
-    monkeypatch.delenv(MANIFEST_ENV, raising=False)
-    # A wheel puts the package in site-packages, with no models/ beside it ...
-    package = tmp_path / "site-packages" / "memory_console"
-    package.mkdir(parents=True)
-    monkeypatch.setattr(memory_console, "__file__", str(package / "__init__.py"))
-    monkeypatch.setattr(sys, "prefix", str(tmp_path / "prefix"))
-    assert default_manifest_path() == tmp_path / "site-packages" / "models" / "manifest.json"
-    # ... and the bundle under sys.prefix (pyproject.toml's data-files).
-    bundle = tmp_path / "prefix" / "share" / "memory-console" / "models"
-    bundle.mkdir(parents=True)
-    shutil.copy(BUNDLED_MANIFEST, bundle / "manifest.json")
-    shutil.copy(REPOSITORY / "models" / "tokenizer.json", bundle / "tokenizer.json")
-    assert default_manifest_path() == bundle / "manifest.json"
-    verify_manifest(read_manifest())
-
-
 def test_wrong_onnx_sha256_names_file_hashes_and_fix(tmp_path: Path) -> None:
     data = manifest_data()
     data["files"]["onnx"]["sha256"] = "0" * 64

@@ -279,11 +279,12 @@ def test_letta_agent_file_blocks_become_protected_memories(store: Store, tmp_pat
         "project": "coding-buddy",
     }
     human = blocks["human"]
-    assert (human.topic, human.external_id, human.title) == (
+    assert (human.topic, human.metadata["letta"]["id"], human.title) == (
         "user_info",
         "block-0",
         "human: The user's name is Sam.",
     )
+    assert human.external_id is not None and human.external_id.startswith("letta-block-")
     assert human.metadata["letta"]["limit"] == 5000 and blocks["persona"].metadata["version"] == 2
     assert human.created_at == parse_iso("2025-08-12T15:30:00+00:00")
     reimported(store, tmp_path)
@@ -308,12 +309,12 @@ def test_mcp_observations_live_under_their_entity_topic(store: Store, tmp_path: 
     found = records(store)
     topics = {content: r.topic for content, r in found.items()}
     assert topics["Lives in Porto"] == topics["Drinks green tea"] == "user_info"
-    assert topics["Colleague on the data team"] == "contacts"
-    assert topics["Deadline is the end of Q3"] == "projects"
+    assert topics["Maria Lopez: Colleague on the data team"] == "contacts"
+    assert topics["Atlas: Deadline is the end of Q3"] == "projects"
     assert topics["Maria Lopez leads Atlas"] == "contacts"
     relation = found["default_user works with Maria Lopez"]
     assert relation.metadata["mcp"]["relation"]["relationType"] == "works_with"
-    colleague = found["Colleague on the data team"]
+    colleague = found["Maria Lopez: Colleague on the data team"]
     assert colleague.title == "Maria Lopez: Colleague on the data team"
     assert (
         colleague.keywords[0] == "Maria Lopez"
@@ -421,7 +422,10 @@ def test_cli_imports_every_sample_and_exports_mem0(
         report = json.loads(out)
         counts[report["format"]] = counts.get(report["format"], 0) + report["imported"]
     assert counts == {"mem0": 3, "openmemory": 4, "letta": 6, "mcp": 10}
-    code, out, _ = run(capsys, "import", str(SAMPLES / "mcp_memory.jsonl"), "--db", str(db_path))
+    mcp = ("import", str(SAMPLES / "mcp_memory.jsonl"), "--db", str(db_path))
+    code, _, err = run(capsys, *mcp)
+    assert code == 1 and "was imported before" in err  # the same graph is not added twice
+    code, out, _ = run(capsys, *mcp, "--new-ids")
     assert code == 0 and "(mcp)" in out and "skipped 1 repeated observations" in out
     out_path = tmp_path / "mem0-out.jsonl"
     code, _, err = run(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_console.sensitive import MASK, find_sensitive, mask
-from tests.helpers import CLEAN_TEXTS, SECRET_TEXTS
+from memory_console.sensitive import MASK, find_sensitive, has_health_data, mask
+from tests.helpers import CLEAN_TEXTS, HEALTH_TEXTS, NOT_HEALTH_TEXTS, SECRET_TEXTS
 
 
 def test_labelled_set_precision_and_recall() -> None:
@@ -20,6 +20,21 @@ def test_labelled_set_precision_and_recall() -> None:
         f"({len(SECRET_TEXTS)} positive, {len(CLEAN_TEXTS)} negative examples)"
     )
     missed = sorted(set(SECRET_TEXTS) - set(found_positive))
+    assert recall >= 0.95, f"missed: {missed}"
+    assert precision >= 0.95, f"false alarms: {found_negative}"
+
+
+def test_health_labelled_set_precision_and_recall() -> None:
+    found_positive = [text for text in HEALTH_TEXTS if has_health_data(text)]
+    found_negative = [text for text in NOT_HEALTH_TEXTS if has_health_data(text)]
+    true_positive, false_positive = len(found_positive), len(found_negative)
+    precision = true_positive / max(1, true_positive + false_positive)
+    recall = true_positive / len(HEALTH_TEXTS)
+    print(
+        f"\nhealth screen: precision {precision:.3f}, recall {recall:.3f} "
+        f"({len(HEALTH_TEXTS)} positive, {len(NOT_HEALTH_TEXTS)} negative examples)"
+    )
+    missed = sorted(set(HEALTH_TEXTS) - set(found_positive))
     assert recall >= 0.95, f"missed: {missed}"
     assert precision >= 0.95, f"false alarms: {found_negative}"
 

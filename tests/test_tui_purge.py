@@ -44,7 +44,7 @@ async def test_purge_two_selected_memories(demo_store: Store) -> None:
         await settle(pilot)
         said = dialog_text(app)
         assert "Purge 2 memories for good?" in said
-        assert ".purged-" in said and "u cannot undo a purge" in said
+        assert ".purged-" in said and "Undo (u) cannot take a purge back" in said
         assert "memory-console import FILE --allow-secrets --allow-health" in said
         await pilot.press("escape")
         await settle(pilot)

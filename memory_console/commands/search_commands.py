@@ -7,7 +7,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from memory_console.commands import common, render
+from memory_console.commands import common
 from memory_console.commands.common import UserError
 from memory_console.embed.hits import SEARCH_MODES
 from memory_console.store.vocab import TIERS
@@ -96,6 +96,7 @@ def no_embeddings(store: Store, model_id: str) -> str:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from memory_console.commands import render  # numpy, via forecasts and policies
     from memory_console.embed.search import SearchEngine
     from memory_console.store import MemoryFilter
 

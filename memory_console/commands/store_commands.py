@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from memory_console.commands import common, render
+from memory_console.commands import common
 from memory_console.commands.common import UserError
 from memory_console.files import not_regular
 from memory_console.ingest.formats import EXPORT_FORMATS
@@ -94,6 +94,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="keep health data whose metadata.user_requested is not true; "
         "without it such a memory fails the import",
+    )
+    imp.add_argument(
+        "--skip-refused",
+        action="store_true",
+        help="import the memories that pass and leave out those refused for credentials or "
+        "health data, each listed on stderr as FILE:LINE: reason (a malformed record still "
+        "imports nothing)",
     )
     imp.set_defaults(handler=cmd_import)
 
@@ -281,6 +288,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                     owner=args.owner,
                     policy=SecretsPolicy(args.allow_secrets, args.allow_health),
                     memory_type=args.memory_type,
+                    skip_refused=args.skip_refused,
                 )
         except BaseException as error:
             store.close()
@@ -292,6 +300,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         store.close()
     shown = "standard input" if args.file == common.STDIO else report.path
     seconds = time.perf_counter() - started
+    for refusal in report.refused:
+        print(str(refusal).replace(str(source), str(args.file)), file=sys.stderr)
+    for what, count in report.warnings.items():
+        print(f"memory-console: warning: {count:,} {what}", file=sys.stderr)
     if args.json:
         common.print_json(
             {
@@ -301,6 +313,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                 "first_id": min(report.ids),
                 "last_id": max(report.ids),
                 "skipped": report.skipped,
+                "refused": len(report.refused),
+                "assumed_owner": report.assumed_owner,
+                "assumed": report.assumed,
+                "warnings": report.warnings,
             }
         )
     else:
@@ -310,6 +326,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
         for why, count in report.skipped.items():
             print(f"skipped {count:,} {why}")
+        if report.refused:
+            print(f"left out {len(report.refused):,} refused memories (listed on stderr)")
+        if report.assumed_owner is not None:
+            given = "given by --owner" if args.owner else "set one with --owner"
+            print(
+                f"owner {report.assumed_owner} assumed for {report.assumed:,} memories whose "
+                f"file names none ({given})"
+            )
     return 0
 
 
@@ -429,6 +453,8 @@ def is_store_file(path: Path) -> bool:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from memory_console.commands import render  # numpy, via forecasts and policies
+
     common.check_range("--limit", args.limit, 1)
     store = common.open_store(args)
     try:
@@ -445,6 +471,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from memory_console.commands import render  # numpy, via forecasts and policies
+
     store = common.open_store(args)
     try:
         record = store.get(args.id) if 1 <= args.id <= common.MAX_ID else None
@@ -474,6 +502,8 @@ EDIT_FIELDS = ("title", "content", "topic", "memory_type")
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
+    from memory_console.commands import render  # numpy, via forecasts and policies
+
     fields = {name: getattr(args, name) for name in EDIT_FIELDS if getattr(args, name) is not None}
     if not fields:
         raise UserError("nothing to change: give --title, --content, --topic or --type")
@@ -548,6 +578,7 @@ def report_missing(missing: list[int], *, failed: bool) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from memory_console.commands import render  # numpy, via forecasts and policies
     from memory_console.store.stats import store_stats
 
     store = common.open_store(args)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import importlib.resources
 import json
 import os
-import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from memory_console.embed.graph import Rewrite
 
 MANIFEST_ENV = "MEMORY_CONSOLE_MODEL_MANIFEST"
+# The package the model bundle installs as (pyproject.toml maps it onto models/).
+BUNDLE_PACKAGE = "memory_console.models"
 POOLINGS = ("mean", "cls")
 INPUT_ROLES = ("input_ids", "attention_mask", "token_type_ids")
 _ONNX_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
@@ -40,15 +42,21 @@ class ModelError(Exception):
 
 
 def default_manifest_path() -> Path:
-    """The manifest named by MEMORY_CONSOLE_MODEL_MANIFEST, else the repository's models/
-    (a source checkout or an editable install), else the copy a wheel installs under
-    sys.prefix/share/memory-console/models."""
+    """The manifest named by MEMORY_CONSOLE_MODEL_MANIFEST, else the bundle installed as the
+    package memory_console.models (every install layout, editable included), else the models/
+    folder of a source checkout run without installing."""
     configured = os.environ.get(MANIFEST_ENV, "").strip()
     if configured:
         return Path(configured).expanduser()
-    repository = Path(memory_console.__file__).parent.parent / "models" / "manifest.json"
-    installed = Path(sys.prefix) / "share" / "memory-console" / "models" / "manifest.json"
-    return installed if not repository.is_file() and installed.is_file() else repository
+    try:
+        bundle = importlib.resources.files(BUNDLE_PACKAGE)
+    except ModuleNotFoundError:
+        bundle = None
+    # A wheel's files are on disk under every layout pip, pipx and uv install to; the
+    # tokenizer is opened by path, so a bundle inside a zip archive is not used.
+    if isinstance(bundle, Path) and (bundle / "manifest.json").is_file():
+        return bundle / "manifest.json"
+    return Path(memory_console.__file__).parent.parent / "models" / "manifest.json"
 
 
 @dataclass(frozen=True)

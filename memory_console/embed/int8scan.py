@@ -95,18 +95,50 @@ def _scan_session() -> Any:
 
 
 def _scan_model() -> bytes:
-    from onnx import TensorProto, helper
-
-    graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["codes", "query", "zero"], ["scores"])],
-        "int8_scan",
-        [
-            helper.make_tensor_value_info("codes", TensorProto.UINT8, ["rows", "dim"]),
-            helper.make_tensor_value_info("query", TensorProto.INT8, ["dim", 1]),
-            helper.make_tensor_value_info("zero", TensorProto.UINT8, []),
-        ],
-        [helper.make_tensor_value_info("scores", TensorProto.INT32, ["rows", 1])],
+    """The ONNX model of one MatMulInteger, written as protobuf wire bytes here so that a search
+    needs no onnx package (tests compare it with onnx.helper's serialization)."""
+    uint8, int8, int32 = 2, 3, 6  # onnx TensorProto.DataType
+    node = _strings(1, "codes", "query", "zero") + _strings(2, "scores")  # inputs, output
+    node += _strings(4, "MatMulInteger")  # NodeProto.op_type
+    graph = (
+        _message(1, node)
+        + _strings(2, "int8_scan")  # GraphProto.name
+        + _tensor_info(11, "codes", uint8, ["rows", "dim"])
+        + _tensor_info(11, "query", int8, ["dim", 1])
+        + _tensor_info(11, "zero", uint8, [])
+        + _tensor_info(12, "scores", int32, ["rows", 1])
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return bytes(model.SerializeToString())
+    opset = _message(8, _strings(1, "") + _varint_field(2, 13))  # default domain, version 13
+    return _varint_field(1, 8) + _message(7, graph) + opset  # ModelProto: ir_version 8
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _varint_field(field: int, value: int) -> bytes:
+    return _varint(field << 3) + _varint(value)
+
+
+def _message(field: int, payload: bytes) -> bytes:
+    """A length-delimited field (a string or an embedded message)."""
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _strings(field: int, *values: str) -> bytes:
+    return b"".join(_message(field, value.encode()) for value in values)
+
+
+def _tensor_info(field: int, name: str, elem_type: int, shape: list[str | int]) -> bytes:
+    """A ValueInfoProto: name, then TypeProto.tensor_type with elem_type and shape."""
+    dims = b"".join(
+        _message(1, _varint_field(1, dim) if isinstance(dim, int) else _strings(2, dim))
+        for dim in shape
+    )
+    tensor = _varint_field(1, elem_type) + _message(2, dims)
+    return _message(field, _strings(1, name) + _message(2, _message(1, tensor)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -44,6 +44,7 @@ class ImportReport:
     path: Path
     imported: int
     ids: list[int]
+    refused: list[str] = field(default_factory=list)  # `FILE:LINE: reason` of each left out
 
 
 def export_jsonl(
@@ -140,12 +141,14 @@ def checked_lines(
     digest: hashlib._Hash | None = None,
     screen: bool = True,
     memory_type: str | None = None,
+    refused: dict[int, str] | None = None,
 ) -> Iterator[Checked]:
     """(line number, checked row, history) of every memory in the file, one line at a time;
     the first bad line raises ImportFileError `FILE:LINE: reason`. A line holding a credential,
     or health data nobody asked to keep, is a bad line unless the policy allows it (not
-    looked for again with `screen` off: a reading of bytes already screened). A line without
-    a memory_type takes `memory_type`, else the type its content is classified as."""
+    looked for again with `screen` off: a reading of bytes already screened). With `refused`,
+    such a line is not an error: its number and reason go there and it is not yielded. A line
+    without a memory_type takes `memory_type`, else the type its content is classified as."""
     policy = SecretsPolicy() if policy is None else policy
     for number, text in read_lines(path, digest):
         where = f"{path}:{number}"
@@ -166,9 +169,12 @@ def checked_lines(
                 row["id"] = ident
         except ValidationError as error:
             raise ImportFileError(f"{where}: {error}") from error
-        refused = import_refusal(row, history, policy) if screen else None
-        if refused is not None:
-            raise ImportFileError(f"{where}: {refused}")
+        reason = import_refusal(row, history, policy) if screen else None
+        if reason is not None:
+            if refused is None:
+                raise ImportFileError(f"{where}: {reason}")
+            refused[number] = reason
+            continue
         yield number, row, history
 
 
@@ -180,12 +186,14 @@ def import_jsonl(
     keep_ids: bool = True,
     policy: SecretsPolicy | None = None,
     memory_type: str | None = None,
+    skip_refused: bool = False,
 ) -> ImportReport:
     """Check every line, keeping only the ids, then read the file again and insert every
     memory in one transaction, a batch at a time, or nothing. Memory stays bounded by a
     line and a batch, whatever the file's size. A file that changes between the two
     readings is refused (its bytes are hashed both times). memory_type: for lines that give
-    none (else each is classified by its content)."""
+    none (else each is classified by its content). skip_refused: lines the secrets policy
+    refuses are left out (and listed in the report) instead of failing the import."""
     source = Path(path)
     moment = now_ts() if now is None else now
     options: dict[str, Any] = {
@@ -196,8 +204,9 @@ def import_jsonl(
     }
     checked = hashlib.sha256()
     lines: dict[int, int] = {}  # the file's ids and the line each is on
+    refused: dict[int, str] | None = {} if skip_refused else None
     found = 0
-    for number, row, _ in checked_lines(source, digest=checked, **options):
+    for number, row, _ in checked_lines(source, digest=checked, refused=refused, **options):
         found += 1
         ident = row.get("id")
         if ident is not None:
@@ -206,6 +215,11 @@ def import_jsonl(
                     f"{source}:{number}: duplicate id {ident} (first on line {lines[ident]})"
                 )
             lines[ident] = number
+    if not found and refused:
+        number, reason = next(iter(refused.items()))
+        raise ImportFileError(
+            f"{source}: all {len(refused):,} memories were refused: {source}:{number}: {reason}"
+        )
     if not found:
         raise ImportFileError(f"{source}: no memories in the file")
     if lines:
@@ -223,7 +237,9 @@ def import_jsonl(
         histories: list[Any] = []
         # The same bytes as the first reading (the digests must match, or nothing is kept), so
         # the secret screen, half of the time a line takes, is not run twice.
-        for _, row, history in checked_lines(source, digest=inserted, screen=False, **options):
+        for number, row, history in checked_lines(source, digest=inserted, screen=False, **options):
+            if refused and number in refused:
+                continue
             rows.append(row)
             histories.append(history)
             if len(rows) == BATCH_ROWS:
@@ -235,4 +251,5 @@ def import_jsonl(
             yield rows, histories
 
     ids = store.insert_batches(batches(), moment)
-    return ImportReport(source, len(ids), ids)
+    left_out = [f"{source}:{number}: {reason}" for number, reason in (refused or {}).items()]
+    return ImportReport(source, len(ids), ids, left_out)

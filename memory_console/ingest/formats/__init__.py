@@ -22,12 +22,20 @@ Reader = Callable[..., "Parsed"]
 
 @dataclass(frozen=True, slots=True)
 class FormatReport:
-    """What an import did: the format read, the new ids, and what was left out and why."""
+    """What an import did: the format read, the new ids, what was left out and why.
+
+    refused: `WHERE: reason` of each memory the secrets policy refused (with skip_refused).
+    assumed_owner: the owner given to the `assumed` memories whose file names none.
+    warnings: what was guessed, by how many memories (e.g. a missing created_at)."""
 
     path: Path
     format: str
     ids: list[int]
     skipped: dict[str, int] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+    assumed_owner: str | None = None
+    assumed: int = 0
+    warnings: dict[str, int] = field(default_factory=dict)
 
     @property
     def imported(self) -> int:
@@ -59,6 +67,7 @@ def import_file(
     owner: str | None = None,
     policy: SecretsPolicy | None = None,
     memory_type: str | None = None,
+    skip_refused: bool = False,
 ) -> FormatReport:
     """Read and check the whole file, then insert every memory (and its history) in one
     transaction, or nothing. Errors name FILE:LINE or FILE:path and the reason.
@@ -67,7 +76,9 @@ def import_file(
     id was imported before. Without it, both add the file's memories as new ones.
     owner: for memories whose file names no owner (else "default").
     policy: a memory holding a credential, or health data whose metadata.user_requested is not
-    true, fails the whole import unless the policy allows it (default: it does not).
+    true, fails the whole import unless the policy allows it (default: it does not); with
+    skip_refused such memories are left out instead (report.refused says which and why). A
+    malformed record still fails the whole import.
     memory_type: for memories whose file gives none; without it they are classified by their
     content, as remember() does (each format's docstring says which of its memories are typed)."""
     from memory_console.ingest.formats.common import check_new_external_ids, fail
@@ -84,25 +95,48 @@ def import_file(
     name = detect_format(source) if file_format == "auto" else file_format
     if name == "jsonl":
         report = import_jsonl(
-            store, source, now=moment, keep_ids=keep_ids, policy=policy, memory_type=memory_type
+            store,
+            source,
+            now=moment,
+            keep_ids=keep_ids,
+            policy=policy,
+            memory_type=memory_type,
+            skip_refused=skip_refused,
         )
-        return FormatReport(source, name, report.ids)
+        return FormatReport(source, name, report.ids, refused=report.refused)
     parsed = reader(name)(source, now=moment, owner=owner)
     if memory_type is not None:
         check_field("memory_type", memory_type)
         for entry in parsed.entries:
             if not entry.typed:
                 entry.row["memory_type"] = memory_type
+    kept, refusals = [], []
     for entry in parsed.entries:
         refused = import_refusal(entry.row, entry.history, policy or SecretsPolicy())
-        if refused is not None:
+        if refused is None:
+            kept.append(entry)
+        elif skip_refused:
+            refusals.append(f"{entry.where}: {refused}")
+        else:
             raise fail(entry.where, refused)
+    if not kept:
+        raise fail(str(source), f"all {len(refusals):,} memories were refused: {refusals[0]}")
     if keep_ids:
-        check_new_external_ids(store, parsed.entries)
-    histories = [entry.history for entry in parsed.entries]
+        check_new_external_ids(store, kept)
+    histories = [entry.history for entry in kept]
     ids = store.insert_rows(
-        [entry.row for entry in parsed.entries],
+        [entry.row for entry in kept],
         moment,
         histories=histories if any(histories) else None,
     )
-    return FormatReport(source, name, ids, dict(parsed.skipped))
+    assumed = sum(entry.owner_assumed for entry in kept)
+    return FormatReport(
+        source,
+        name,
+        ids,
+        dict(parsed.skipped),
+        refusals,
+        (owner or "default") if assumed else None,
+        assumed,
+        dict(parsed.warnings),
+    )

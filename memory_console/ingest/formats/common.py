@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,21 +28,26 @@ from memory_console.store.errors import ValidationError
 from memory_console.store.validate import check_time, complete_memory
 
 Event = tuple[Any, ...]  # (at, actor, kind, before JSON, after JSON, run_id, query, scores JSON)
+# The namespace of the ids derived for memories whose file gives none that is unique.
+DERIVED_IDS = uuid.UUID("0f3a9d52-6c1e-4b7a-8e21-6d656d6f7279")
+UUID_IN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 
 @dataclass(slots=True)
 class Entry:
     """One memory read from a file: where it was, its checked row and its history, if any.
 
-    unique_id: the file's id is globally unique (a UUID), so a second import of the same
-    memory can be recognised by its external_id. typed: the file gave its memory_type (else
-    it was classified, and import's --type replaces it)."""
+    unique_id: the external_id is globally unique (the file's UUID, or one derived from what
+    the memory is), so a second import of the same memory can be recognised by it. typed: the
+    file gave its memory_type (else it was classified, and import's --type replaces it).
+    owner_assumed: the file names no owner, so the memory took import's --owner (or default)."""
 
     where: str
     row: dict[str, Any]
     history: list[Event] | None = None
     unique_id: bool = False
     typed: bool = False
+    owner_assumed: bool = False
 
 
 @dataclass(slots=True)
@@ -49,9 +56,26 @@ class Parsed:
 
     entries: list[Entry] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
+    warnings: dict[str, int] = field(default_factory=dict)
 
     def skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
+
+    def warn(self, what: str) -> None:
+        """Count memories imported with something guessed (the summary says what)."""
+        self.warnings[what] = self.warnings.get(what, 0) + 1
+
+
+def derived_id(kind: str, *parts: str) -> str:
+    """A stable id for a memory whose file has no globally unique one: `KIND-UUID`, the UUID
+    derived from what the memory is (owner, subject, text), so the same file imported again
+    gives the same ids and is recognised, as a mem0 or OpenMemory file is by its UUIDs."""
+    return f"{kind}-{uuid.uuid5(DERIVED_IDS, chr(31).join((kind, *parts)))}"
+
+
+def holds_uuid(ident: str | None) -> bool:
+    """Whether an id carries a UUID (Letta's `block-<uuid>`, mem0's bare UUIDs)."""
+    return ident is not None and UUID_IN.search(ident) is not None
 
 
 def fail(where: str, reason: str) -> ImportFileError:

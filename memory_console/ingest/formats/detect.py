@@ -25,7 +25,7 @@ def detect_format(path: Path) -> str:
     if not path.is_file():
         raise ImportFileError(f"{path}: not a regular file")
     if zipfile.is_zipfile(path):
-        return "openmemory"
+        return zip_format(path)
     if path.suffix == ".af":
         return "letta"
     if is_document(path, DOCUMENT_KEYS):
@@ -55,6 +55,24 @@ def detect_format(path: Path) -> str:
         raise ImportFileError(f"{path}: lines look like different formats: {kinds}; {HINT}")
     # No line in a peer format: our own JSONL, whose reader says what is wrong and where.
     return next(iter(found), "jsonl")
+
+
+def zip_format(path: Path) -> str:
+    """letta for Letta's archival export (`AGENT_ID_memories.json` members), else openmemory
+    (whose reader says what an OpenMemory export zip lacks)."""
+    from memory_console.ingest.formats.letta import ARCHIVAL_MEMBER
+    from memory_console.ingest.formats.openmemory import LOGICAL, MANIFEST
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [name.rsplit("/", 1)[-1] for name in archive.namelist()]
+    except (zipfile.BadZipFile, OSError):
+        return "openmemory"  # its reader says why the zip cannot be read
+    if MANIFEST in names or LOGICAL in names:
+        return "openmemory"
+    if any(name.endswith(ARCHIVAL_MEMBER) for name in names):
+        return "letta"
+    return "openmemory"
 
 
 def one_line(path: Path) -> bool:

@@ -1,18 +1,25 @@
-"""Letta agent files (.af) and archival passages: import.
+"""Letta agent files (.af), archival passages and archival export zips: import.
 
-An agent file's memory blocks become protected semantic memories in the working tier (they
+An agent file that is JSON-encoded twice (a JSON string holding the agent file, as some of
+Letta's own are) is decoded once more, as Letta's importer does, when the string holds an
+object. An agent file's memory blocks become protected semantic memories in the working tier (they
 are the agent's always-in-context core memory): value -> content, id -> external_id, label,
 limit, description and read_only kept in metadata.letta, the block's own metadata merged into
 ours; the owner is the name of the agent whose block_ids (or inline memory_blocks) hold the
-block. Blocks with an empty value are skipped (nothing to remember). Archival passages (a
-JSON list or JSONL of {id, text, metadata, tags, created_at}, as Letta's API lists them) become
-long-term memories whose type is classified by their text as remember() does (archival memory
-holds events as well as facts; import's --type sets one instead): tags -> keywords, agent_id
-kept; embeddings are dropped.
+block (a block no agent holds takes import's --owner, and the summary says so). Block ids in
+agent files are file-local ("block-0"): the external_id is derived from the owner, label and
+value instead, so importing the same file again is recognised. Blocks with an empty value are
+skipped (nothing to remember). Archival passages (a JSON list or JSONL of {id, text, metadata,
+tags, created_at}, as Letta's API lists them, or a zip of `AGENT_memories.json` lists as the
+letta-archival-export page writes) become long-term memories whose type is classified by
+their text as remember() does (archival memory holds events as well as facts; import's --type
+sets one instead): tags -> keywords; the owner is the agent (agent_id, or the agent named by
+the zip member), else import's --owner; embeddings are dropped.
 """
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +28,11 @@ from memory_console.ingest.formats.common import (
     Parsed,
     check_unique_ids,
     checked_row,
+    decode_json,
+    derived_id,
     fail,
+    first_lines,
+    holds_uuid,
     id_field,
     is_document,
     json_lines,
@@ -31,6 +42,7 @@ from memory_console.ingest.formats.common import (
     text_field,
     time_of,
 )
+from memory_console.ingest.reading import MAX_DOCUMENT_BYTES, ImportFileError, too_large
 from memory_console.ingest.remember import extract_keywords, infer_topic, make_title
 
 NAME = "letta"
@@ -38,16 +50,19 @@ BLOCK_FIELDS = ("label", "limit", "description", "read_only", "template_name", "
 LABEL_TOPICS = {"human": "user_info", "persona": "general"}
 DROPPED = ("embedding",)  # vectors of another model: we embed our own
 AGENT_FILE_KEYS = ("agents", "blocks", "core_memory")
+ARCHIVAL_MEMBER = "_memories.json"  # letta-archival-export: `AGENT_ID_memories.json` in a zip
 
 
 def parse(path: Path, *, now: float, owner: str | None = None) -> Parsed:
-    """Every block of an agent file, or every passage of a passages file, checked."""
+    """Every block of an agent file, or every passage of a passages file or zip, checked."""
     parsed = Parsed()
-    if not is_document(path, (*AGENT_FILE_KEYS, "passages")):
+    if zipfile.is_zipfile(path):
+        return parse_archival_zip(path, now=now, owner=owner)
+    if not is_document(path, (*AGENT_FILE_KEYS, "passages")) and not encoded_twice(path):
         for where, item in json_lines(path):
             parsed.entries.append(passage_entry(item, where, now, owner, {}))
         return finish(parsed, str(path))
-    document = load_json(path)
+    document = decoded_again(load_json(path), str(path))
     label = str(path)
     if isinstance(document, list):
         for index, item in enumerate(document):
@@ -64,6 +79,54 @@ def parse(path: Path, *, now: float, owner: str | None = None) -> Parsed:
         where = f"{label}:passages[{index}]"
         parsed.entries.append(passage_entry(item, where, now, owner, agents))
     return finish(parsed, label)
+
+
+def encoded_twice(path: Path) -> bool:
+    """Whether the file opens a JSON string (an agent file JSON-encoded twice)."""
+    lines = first_lines(path, 1)
+    return bool(lines) and lines[0].lstrip()[:1] == b'"'
+
+
+def decoded_again(document: Any, label: str) -> Any:
+    """A JSON string holding a JSON object, decoded once more (as Letta's importer does);
+    anything else as it is."""
+    if not isinstance(document, str):
+        return document
+    try:
+        inner = decode_json(document, label)
+    except ImportFileError:
+        return document
+    return inner if isinstance(inner, dict) else document
+
+
+def parse_archival_zip(path: Path, *, now: float, owner: str | None) -> Parsed:
+    """Each `AGENT_memories.json` member (a JSON list of passages) of an archival export zip;
+    the member names the agent whose passages they are."""
+    parsed = Parsed()
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise fail(str(path), f"not a readable zip file ({error})") from error
+    with archive:
+        members = [i for i in archive.infolist() if i.filename.endswith(ARCHIVAL_MEMBER)]
+        if not members:
+            raise fail(str(path), f"no *{ARCHIVAL_MEMBER} member in the zip")
+        for info in members:
+            label = f"{path}:{info.filename}"
+            if info.file_size > MAX_DOCUMENT_BYTES:
+                raise fail(label, too_large())
+            try:
+                data = archive.read(info)
+            except (zipfile.BadZipFile, OSError, EOFError) as error:
+                raise fail(label, f"cannot read ({error})") from error
+            passages = decode_json(data, label)
+            if not isinstance(passages, list):
+                raise fail(label, f"expected a list of passages, not {type(passages).__name__}")
+            agent = info.filename.rsplit("/", 1)[-1][: -len(ARCHIVAL_MEMBER)] or None
+            for index, item in enumerate(passages):
+                where = f"{label}[{index}]"
+                parsed.entries.append(passage_entry(item, where, now, owner, {}, member=agent))
+    return finish(parsed, str(path))
 
 
 def finish(parsed: Parsed, where: str) -> Parsed:
@@ -135,6 +198,8 @@ def read_blocks(
         if names is None:
             names = holders.get(str(block.get("id")), [])
         entry = block_entry(block, where, now, names[0] if names else owner, names, created)
+        if entry is not None:
+            entry.owner_assumed = not names
         if entry is None:
             parsed.skip("memory blocks with an empty value")
         else:
@@ -160,6 +225,10 @@ def block_entry(
     letta.update({name: block[name] for name in BLOCK_FIELDS if name in block})
     letta["read_only"] = read_only
     external_id = id_field(block, "id", where)
+    if not holds_uuid(external_id):  # a file-local id ("block-0"): one from what the block is
+        external_id = derived_id("letta-block", owner or "default", block_label, value)
+    if block.get("id") is not None:
+        letta["id"] = block["id"]  # the file's own id, kept where it can be read
     row: dict[str, Any] = {
         "content": value,
         "title": f"{block_label}: {make_title(value)}",
@@ -176,12 +245,17 @@ def block_entry(
     if owner:
         row["owner"] = owner
     row = {k: v for k, v in row.items() if v is not None}
-    # Block ids in agent files are file-local ("block-0"): not checked across imports.
-    return Entry(where, checked_row(row, now, where), unique_id=False, typed=True)
+    return Entry(where, checked_row(row, now, where), unique_id=True, typed=True)
 
 
 def passage_entry(
-    item: Any, where: str, now: float, owner: str | None, agents: dict[str, str]
+    item: Any,
+    where: str,
+    now: float,
+    owner: str | None,
+    agents: dict[str, str],
+    *,
+    member: str | None = None,
 ) -> Entry:
     passage = require_object(item, where)
     text = text_field(passage, "text", where)
@@ -193,9 +267,13 @@ def passage_entry(
     letta = {"kind": "passage", **{k: v for k, v in passage.items() if k not in known}}
     agent_id = passage.get("agent_id")
     agent = agents.get(str(agent_id)) or (agent_id if isinstance(agent_id, str) else None)
+    agent = agent or member
+    external_id = id_field(passage, "id", where) or derived_id(
+        "letta-passage", agent or owner or "default", text
+    )
     row: dict[str, Any] = {
         "content": text,
-        "external_id": id_field(passage, "id", where),
+        "external_id": external_id,
         "keywords": extract_keywords(text, first=tags),
         "tier": "long_term",
         "status": "archived" if passage.get("is_deleted") is True else "active",
@@ -205,8 +283,4 @@ def passage_entry(
         "owner": agent or owner,
     }
     row = {k: v for k, v in row.items() if v is not None}
-    return Entry(
-        where,
-        checked_row(row, now, where),
-        unique_id=row.get("external_id") is not None,
-    )
+    return Entry(where, checked_row(row, now, where), unique_id=True, owner_assumed=agent is None)

@@ -3,11 +3,15 @@
 Lines are {"type": "entity", "name", "entityType", "observations": [...]} or {"type": "relation",
 "from", "to", "relationType"}. Each observation is one memory under its entity's topic: the topic
 its entityType names (person -> contacts, the user's own entity -> user_info, project -> projects,
-...), else the one its observations suggest. Titles read "Entity: observation", keywords start with
-the entity's name, and metadata.mcp keeps the entity and its type; memory_type is classified by the
-observation's text as remember() does (import's --type sets one instead). Each relation is a memory
-too ("Alice works at Acme Corp") under the topic of its `from` entity. The format has no ids or
-times: memories are created now.
+...), else the one its observations suggest. An observation is about its entity, so its content
+names it ("John_Smith: Speaks fluent Spanish"; the user's own entity's observations are the
+user's, and stay as written); keywords start with the entity's name, and metadata.mcp keeps the
+entity and its types (a repeated entity line adds its type and observations). memory_type is
+classified by the observation's text as remember() does (import's --type sets one instead). Each
+relation is a memory too ("Alice works at Acme Corp") under the topic of its `from` entity. The
+format has no owners, ids or times: memories take import's --owner (the summary says which),
+external ids derived from the owner and what each memory says (so a second import of the same
+graph is recognised), and are created now.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from memory_console.ingest.formats.common import (
     Entry,
     Parsed,
     checked_row,
+    derived_id,
     fail,
     json_lines,
     require_object,
@@ -51,17 +56,22 @@ ENTITY_TOPICS = {
 @dataclass(slots=True)
 class Entity:
     name: str
-    entity_type: str
+    entity_types: list[str]
     where: str
     observations: list[tuple[str, str]] = field(default_factory=list)  # (where, text)
 
     @property
+    def is_user(self) -> bool:
+        return self.name.lower() in USER_ENTITIES
+
+    @property
     def topic(self) -> str:
-        if self.name.lower() in USER_ENTITIES:
+        if self.is_user:
             return "user_info"
-        by_type = ENTITY_TOPICS.get(self.entity_type.strip().lower())
-        if by_type is not None:
-            return by_type
+        for entity_type in self.entity_types:
+            by_type = ENTITY_TOPICS.get(entity_type.strip().lower())
+            if by_type is not None:
+                return by_type
         return infer_topic(" ".join(text for _, text in self.observations))
 
 
@@ -69,6 +79,7 @@ def parse(path: Path, *, now: float, owner: str | None = None) -> Parsed:
     """Every observation and relation of the graph, checked."""
     entities: dict[str, Entity] = {}
     relations: list[tuple[str, dict[str, str]]] = []
+    seen_relations: set[tuple[str, str, str]] = set()
     parsed = Parsed()
     for where, item in json_lines(path):
         item = require_object(item, where)
@@ -78,6 +89,11 @@ def parse(path: Path, *, now: float, owner: str | None = None) -> Parsed:
         elif kind == "relation":
             relation = {name: text_field(item, name, where) for name in ("from", "to")}
             relation["relationType"] = text_field(item, "relationType", where)
+            key = (relation["from"], relation["relationType"], relation["to"])
+            if key in seen_relations:  # the server keeps one of each
+                parsed.skip("repeated relations")
+                continue
+            seen_relations.add(key)
             relations.append((where, relation))
         else:
             raise fail(where, f'type must be "entity" or "relation", not {kind!r}')
@@ -104,7 +120,9 @@ def read_entity(
     observations = item.get("observations") or []
     if not isinstance(observations, list):
         raise fail(where, "observations must be a list of strings")
-    entity = entities.setdefault(name, Entity(name, entity_type, where))
+    entity = entities.setdefault(name, Entity(name, [], where))
+    if entity_type not in entity.entity_types:
+        entity.entity_types.append(entity_type)
     seen = {text for _, text in entity.observations}
     for index, text in enumerate(observations):
         if not isinstance(text, str) or not text.strip():
@@ -119,19 +137,24 @@ def read_entity(
 def observation_entry(
     entity: Entity, text: str, where: str, now: float, owner: str | None
 ) -> Entry:
+    content = text if entity.is_user else f"{entity.name}: {text}"
+    theirs = {
+        "entity": entity.name,
+        "entityType": entity.entity_types[0],
+        "entityTypes": entity.entity_types,
+        "observation": text,
+    }
     row: dict[str, Any] = {
-        "content": text,
+        "content": content,
         "title": make_title(f"{entity.name}: {text}"),
+        "external_id": derived_id(NAME, owner or "default", entity.name, text),
         "topic": entity.topic,
         "keywords": extract_keywords(text, first=[entity.name]),
-        "metadata": {
-            "import_format": NAME,
-            NAME: {"entity": entity.name, "entityType": entity.entity_type},
-        },
+        "metadata": {"import_format": NAME, NAME: theirs},
     }
     if owner:
         row["owner"] = owner
-    return Entry(where, checked_row(row, now, where))
+    return Entry(where, checked_row(row, now, where), unique_id=True, owner_assumed=True)
 
 
 def relation_entry(
@@ -148,8 +171,11 @@ def relation_entry(
         "content": content,
         "topic": source.topic if source is not None else infer_topic(content),
         "keywords": extract_keywords(content, first=[relation["from"], relation["to"]]),
+        "external_id": derived_id(
+            NAME, owner or "default", relation["from"], relation["relationType"], relation["to"]
+        ),
         "metadata": {"import_format": NAME, NAME: {"relation": relation}},
     }
     if owner:
         row["owner"] = owner
-    return Entry(where, checked_row(row, now, where))
+    return Entry(where, checked_row(row, now, where), unique_id=True, owner_assumed=True)

@@ -10,9 +10,12 @@ gives them back. History rows become events: ADD -> created, UPDATE -> edited (c
 after), DELETE -> archived; a memory whose last event is DELETE is archived. memory_type:
 metadata.memory_type "procedural_memory" (mem0's procedural memory) -> procedural, a type carried
 in metadata.memory_console is kept, and any other record is classified by its text as remember()
-does (import's --type sets one instead). Export writes records (and with history, history rows) as
-JSONL; our own fields ride along in metadata.memory_console so that importing the export restores
-them.
+does (import's --type sets one instead). A record naming no user, agent or run takes import's
+--owner (the summary says which). Export writes records (and with history, history rows) as
+JSONL; our own fields (the external_id among them) ride along in metadata.memory_console so that
+importing the export restores them. Exported ids are UUIDs, as mem0's vector stores need: a
+memory's external_id when it is one (and no other memory of the store has it), else one derived
+from the memory's id and creation time, so exporting again gives the same ids.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ CARRIED = (
     "decay_policy",
     "is_protected",
     "status",
+    "external_id",
 )
 ID_NAMESPACE = uuid.UUID("6f1c2b1e-7d1a-4d1e-9a37-6d656d6f7279")
 
@@ -158,14 +162,23 @@ def record_entry(record: dict[str, Any], where: str, now: float, owner: str | No
     if metadata.get("memory_type") == "procedural_memory":
         memory["memory_type"] = "procedural"
     if isinstance(carried, dict):
-        memory.update({k: v for k, v in carried.items() if k in CARRIED})
+        memory.update({k: v for k, v in carried.items() if k in CARRIED and v is not None})
     elif carried is not None:
         raise fail(where, "metadata.memory_console must be an object")
+    if not isinstance(memory["external_id"], str):
+        raise fail(where, "metadata.memory_console.external_id must be a string")
+    assumed = memory["owner"] is None or memory["owner"] is owner
     if memory["owner"] is None:
         memory.pop("owner")
     memory = {k: v for k, v in memory.items() if v is not None}
     typed = "memory_type" in memory
-    return Entry(where, checked_row(memory, now, where), unique_id=True, typed=typed)
+    return Entry(
+        where,
+        checked_row(memory, now, where),
+        unique_id=True,
+        typed=typed,
+        owner_assumed=assumed,
+    )
 
 
 def history_events(
@@ -206,11 +219,21 @@ def history_events(
 # -- export ----------------------------------------------------------------------------------
 
 
-def mem0_id(record: MemoryRecord) -> str:
-    """The mem0 id of a memory: its external id, else a UUID derived from the memory."""
-    if record.external_id:
-        return record.external_id
-    return str(uuid.uuid5(ID_NAMESPACE, f"{record.owner}/{record.id}/{record.created_at!r}"))
+def is_uuid(text: str | None) -> bool:
+    """Whether the text is a UUID in its canonical form (the form mem0 writes)."""
+    try:
+        return text is not None and str(uuid.UUID(text)) == text.lower()
+    except ValueError:
+        return False
+
+
+def mem0_id(record: MemoryRecord, taken: set[str] | None = None) -> str:
+    """The mem0 id of a memory: its external id when that is a UUID not `taken` by another
+    memory of this export, else a UUID derived from the memory's id and creation time (stable:
+    the same store exports the same ids)."""
+    if is_uuid(record.external_id) and record.external_id not in (taken or ()):
+        return str(record.external_id)
+    return str(uuid.uuid5(ID_NAMESPACE, f"memory/{record.id}/{record.created_at!r}"))
 
 
 def memory_hash(text: str) -> str:
@@ -218,8 +241,9 @@ def memory_hash(text: str) -> str:
     return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
-def export_record(record: MemoryRecord) -> dict[str, Any]:
-    """One memory as a mem0 record (with our own fields in metadata.memory_console)."""
+def export_record(record: MemoryRecord, ident: str | None = None) -> dict[str, Any]:
+    """One memory as a mem0 record (with our own fields in metadata.memory_console), under
+    the mem0 id `ident` (else mem0_id's)."""
     metadata = dict(record.metadata)
     theirs: dict[str, Any] = {}
     if metadata.get("import_format") == NAME and isinstance(metadata.get(NAME), dict):
@@ -228,7 +252,7 @@ def export_record(record: MemoryRecord) -> dict[str, Any]:
     carried = {name: getattr(record, name) for name in CARRIED}
     carried["last_accessed_at"] = to_iso(record.last_accessed_at)
     data: dict[str, Any] = {
-        "id": mem0_id(record),
+        "id": ident or mem0_id(record),
         "memory": record.content,
         "hash": memory_hash(record.content),
         "metadata": {**metadata, "memory_console": carried},
@@ -243,10 +267,12 @@ def export_record(record: MemoryRecord) -> dict[str, Any]:
     return data
 
 
-def history_rows(record: MemoryRecord, events: list[EventRecord]) -> list[dict[str, Any]]:
+def history_rows(
+    record: MemoryRecord, events: list[EventRecord], ident: str | None = None
+) -> list[dict[str, Any]]:
     """mem0 history rows for a memory's events: created/restored -> ADD, a content edit ->
     UPDATE, archived/consolidated/purged -> DELETE."""
-    ident = mem0_id(record)
+    ident = ident or mem0_id(record)
     content = record.content
     content_after: dict[int, str] = {}
     for item in reversed(events):
@@ -291,8 +317,16 @@ def export_mem0(
     in every text unless reveal (and the hash is then the masked text's)."""
     memory_filter = MemoryFilter() if include_all else MemoryFilter(status="active")
     written = 0
+    taken: set[str] = set()  # the mem0 ids written so far: each memory's id is its own
+    carried: set[str] = set()  # the external ids carried so far, likewise
     for record in store.iter_memories(memory_filter):
-        data = export_record(record)
+        ident = mem0_id(record, taken)
+        taken.add(ident)
+        data = export_record(record, ident)
+        if record.external_id in carried:  # two memories imported from one: the first keeps it
+            data["metadata"]["memory_console"]["external_id"] = None
+        elif record.external_id is not None:
+            carried.add(record.external_id)
         if not reveal:
             data = mask_value(data)
             data["hash"] = memory_hash(data["memory"])
@@ -301,7 +335,7 @@ def export_mem0(
             ours["keywords"] = mask_keywords(ours.get("keywords") or [], hidden)
         out.write(json_text(data) + "\n")
         if history:
-            for row in history_rows(record, store.history(record.id)):
+            for row in history_rows(record, store.history(record.id), ident):
                 shown = row if reveal else mask_value(row)
                 out.write(json_text(shown) + "\n")
         written += 1

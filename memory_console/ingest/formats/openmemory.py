@@ -8,7 +8,11 @@ export's user.user_id; categories -> keywords (and a topic where one fits); app,
 and deleted_at kept in metadata.openmemory; memory_type classified by the content as remember()
 does (the format has none; import's --type sets one instead). States: active -> active; paused,
 archived and deleted -> archived (restorable; the original state stays in metadata, and a purge
-removes what was deleted for good). status_history rows become archived / restored events.
+removes what was deleted for good). status_history rows become archived / restored events,
+except the row OpenMemory writes when it adds a memory (deleted -> active, the memory's first
+row), which is its creation. A memory without created_at is dated at the import time, with a
+warning in the summary and metadata.openmemory.created_at_unknown set. memories.jsonl.gz alone
+names no user: its memories take import's --owner, and the summary says which.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ def parse(path: Path, *, now: float, owner: str | None = None) -> Parsed:
         return parse_manifest(load_json(path), str(path), now=now, owner=owner)
     parsed = Parsed()
     for where, item in json_lines(path):
-        parsed.entries.append(logical_entry(item, where, now, owner))
+        parsed.entries.append(logical_entry(item, where, now, owner, parsed))
     return finish(parsed, str(path))
 
 
@@ -92,7 +96,7 @@ def parse_zip(path: Path, *, now: float, owner: str | None) -> Parsed:
             parsed = Parsed()
             with gzip.GzipFile(fileobj=io.BytesIO(blob), mode="rb") as handle:
                 for where, item in lines_of(handle, f"{path}:{LOGICAL}"):  # type: ignore[arg-type]
-                    parsed.entries.append(logical_entry(item, where, now, owner))
+                    parsed.entries.append(logical_entry(item, where, now, owner, parsed))
             return finish(parsed, str(path))
     raise fail(str(path), f"neither {MANIFEST} nor {LOGICAL} in the zip")
 
@@ -141,7 +145,10 @@ def parse_manifest(data: Any, label: str, *, now: float, owner: str | None) -> P
             if name not in names:
                 names.append(name)
         app = apps.get(str(memory.get("app_id"))) if memory.get("app_id") else None
-        entry = memory_entry(memory, where, now, user_name or owner, app=app, categories=names)
+        entry = memory_entry(
+            memory, where, now, user_name or owner, app=app, categories=names, parsed=parsed
+        )
+        entry.owner_assumed = user_name is None
         entry.history = status_events(entry.row, history.pop(ident, []))
         parsed.entries.append(entry)
     for rows in history.values():
@@ -157,8 +164,9 @@ def list_of(data: dict[str, Any], key: str, label: str) -> list[dict[str, Any]]:
     return [require_object(item, f"{label}:{key}[{i}]") for i, item in enumerate(value)]
 
 
-def logical_entry(item: Any, where: str, now: float, owner: str | None) -> Entry:
-    """One line of memories.jsonl.gz: id, content, metadata, times, state, app, categories."""
+def logical_entry(item: Any, where: str, now: float, owner: str | None, parsed: Parsed) -> Entry:
+    """One line of memories.jsonl.gz: id, content, metadata, times, state, app, categories
+    (no user: the owner is assumed)."""
     item = require_object(item, where)
     names = item.get("categories") or []
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
@@ -166,7 +174,9 @@ def logical_entry(item: Any, where: str, now: float, owner: str | None) -> Entry
     app = item.get("app")
     if app is not None and not isinstance(app, str):
         raise fail(where, "app must be a string")
-    return memory_entry(item, where, now, owner, app=app, categories=names)
+    entry = memory_entry(item, where, now, owner, app=app, categories=names, parsed=parsed)
+    entry.owner_assumed = True
+    return entry
 
 
 def memory_entry(
@@ -177,6 +187,7 @@ def memory_entry(
     *,
     app: str | None,
     categories: list[str],
+    parsed: Parsed,
 ) -> Entry:
     external_id = id_field(memory, "id", where)
     if external_id is None:
@@ -189,6 +200,9 @@ def memory_entry(
     for name in ("user_id", "app_id", "archived_at", "deleted_at"):
         if memory.get(name) is not None:
             theirs[name] = memory[name]
+    if memory.get("created_at") is None:
+        theirs["created_at_unknown"] = True
+        parsed.warn("memories without created_at, dated at the import time")
     topic = next(
         (CATEGORY_TOPICS[c.lower()] for c in categories if c.lower() in CATEGORY_TOPICS),
         infer_topic(content),
@@ -214,17 +228,25 @@ def memory_entry(
 
 
 def status_events(row: dict[str, Any], history: list[tuple[str, dict[str, Any]]]) -> list[Event]:
-    """A created event, then one event per state change, in time order."""
+    """A created event, then one event per state change, in time order. The memory's first
+    row, when it is deleted -> active, is the creation: OpenMemory writes that row for every
+    memory it adds (its old state is `deleted` once the new memory exists)."""
     created = event(row["created_at"], ACTOR, "created", None, {"status": "active"})
-    changes: list[tuple[float, int, Event]] = []
+    changes: list[tuple[float, int, tuple[str, str]]] = []
     for order, (where, item) in enumerate(history):
         old, new = item.get("old_state", "active"), item.get("new_state", "active")
         for name, state in (("old_state", old), ("new_state", new)):
             if state not in STATES:
                 raise fail(where, f"{name} must be one of {', '.join(STATES)}, not {state!r}")
         at = time_of(item.get("changed_at"), "changed_at", where) or row["created_at"]
+        changes.append((at, order, (old, new)))
+    changes.sort()
+    if changes and changes[0][2] == ("deleted", "active"):
+        changes.pop(0)  # the row of the memory's creation, not a restore
+    events = [created]
+    for at, _, (old, new) in changes:
         kind = "restored" if new == "active" else "archived" if old == "active" else "edited"
         before = {"status": STATES[old], "state": old}
         after = {"status": STATES[new], "state": new}
-        changes.append((at, order, event(at, ACTOR, kind, before, after)))
-    return [created, *(item for *_, item in sorted(changes))]
+        events.append(event(at, ACTOR, kind, before, after))
+    return events

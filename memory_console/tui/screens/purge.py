@@ -32,7 +32,7 @@ def purge_body(scope: ErasureScope, out: Path) -> Text:
     body.append("\nWritten first to a new file beside the store:\n  ")
     body.append(out.name, "bold")
     body.append(
-        "\nu cannot undo a purge: importing that file restores them "
+        "\nUndo (u) cannot take a purge back: importing that file restores them "
         "(memory-console import FILE --allow-secrets --allow-health)."
     )
     holding = [path for path in scope.backups if scope.backup_memories.get(path) != 0]
