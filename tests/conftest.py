@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +13,10 @@ import pytest
 from memory_console.ingest.demo import DemoReport, build_demo
 from memory_console.store import Store
 from tests.helpers import DEMO_COUNT, DEMO_SEED, NOW
+
+# The rewritten embedding model is kept in a cache directory: the tests (and the processes
+# they start, which inherit the variable) use one of their own, not the user's.
+os.environ.setdefault("MEMORY_CONSOLE_CACHE_DIR", tempfile.mkdtemp(prefix="mc-cache-"))
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlmodel", "textual", "onnxruntime", "onnx")
 
 
-def imported_by(*argv: str) -> set[str]:
+def imported_by(*argv: str, env: dict[str, str] | None = None) -> set[str]:
     """The modules a fresh interpreter holds after running the CLI with argv."""
     code = (
         "import sys, json, contextlib, io\n"
@@ -26,9 +26,9 @@ def imported_by(*argv: str) -> set[str]:
         "        pass\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
+    environment = {**os.environ, **(env or {}), "PYTHONPATH": str(REPOSITORY)}
     done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True
     )
     return set(json.loads(done.stdout.splitlines()[-1]))
 
@@ -83,3 +83,35 @@ def test_scan_model_bytes_are_what_onnx_helper_writes() -> None:
     model.ir_version = 8
     assert _scan_model() == model.SerializeToString()
     onnx.checker.check_model(onnx.load_model_from_string(_scan_model()))
+
+
+def test_semantic_search_imports_onnx_only_to_make_the_kept_rewrite(tmp_path: Path) -> None:
+    """The first load rewrites the graph with onnx and keeps it; the next search reads the
+    kept rewrite back and finds the same memories without importing onnx."""
+    db = str(tmp_path / "tiny.db")
+    cache = tmp_path / "cache"
+    env = {"MEMORY_CONSOLE_CACHE_DIR": str(cache)}
+    imported_by("--db", db, "demo", "--count", "20")
+    first = imported_by("--db", db, "search", "--mode", "semantic", "editor", env=env)
+    assert "onnx" in first and "onnxruntime" in first
+    assert sorted(p.suffix for p in (cache / "models").iterdir()) == [".json", ".onnx"]
+    second = imported_by("--db", db, "search", "--mode", "semantic", "editor", env=env)
+    assert "onnxruntime" in second and "onnx" not in second
+
+
+
+def test_a_damaged_kept_rewrite_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_console.embed.embedder import Embedder
+
+    monkeypatch.setenv("MEMORY_CONSOLE_CACHE_DIR", str(tmp_path))
+    first = Embedder.load()
+    [kept] = (tmp_path / "models").glob("*.onnx")
+    kept.write_bytes(kept.read_bytes()[:-100] + b"\0" * 100)
+    again = Embedder.load()
+    assert again.model_id == first.model_id and "+" in again.model_id  # rewritten, not plain
+    text = "prefers dark mode in every editor"
+    assert float(first.embed_query(text) @ again.embed_query(text)) > 0.9999
+    # The damaged copy was replaced by a good one, which a third load reads back.
+    assert Embedder.load().model_id == first.model_id

@@ -458,15 +458,25 @@ def _read_model(manifest: Manifest) -> bytes:
 def _rewritten(manifest: Manifest, data: bytes) -> Rewrite | None:
     """The graph rewritten for int8 products (graph.py), or None to run the file as it is:
     when the manifest says so, when nothing in the graph matched, or when it cannot be parsed
-    (onnxruntime then reports the file's own problem)."""
+    (onnxruntime then reports the file's own problem). A rewrite made before is read back from
+    the cache (model_cache.py) without importing onnx."""
     if not manifest.rewrite_graph:
         return None
+    from memory_console.embed import model_cache
     from memory_console.embed.graph import rewrite
 
+    mask = manifest.input_names["attention_mask"]
+    key = model_cache.rewrite_key(file_sha256(manifest.onnx.path), mask)
+    kept = model_cache.load(key)
+    if kept is not None:
+        return kept
     try:
-        return rewrite(data, attention_mask=manifest.input_names["attention_mask"])
+        made = rewrite(data, attention_mask=mask)
     except Exception:
         return None
+    if made is not None:
+        model_cache.store(key, made)
+    return made
 
 
 def _open_session(

@@ -1,0 +1,87 @@
+"""The rewritten embedding graph kept on disk, so that only the first load needs onnx.
+
+graph.py rewrites the model with the onnx package, which costs an import of onnx and the
+rewrite itself at every load. The rewritten bytes depend only on the model file and on
+graph.py, so they are kept in the user's cache directory under a name made of both hashes;
+a later load reads them back (checking their own hash) without importing onnx. A cache that
+cannot be read or written is passed over: the model is rewritten in memory as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+from memory_console.embed.graph import REWRITE_TAG, Rewrite
+
+CACHE_ENV = "MEMORY_CONSOLE_CACHE_DIR"
+log = logging.getLogger(__name__)
+
+
+def cache_dir() -> Path:
+    """$MEMORY_CONSOLE_CACHE_DIR, else the platform's cache directory for memory-console."""
+    configured = os.environ.get(CACHE_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("memory-console"))
+
+
+def rewrite_key(model_sha256: str, attention_mask: str) -> str:
+    """The name of a rewrite: the model's hash, graph.py's own hash and the mask input."""
+    code = hashlib.sha256(Path(__file__).with_name("graph.py").read_bytes()).hexdigest()
+    mask = hashlib.sha256(attention_mask.encode()).hexdigest()
+    return f"{model_sha256[:24]}-{REWRITE_TAG}-{code[:12]}-{mask[:8]}"
+
+
+def load(key: str) -> Rewrite | None:
+    """The kept rewrite named `key`, or None (absent, unreadable, or not what was kept)."""
+    folder = cache_dir() / "models"
+    try:
+        facts = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
+        model = (folder / f"{key}.onnx").read_bytes()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(facts, dict) or hashlib.sha256(model).hexdigest() != facts.get("sha256"):
+        log.debug("kept rewrite %s does not match its hash; rewriting again", key)
+        return None
+    try:
+        counts = {name: int(facts[name]) for name in ("matmuls", "biases", "gelus", "attentions")}
+    except (KeyError, TypeError, ValueError):
+        return None
+    return Rewrite(model, **counts)
+
+
+def store(key: str, rewrite: Rewrite) -> None:
+    """Keep a rewrite under `key`: each file is written whole under a temporary name, then
+    renamed, so a reader never sees half of one (and a mismatch is caught by its hash)."""
+    folder = cache_dir() / "models"
+    facts = {
+        "sha256": hashlib.sha256(rewrite.model).hexdigest(),
+        "matmuls": rewrite.matmuls,
+        "biases": rewrite.biases,
+        "gelus": rewrite.gelus,
+        "attentions": rewrite.attentions,
+    }
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _write(folder / f"{key}.onnx", rewrite.model)
+        _write(folder / f"{key}.json", json.dumps(facts).encode())
+    except OSError as error:
+        log.debug("cannot keep the rewritten model in %s: %s", folder, error)
+
+
+def _write(path: Path, data: bytes) -> None:
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
