@@ -22,7 +22,10 @@ from memory_console.settings import SettingsError
 from memory_console.store.errors import StoreError, damaged, is_damage
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; given the command line it will parse, the maintenance commands are
+    only named unless the line holds one of them: their options list every pass and its
+    parameters, which imports numpy and the passes (`--help` and most commands need none)."""
     # Imported here so that `--version` answers without loading any command module.
     from memory_console.commands import (
         check_commands,
@@ -65,7 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
         config_commands,
         completion_commands,
     ):
-        module.register(subparsers)
+        if module is maintenance_commands and not maintenance_commands.wanted(argv):
+            maintenance_commands.name_commands(subparsers)
+        else:
+            module.register(subparsers)
     return parser
 
 
@@ -108,10 +114,11 @@ def output_closed() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     tolerant_output()
-    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words == ["--version"]:
         print(f"memory-console {__version__}")
         return 0
-    parser = build_parser()
+    parser = build_parser(words)
     try:
         args = parser.parse_args(argv)
     except BrokenPipeError:  # --help into a closed pipe

@@ -38,8 +38,27 @@ def test_version_imports_no_numpy_or_heavy_module() -> None:
     assert not {"numpy", *HEAVY} & modules
 
 
-def test_help_imports_no_heavy_module() -> None:
-    assert not set(HEAVY) & imported_by("--help")
+def test_help_imports_no_numpy_or_heavy_module() -> None:
+    assert not {"numpy", *HEAVY} & imported_by("--help")
+    assert not {"numpy", *HEAVY} & imported_by("list", "--help")
+
+
+def test_help_names_every_command_and_a_maintenance_command_gets_its_options() -> None:
+    """The top-level help names the maintenance commands without building their options;
+    asked for, a maintenance command's help lists every pass and its parameters."""
+    from memory_console.cli import build_parser
+
+    full = build_parser()
+    light = build_parser(["--help"])
+    assert light.format_help() == full.format_help()
+    maintain = subprocess.run(
+        [sys.executable, "-m", "memory_console.cli", "maintain", "--help"],
+        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "--passes" in maintain and "consolidate" in maintain and "--floor" in maintain
 
 
 def test_keyword_search_imports_no_onnx(tmp_path: Path) -> None:

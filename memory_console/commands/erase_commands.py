@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_console.commands import common, render
+from memory_console.commands import common
 from memory_console.commands.common import UsageError, UserError
 from memory_console.commands.store_commands import cmd_action, report_missing
 from memory_console.files import not_new, purge_file_beside
@@ -144,6 +144,8 @@ def selected_ids(store: Store, args: argparse.Namespace) -> list[int]:
 
 def print_preview(store: Store, ids: list[int], *, stream: Any) -> None:
     """The first memories of a selection as `list` shows them, then how many more."""
+    from memory_console.commands import render
+
     shown = store.get_many(ids[:PREVIEW_ROWS])
     out = common.console()
     out.file = stream
@@ -165,6 +167,8 @@ def nothing_matches(args: argparse.Namespace, names: list[str], verb: str) -> in
 
 
 def refusal(verb: str, count: int) -> str:
+    from memory_console.commands import render
+
     return (
         f"{verb} of {render.memories(count)} selected by filters needs an answer at a terminal; "
         "give --yes to act without asking (nothing was changed)"
@@ -175,6 +179,8 @@ def refusal(verb: str, count: int) -> str:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
+    from memory_console.commands import render
+
     names = selection_of(args)
     if args.ids:
         return cmd_action(args)
@@ -223,6 +229,8 @@ def holding(scope: ErasureScope) -> list[Path]:
 
 
 def backup_line(scope: ErasureScope, path: Path) -> str:
+    from memory_console.commands import render
+
     held = scope.backup_memories.get(path)
     what = "could not be read" if held is None else f"holds {render.memories(held)} of these"
     return f"  {path} ({what})"
@@ -242,6 +250,8 @@ def print_scope(scope: ErasureScope, *, stream: Any, after: dict[str, int] | Non
     """What an erasure takes in: memories joined by consolidation and why, the rows held per
     table (and after the erasure, what is left), and migration backups holding the text."""
     from rich.table import Table
+
+    from memory_console.commands import render
 
     out = common.console()
     out.file = stream
@@ -292,6 +302,8 @@ def out_path_of(args: argparse.Namespace) -> Path | None:
 
 
 def cmd_purge(args: argparse.Namespace) -> int:
+    from memory_console.commands import render
+
     names = selection_of(args)
     now = common.now_of(args)
     given_out = out_path_of(args)
@@ -335,6 +347,8 @@ def cmd_purge(args: argparse.Namespace) -> int:
 
 
 def dry_run(store: Store, ids: list[int], names: list[str], args: argparse.Namespace) -> int:
+    from memory_console.commands import render
+
     scope = store.erasure_scope(ids)
     if args.json:
         head = {"dry_run": True, "selection": ", ".join(names) or "ids"}
@@ -437,6 +451,8 @@ def print_purged(
 
 
 def cmd_erase_report(args: argparse.Namespace) -> int:
+    from memory_console.commands import render
+
     common.check_range("--limit", args.limit, 1)
     names = selection_of(args, required=False)
     store = common.open_store(args)

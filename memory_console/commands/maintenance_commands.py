@@ -5,24 +5,45 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memory_console.commands import common
 from memory_console.commands.common import UserError
 from memory_console.literal import visible
-from memory_console.maintenance import registry
-from memory_console.maintenance.params import parameter_options
-from memory_console.policies import POLICIES, confidence_label
 from memory_console.timeutil import to_iso
 
 PARAM_PREFIX = "param_"
+# The commands of this module and their one-line help: named alone (name_commands) when the
+# command line holds none of them, since their options need the passes and numpy.
+SUMMARIES = {
+    "decay": "preview or apply confidence decay (with cleanup flags)",
+    "maintain": "preview or apply several maintenance passes as one plan",
+    "plan-edit": "edit a saved plan: leave memories out, reject or split merge groups",
+    "runs": "list applied maintenance runs",
+    "undo": "take back an applied run",
+}
+
+
+def wanted(argv: Sequence[str] | None) -> bool:
+    """Whether a command line may run one of these commands (None: build everything). A word
+    that only looks like one (a search for "undo") costs the full parser, never a wrong one."""
+    return argv is None or any(word in SUMMARIES for word in argv)
+
+
+def name_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """The commands with their help only, for a command line that runs none of them."""
+    for name, summary in SUMMARIES.items():
+        subparsers.add_parser(name, help=summary, add_help=False)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from memory_console.maintenance import registry
+
     decay = subparsers.add_parser(
         "decay",
-        help="preview or apply confidence decay (with cleanup flags)",
+        help=SUMMARIES["decay"],
         description="Decay confidence under a policy, computed from each memory's "
         "base_confidence (running it twice at the same --now changes nothing), and flag old "
         "memories at the floor (cleanup). --dry-run writes nothing; --apply writes everything "
@@ -36,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     maintain = subparsers.add_parser(
         "maintain",
-        help="preview or apply several maintenance passes as one plan",
+        help=SUMMARIES["maintain"],
         description="Run maintenance passes as one plan, each seeing the changes of the ones "
         f"before: by default {', '.join(registry.MAINTAIN)} (those available), in that order. "
         "Protected memories and decay_policy none are never touched.",
@@ -62,7 +83,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     edit = subparsers.add_parser(
         "plan-edit",
-        help="edit a saved plan: leave memories out, reject or split merge groups",
+        help=SUMMARIES["plan-edit"],
         description="Edit a plan written by `maintain --dry-run --out PLAN` as the console's "
         "review does: leave memories out of the run, reject a merge group (its memories stay "
         "as they are) or split members off into a merge of their own. Groups are numbered "
@@ -104,7 +125,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     runs = subparsers.add_parser(
         "runs",
-        help="list applied maintenance runs",
+        help=SUMMARIES["runs"],
         description="Applied runs, newest first: passes, policy, "
         "counts, duration and whether they were undone.",
         epilog=common.examples("runs", "runs --limit 5 --json"),
@@ -115,7 +136,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     undo = subparsers.add_parser(
         "undo",
-        help="take back an applied run",
+        help=SUMMARIES["undo"],
         description="Restore every field a run changed, except "
         "memories changed again since (reported, left as they are).",
         epilog=common.examples("undo 7", "undo 7 --json"),
@@ -126,6 +147,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def add_plan_options(parser: argparse.ArgumentParser) -> None:
+    from memory_console.maintenance import registry
+    from memory_console.maintenance.params import parameter_options
+    from memory_console.policies import POLICIES
+
     common.add_common(parser)
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--dry-run", action="store_true", help="list what would change")
@@ -175,6 +200,8 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
 
 
 def pass_list(text: str) -> tuple[str, ...]:
+    from memory_console.maintenance import registry
+
     try:
         return registry.resolve(text.split(","))
     except ValueError as error:
@@ -215,7 +242,7 @@ def split_spec(text: str) -> tuple[int, frozenset[int]]:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from memory_console.maintenance import plan
+    from memory_console.maintenance import plan, registry
 
     if args.skip_stale and not args.apply:
         raise UserError("--skip-stale goes with --apply")
@@ -259,6 +286,7 @@ def due_names(args: argparse.Namespace, store: Any, now: float) -> tuple[str, ..
     """`maintain --due`: the default passes due at `now`, each with why (printed unless
     --json); a pass without an interval setting is never due, and one not registered in
     this build is skipped."""
+    from memory_console.maintenance import registry
     from memory_console.maintenance.schedule import due_passes
 
     if args.passes:
@@ -468,6 +496,7 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
     from rich.text import Text
 
     from memory_console.maintenance.report import first_changes, largest_drops
+    from memory_console.policies import confidence_label
 
     out = common.console()
     summary = proposed.summary()

@@ -1,27 +1,74 @@
 """Maintenance passes: plan() lists what would change, apply() writes it in one transaction,
-undo() takes a run back; forecasts of one memory and of the whole store."""
+undo() takes a run back; forecasts of one memory and of the whole store.
 
-from memory_console.maintenance.apply import apply
-from memory_console.maintenance.changes import (
-    Change,
-    ChangeSet,
-    NewMemory,
-    PassResult,
-    Plan,
-)
-from memory_console.maintenance.errors import MaintenanceError, StalePlanError
-from memory_console.maintenance.forecast import memory_forecast, store_forecast
-from memory_console.maintenance.params import MaintenanceParams
-from memory_console.maintenance.planner import plan
-from memory_console.maintenance.reasons import Reason, Reasons
-from memory_console.maintenance.registry import (
-    PassSpec,
-    build_params,
-    maintain_passes,
-    registered_passes,
-)
-from memory_console.maintenance.runs import Run, get_run, list_runs
-from memory_console.maintenance.undo import NotRestored, UndoReport, undo
+Names load on first use, so that importing one module here (maintenance.params, say)
+does not import every pass.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory_console.maintenance.apply import (
+        apply,
+    )
+    from memory_console.maintenance.changes import (
+        Change,
+        ChangeSet,
+        NewMemory,
+        PassResult,
+        Plan,
+    )
+    from memory_console.maintenance.errors import (
+        MaintenanceError,
+        StalePlanError,
+    )
+    from memory_console.maintenance.forecast import (
+        memory_forecast,
+        store_forecast,
+    )
+    from memory_console.maintenance.params import (
+        MaintenanceParams,
+    )
+    from memory_console.maintenance.planner import (
+        plan,
+    )
+    from memory_console.maintenance.reasons import (
+        Reason,
+        Reasons,
+    )
+    from memory_console.maintenance.registry import (
+        PassSpec,
+        build_params,
+        maintain_passes,
+        registered_passes,
+    )
+    from memory_console.maintenance.runs import (
+        Run,
+        get_run,
+        list_runs,
+    )
+    from memory_console.maintenance.undo import (
+        NotRestored,
+        UndoReport,
+        undo,
+    )
+
+_HOMES: dict[str, tuple[str, ...]] = {
+    "apply": ("apply",),
+    "changes": ("Change", "ChangeSet", "NewMemory", "PassResult", "Plan"),
+    "errors": ("MaintenanceError", "StalePlanError"),
+    "forecast": ("memory_forecast", "store_forecast"),
+    "params": ("MaintenanceParams",),
+    "planner": ("plan",),
+    "reasons": ("Reason", "Reasons"),
+    "registry": ("PassSpec", "build_params", "maintain_passes", "registered_passes"),
+    "runs": ("Run", "get_run", "list_runs"),
+    "undo": ("NotRestored", "UndoReport", "undo"),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "Change",
@@ -49,3 +96,12 @@ __all__ = [
     "store_forecast",
     "undo",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # found once: later lookups do not come here again
+    return value
