@@ -324,6 +324,30 @@ def test_the_agent_api_refuses_secrets_with_the_reason(tmp_path: Path) -> None:
         assert memory.store.count() == 1, "nothing of a refused document is applied"
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("My password for the office Wi-Fi is Tr0ub4dor&3", "a password"),
+        ("Remember that the PIN for my card is 4821", "a PIN"),
+        ("The code to the gate is 1234, note that", "a passcode"),
+    ],
+)
+def test_secrets_in_prose_are_refused_by_the_agent_and_by_import(
+    tmp_path: Path, text: str, kind: str
+) -> None:
+    with MemoryAPI(tmp_path / "agent.db", owner="ann", semantic=False) as memory:
+        refused = memory.remember(text, now=NOW_TS)
+        assert (refused.action, refused.reason) == ("refused", f"holds {kind}")
+        scanned = memory.scan_turn(text, now=NOW_TS)
+        assert "stored" not in [found.result.action for found in scanned]
+        assert memory.store.count() == 0
+    source = write_jsonl(tmp_path / "in.jsonl", [{"content": text}])
+    line = one_error_line(run("import", str(source), "--db", str(tmp_path / "store.db")))
+    assert line == (
+        f"memory-console: error: {source}:1: holds {kind} (import with --allow-secrets to keep it)"
+    )
+
+
 # -- masking itself -----------------------------------------------------------------------------
 
 pieces = st.sampled_from(
