@@ -57,6 +57,16 @@ PETS = "Rex is a beagle and is 4. Bella is a collie and is 9."
         ),
         ("I like tea and green apples.", ["I like tea and green apples."]),
         ("Tom and Anna live in Rome.", ["Tom and Anna live in Rome."]),
+        ("The user and Mia are co-writing a paper.", ["The user and Mia are co-writing a paper."]),
+        (
+            "The user uses Linux at home and a Mac at work.",
+            ["The user uses Linux at home and a Mac at work."],
+        ),
+        ("My name is Tomás and I'm from Lisbon.", ["My name is Tomás.", "I'm from Lisbon."]),
+        (
+            "My flight is at 7:45 a.m. and my hotel is the Hilton.",
+            ["My flight is at 7:45 a.m.", "My hotel is the Hilton."],
+        ),
         # abbreviations, initials and versions do not end a sentence
         (
             "Dr. Smith is my dentist. Mr. J. Brown is my boss.",

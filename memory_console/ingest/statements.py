@@ -37,10 +37,12 @@ VERB = (
     r"drinks?|drank|lost|bought|sold|left|leaves|calls?|called|knows?|knew|studies|visits?|"
     r"visited|stays?|stayed|comes|came|plans?|planned|graduated|retired|married|weighs?)"
 )
+# A word of a noun phrase: not one that joins or places ("a Mac at work", "the user and Mia").
+NOUN_WORD = r"(?!(?:and|or|but|at|in|on|for|to|of|with|from|by|as|than|about)\b)[\w'-]+"
 # A subject, then (perhaps an adverb and) a verb: what makes a clause a statement of its own.
 SUBJECT = re.compile(
     rf"(?i)^\s*(?:(?P<contracted>{CONTRACTED})\b|(?P<subject>{PRONOUN}|"
-    rf"{DETERMINER}\s+(?:[\w'-]+\s+){{0,2}}?[\w'-]+|"
+    rf"{DETERMINER}\s+(?:{NOUN_WORD}\s+){{0,2}}?{NOUN_WORD}|"
     r"(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2})"
     rf"\s+(?:{ADVERB}\s+)?{VERB}\b)"
 )
@@ -88,14 +90,15 @@ def sentences(text: str) -> list[str]:
     return found
 
 
-def subject_of(clause: str) -> str | None:
-    """The clause's subject, lower case ("my sister", "rex", "i"), or None without one."""
+def subject_of(clause: str) -> tuple[str, int] | None:
+    """The clause's subject, lower case ("my sister", "rex", "i"), and where its verb ends;
+    None without one."""
     match = SUBJECT.match(clause)
     if match is None:
         return None
     if match.group("contracted"):
-        return match.group("contracted").split("'")[0].lower()
-    return " ".join(match.group("subject").lower().split())
+        return match.group("contracted").split("'")[0].lower(), match.end()
+    return " ".join(match.group("subject").lower().split()), match.end()
 
 
 def leans_back(sentence: str) -> bool:
@@ -115,21 +118,24 @@ def clauses_of(sentence: str) -> list[str]:
     if first is None:
         return [sentence]
     cuts: list[tuple[int, int]] = []
-    current = first
+    current, verb_end = first
     for joiner in JOINER.finditer(sentence):
+        if joiner.start() < verb_end:  # an "and" inside the subject joins no clauses
+            continue
         after = sentence[joiner.end() :]
-        subject = subject_of(after)
-        if subject is None or subject == current or REFERS_BACK.match(after):
+        found = subject_of(after)
+        if found is None or found[0] == current or REFERS_BACK.match(after):
             continue
         cuts.append((joiner.start(), joiner.end()))
-        current = subject
+        current, verb_end = found[0], joiner.end() + found[1]
     if not cuts:
         return [sentence]
     stop = sentence[-1] if sentence[-1] in ".!" else ""
     pieces: list[str] = []
     start = 0
     for cut_start, cut_end in cuts:
-        pieces.append(sentence[start:cut_start].rstrip(" ,") + stop)
+        piece = sentence[start:cut_start].rstrip(" ,")
+        pieces.append(piece if piece.endswith((".", "!")) else piece + stop)
         start = cut_end
     pieces.append(sentence[start:])
     return [piece[:1].upper() + piece[1:] for piece in pieces]
