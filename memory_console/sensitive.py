@@ -41,16 +41,22 @@ PROSE_PASSWORD = (
     rf"|\s+(?:is|was)(?:\s+(?:now|still|set\s+to))?\s+"
     rf"(?P<said>{QUOTED}|(?-i:{LOOKS_LIKE_PASSWORD})))"
 )
-# A PIN or a code is digits (3 to 10, a # or * around them, "12-34" kept whole) or capitals
-# and digits with at least one digit; not a time, date, version or amount.
+# A PIN is digits (3 to 10, a # or * around them); a code may also be capitals and digits with
+# at least one digit ("X7F2-9K"). Neither is a time, date, version, amount or measure.
+DIGITS = r"[#*]?\d{3,10}[#*]?"
+NOT_A_NUMBER_OF = (
+    r"(?![\w:/-]|[.,]\d|\s*(?:%|(?:am|pm|ms|s|kb|mb|gb|km|kg|px|hours?|minutes?|seconds?|days?|"
+    r"weeks?|months?|years?|lines?|bytes?|chars?|characters?|users?|people|times|files?|tests?|"
+    r"steps?|pixels?|dollars?|euros?|eur|usd)\b))"
+)
+PIN_VALUE = rf"(?P<secret>{DIGITS}){NOT_A_NUMBER_OF}"
 CODE_VALUE = (
-    r"(?P<secret>[#*]?\d{3,10}[#*]?|(?-i:(?=[A-Z]*\d)[A-Z0-9]{4,10}(?:-[A-Z0-9]{2,6})?))"
-    r"(?![\w:/-]|[.,]\d|\s*(?:%|am\b|pm\b|[a-z]{1,3}\b|hours?|minutes?|seconds?|days?|"
-    r"weeks?|years?|lines?|users?|people|times|dollars?|euros?|EUR|USD))"
+    rf"(?P<secret>{DIGITS}|(?-i:(?=[A-Z]*\d)[A-Z0-9]{{4,10}}(?:-[A-Z0-9]{{2,6}})?))"
+    rf"{NOT_A_NUMBER_OF}"
 )
 PROSE_PIN = (
     r"(?i)\b(?-i:PIN|Pin|pin)(?:\s+(?:code|number))?\b"
-    rf"{OF_WHAT}{GIVEN}{CODE_VALUE}"
+    rf"{OF_WHAT}{GIVEN}{PIN_VALUE}"
 )
 # Codes that open something: named so ("gate code", "alarm code", "passcode"), or "the code
 # to/for/of/on" one of the things a code opens.

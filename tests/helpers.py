@@ -312,6 +312,8 @@ PROSE_SECRET_TEXTS = [
     "passcode for the phone: 130795",
     "The locker code at the gym is 4506",
     "The Wi-Fi password at the cabin is Lake_House_2024",
+    "The PIN for my card is 4821 and my name is Ann.",
+    "The code to the gate is 1234 and the alarm code is 8080.",
 ]
 # ...and sentences that look like them but give none (policies, reviews, years, times,
 # versions, amounts, where a secret is kept).
@@ -354,6 +356,10 @@ PROSE_CLEAN_TEXTS = [
     "Password length for the VPN is 12 characters.",
     "The access code for the lab is required at night.",
     "The code on the gate was repainted in 1999.",
+    "The pin for the LED is GPIO17.",
+    "Pin 13 is the onboard LED.",
+    "The code for the lock screen is 2048 bytes.",
+    "The entry code for the page is 120 lines of JavaScript.",
 ]
 
 # Labelled texts for the sensitive scan: each of these holds a credential or an identifier...
