@@ -18,8 +18,10 @@ Importing this module does not import Textual, onnxruntime or the embedder.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memory_console import forgetting
@@ -28,6 +30,7 @@ from memory_console.ingest import remember as rules
 from memory_console.ingest import requests
 from memory_console.ingest.classify import classify_type
 from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction, find_directive
+from memory_console.ingest.statements import split_statements
 from memory_console.sensitive import credential_kinds, with_article
 from memory_console.store import MemoryFilter, MemoryRecord, Store
 from memory_console.store.vocab import SESSION_TIERS, TIERS
@@ -54,13 +57,16 @@ __all__ = [
 ACTOR = "api"
 CANDIDATE_FACTOR = 3  # recall re-ranks this many times k of the best search hits
 SESSION_ENDED = "session ended"  # the reason end_session archives with
+ORIGINAL_LIMIT = 200  # metadata.original_message keeps this much of the message...
+SPLIT_ORIGINAL_LIMIT = 2000  # ...or this much when split, so every statement's source shows
 
 
 @dataclass(frozen=True, slots=True)
 class RememberResult:
     """What remember() did: stored, reinforced (a near-duplicate), refused or skipped; or,
     for a request to the memory itself, forgot (`forgotten` says what), listed (`listed`)
-    or confirm (a clear waits for its token: `cleared`)."""
+    or confirm (a clear waits for its token: `cleared`). A message of several statements
+    answers with its first statement's result, and `parts` holds every statement's, in order."""
 
     action: str
     id: int | None
@@ -71,6 +77,7 @@ class RememberResult:
     forgotten: ForgetResult | None = None
     listed: list[MemoryRecord] | None = None
     cleared: ClearResult | None = None
+    parts: tuple[RememberResult, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,12 +273,12 @@ class MemoryAPI:
         directive = rules.find_directive(text)
         extra = dict(metadata or {})
         asked = user_requested or directive is not None or extra.get("user_requested") is True
-        extra["original_message"] = text[:200]
+        extra["original_message"] = text[:ORIGINAL_LIMIT]
         if directive is not None:
             extra["directive"] = directive.phrase
-        plan = self._decide(
-            directive.content if directive is not None else text,
-            owner or self.owner,
+        decide = partial(
+            self._decide,
+            owner=owner or self.owner,
             screened=text,
             user_requested=asked,
             topic=topic,
@@ -284,9 +291,25 @@ class MemoryAPI:
             if confidence is not None
             else (rules.DIRECTIVE_CONFIDENCE if directive else rules.INFERRED_CONFIDENCE),
             source=source or ("user_directive" if directive else "session_review"),
-            metadata=extra,
         )
-        return self._carry_out(plan, moment, query=text)
+        said = directive.content if directive is not None else text
+        statements = split_statements(said)
+        if len(statements) < 2:
+            return self._carry_out(decide(said, metadata=extra), moment, query=text)
+        # One memory per statement. The whole message is screened (and refused whole): a
+        # secret in one statement would stay in its siblings' original_message.
+        refused = rules.refusal(text, user_requested=asked)
+        if refused is not None:
+            return RememberResult("refused", None, refused)
+        extra["original_message"] = text[:SPLIT_ORIGINAL_LIMIT]
+        message_id = uuid.uuid4().hex[:12]
+        results: list[RememberResult] = []
+        with self.store.transaction("remembering a message"):
+            for number, statement in enumerate(statements, 1):
+                part = {**extra, "split": split_of(message_id, number, len(statements))}
+                plan = decide(statement, metadata=part)
+                results.append(self._carry_out(plan, moment, query=text))
+        return replace(results[0], parts=tuple(results))
 
     def _route(self, request: requests.Request, owner: str, moment: float) -> RememberResult:
         """Carry out a request remember() recognised, with what it did attached."""
@@ -444,7 +467,9 @@ class MemoryAPI:
                 ScanResult(found, RememberResult("skipped", None, why))
                 for found in rules.find_facts(message)
             ]
-        for found in rules.find_facts(message):
+        found_facts = rules.find_facts(message)
+        message_id = uuid.uuid4().hex[:12]
+        for found, screened, split in statement_candidates(found_facts, message_id):
             candidate = rules.score_candidate(found, messages, task)
             if candidate.score < rules.BACKGROUND_THRESHOLD:
                 reason = f"score {candidate.score:.2f} < {rules.BACKGROUND_THRESHOLD}"
@@ -453,7 +478,7 @@ class MemoryAPI:
             plan = self._decide(
                 candidate.content,
                 owner or self.owner,
-                screened=candidate.content,
+                screened=screened,
                 user_requested=user_requested or candidate.explicit,
                 topic=candidate.topic,
                 memory_type=None,
@@ -462,9 +487,12 @@ class MemoryAPI:
                 confidence=rules.STATED_CONFIDENCE,
                 source="background_scan",
                 metadata={
-                    "original_message": message[:200],
+                    "original_message": message[
+                        : SPLIT_ORIGINAL_LIMIT if split else ORIGINAL_LIMIT
+                    ],
                     "scan": {"fact": candidate.kind, "score": candidate.score},
                     "score_reasons": list(candidate.reasons),
+                    **({"split": split} if split else {}),
                 },
             )
             results.append(ScanResult(candidate, self._carry_out(plan, moment, query=message)))
@@ -836,6 +864,31 @@ def bank_scope(
 def check_session(session_id: str | None) -> None:
     if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
         raise ValueError("session_id must be a non-empty string")
+
+
+def split_of(message_id: str, part: int, parts: int) -> dict[str, Any]:
+    """metadata.split of one statement of a message: the message's id, which part, of how many."""
+    return {"message_id": message_id, "part": part, "of": parts}
+
+
+def statement_candidates(
+    found: list[Candidate], message_id: str
+) -> list[tuple[Candidate, str, dict[str, Any] | None]]:
+    """scan_turn's candidates with an explicit one of several statements cut into one per
+    statement: (candidate, the text screened for it, its metadata.split or None). A statement
+    is screened with its whole directive, so a secret in one refuses them all."""
+    out: list[tuple[Candidate, str, dict[str, Any] | None]] = []
+    for candidate in found:
+        statements = split_statements(candidate.content) if candidate.explicit else []
+        if len(statements) < 2:
+            out.append((candidate, candidate.content, None))
+            continue
+        for number, statement in enumerate(statements, 1):
+            part = Candidate(
+                candidate.kind, statement, statement, rules.infer_topic(statement), True
+            )
+            out.append((part, candidate.content, split_of(message_id, number, len(statements))))
+    return out
 
 
 def recall_filter(

@@ -19,7 +19,61 @@ NOT_A_VALUE = (
     r"saved|kept|known|unknown|different|weak|strong|long|short|case|written|needed)"
 )
 
-# Each pattern's group "secret" (or the whole match) is what gets masked.
+# A secret given in a sentence, with words between its name and its value ("my password for
+# the office Wi-Fi is Tr0ub4dor&3", "the PIN for my card is 4821", "the code to the gate is
+# 1234"): what it is for (a preposition and up to five words, or "I use" and the like), then
+# "is" (or ":" / "="), then the value.
+OF_WHAT = (
+    r"(?:\s+(?:that\s+)?(?:I|we|you|they|he|she)\s+(?:use|used|have|had|set|chose|picked)\b)?"
+    r"(?:\s+(?:for|to|of|on|at|in|into)(?:\s+[\w'&/-]+){1,5}?)?"
+)
+GIVEN = r"(?:\s*[:=]\s*|\s+(?:is|was)(?:\s+(?:now|still|set\s+to))?\s+)"
+# After "is", a prose password must look like one (a digit, a symbol or a capital inside the
+# word) or be quoted: "the password for the VPN is easy to guess" gives none. After ":" or "="
+# any words do ("passphrase of my wallet: purple monkey dishwasher").
+LOOKS_LIKE_PASSWORD = r"(?=[^\s,;•]*(?:\d|[^\w\s,;•'\".!?]|(?<=\w)[A-Z]))[^\s,;•]{3,}"
+# A quote left open runs to the end: a title cut short must not show half the value.
+QUOTED = r"(?:\"[^\"\n]{3,64}(?:\"|$)|'[^'\n]{3,64}(?:'|$)|“[^”\n]{3,64}(?:”|$))"
+PROSE_PASSWORD = (
+    r"(?i)\b(?:password|passwd|passphrase|pass\s+phrase)\b"
+    rf"(?=\s+(?:that\s+)?(?:I|we|you|they|he|she)\s|\s+(?:for|to|of|on|at|in|into)\s)"
+    rf"{OF_WHAT}(?:\s*[:=]\s*(?P<secret>(?!{NOT_A_VALUE}\b)[^\n,;•]*[^\s,;•.!?])"
+    rf"|\s+(?:is|was)(?:\s+(?:now|still|set\s+to))?\s+"
+    rf"(?P<said>{QUOTED}|(?-i:{LOOKS_LIKE_PASSWORD})))"
+)
+# A PIN is digits (3 to 10, a # or * around them); a code may also be capitals and digits with
+# at least one digit ("X7F2-9K"). Neither is a time, date, version, amount or measure.
+DIGITS = r"[#*]?\d{3,10}[#*]?"
+NOT_A_NUMBER_OF = (
+    r"(?![\w:/-]|[.,]\d|\s*(?:%|(?:am|pm|ms|s|kb|mb|gb|km|kg|px|hours?|minutes?|seconds?|days?|"
+    r"weeks?|months?|years?|lines?|bytes?|chars?|characters?|users?|people|times|files?|tests?|"
+    r"steps?|pixels?|dollars?|euros?|eur|usd)\b))"
+)
+PIN_VALUE = rf"(?P<secret>{DIGITS}){NOT_A_NUMBER_OF}"
+CODE_VALUE = (
+    rf"(?P<secret>{DIGITS}|(?-i:(?=[A-Z]*\d)[A-Z0-9]{{4,10}}(?:-[A-Z0-9]{{2,6}})?))"
+    rf"{NOT_A_NUMBER_OF}"
+)
+PROSE_PIN = (
+    r"(?i)\b(?-i:PIN|Pin|pin)(?:\s+(?:code|number))?\b"
+    rf"{OF_WHAT}{GIVEN}{PIN_VALUE}"
+)
+# Codes that open something: named so ("gate code", "alarm code", "passcode"), or "the code
+# to/for/of/on" one of the things a code opens.
+OPENS = (
+    r"(?:front\s+|back\s+|side\s+|main\s+|garage\s+|bike\s+|building\s+|office\s+)?"
+    r"(?:doors?|gates?|alarms?|safes?|locks?|padlocks?|garages?|buildings?|keypads?|lockers?|"
+    r"vaults?|lobby|entrances?|house|flat|apartment|storage(?:\s+unit)?|suitcase|phone|"
+    r"wi-?fi|router|lab|server\s+room|basement|shed|mailbox|key\s*box|lockbox)"
+)
+PROSE_PASSCODE = (
+    r"(?i)\b(?:(?:access|entry|door|gate|alarm|security|lock|garage|keypad|safe|locker|"
+    r"building|unlock|pass|verification|wi-?fi)\s*code|passcode|code\s+(?:for|to|of|on|at)"
+    rf"(?:\s+(?:the|my|our|your|his|her|their|a))?(?:\s+[\w'-]+)?\s+{OPENS}\b)"
+    rf"{OF_WHAT}{GIVEN}{CODE_VALUE}"
+)
+
+# Each pattern's group "secret" or "said" (or the whole match) is what gets masked.
 CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "private key",
@@ -45,6 +99,9 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?P<secret>[^\s,;•]{3,})(?![^\s,;•])(?!\s+(?:api\s+)?(?:key|token)s?\b)"
         ),
     ),
+    ("password", re.compile(PROSE_PASSWORD)),
+    ("PIN", re.compile(PROSE_PIN)),
+    ("passcode", re.compile(PROSE_PASSCODE)),
     (
         "api key",
         re.compile(
@@ -130,8 +187,9 @@ def find_sensitive(text: str, *, health: bool = True) -> list[Finding]:
     """Every credential or identifier span (and health terms unless health=False), in order."""
     findings: list[Finding] = []
     for kind, pattern in CREDENTIAL_PATTERNS:
+        value_groups = [name for name in ("secret", "said") if name in pattern.groupindex]
         for match in pattern.finditer(text):
-            group = "secret" if "secret" in pattern.groupindex else 0
+            group = next((name for name in value_groups if match.group(name) is not None), 0)
             start, end = match.span(group)
             if kind == "card number" and not luhn_ok(match.group(group)):
                 continue

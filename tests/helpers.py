@@ -276,6 +276,92 @@ async def open_on(app: MemoryConsoleApp, pilot: Pilot[Any], ids: list[int]) -> M
 
 # -- labelled texts for the secret scan -------------------------------------------------------
 
+# Secrets given in a sentence, with words between the name and the value...
+PROSE_SECRET_TEXTS = [
+    "My password for the office Wi-Fi is Tr0ub4dor&3",
+    "my password for the VPN is Vpn!2026x",
+    "The password to my laptop is hunter2!",
+    'The password for the guest network is "blue heron 42"',
+    "the password on the old router was admin#77",
+    "Her password for the payroll portal is Pa55word!",
+    "The password I use for the bank is Xk9#pq!",
+    "The password we use for the shared drive is Team-Drive-88",
+    "passphrase of my wallet: purple monkey dishwasher seven",
+    "The passphrase for the backup disk is 'correct battery staple 9'",
+    "password for the NAS admin account: nas-Adm1n",
+    "His password at work is now Spring2025!",
+    "the PIN for my card is 4821",
+    "My PIN for the debit card is 0392",
+    "The PIN code for the SIM is 7731",
+    "pin for the phone is 2580",
+    "Her bank PIN is 9917.",
+    "The PIN number of my credit card is 5512",
+    "My PIN is still 4407",
+    "the code to the gate is 1234",
+    "The gate code is 4821.",
+    "The door code for the office is 5590#",
+    "alarm code: 8080",
+    "The access code for the lab is X7F2-9K",
+    "the entry code to the building is 2468",
+    "The code for the front door is 3141",
+    "The keypad code at the storage unit is 90210",
+    "The code to the safe is 44721",
+    "The security code on my card is 842",
+    "The garage code is now 1357",
+    "The code for our Wi-Fi router is 7712409",
+    "passcode for the phone: 130795",
+    "The locker code at the gym is 4506",
+    "The Wi-Fi password at the cabin is Lake_House_2024",
+    "The PIN for my card is 4821 and my name is Ann.",
+    "The code to the gate is 1234 and the alarm code is 8080.",
+]
+# ...and sentences that look like them but give none (policies, reviews, years, times,
+# versions, amounts, where a secret is kept).
+PROSE_CLEAN_TEXTS = [
+    "The password policy is strict.",
+    "The code review is at 3.",
+    "My PIN pad is broken.",
+    "The gate code changed last week.",
+    "Reset your password in settings.",
+    "The password for the VPN is easy to guess.",
+    "The password for the wifi is on the fridge.",
+    "The password for the VPN is the same as before.",
+    "The password for my account is stored in 1Password.",
+    "The password for the router is written on the back.",
+    "The password to the test server is expired.",
+    "The code for the release is 3.11.7.",
+    "The code for the release is due in 2026.",
+    "The code freeze for the release is 2026-05-01.",
+    "The code for the migration is 1200 lines long.",
+    "The PIN for the map is at the top left.",
+    "Pin the tab for the dashboard at 1280 pixels.",
+    "The gate code is four digits long.",
+    "The door code changes every month.",
+    "The alarm code was reset by the landlord in 2023.",
+    "The code to the gate is on the sticky note.",
+    "The security code review is scheduled for 10:30.",
+    "Access code generation runs at 09:00 every day.",
+    "The password reset for the VPN is at 14:00.",
+    "Password manager for the team is Bitwarden.",
+    "The passphrase for the wallet is kept offline.",
+    "The PIN for my card is 4 digits.",
+    "Our door code policy is on the wiki.",
+    "The code for the door sensor is in the repo.",
+    "The code to the safe is known only to Maria.",
+    "The code of conduct for the meetup is 2 pages.",
+    "The entry code for the contest is due on 2026-06-01.",
+    "The password for the staging database is in the vault.",
+    "The code for the front end is 40% tests.",
+    "The PIN for the card is 1/3 of the way down the letter.",
+    "Password length for the VPN is 12 characters.",
+    "The access code for the lab is required at night.",
+    "The code on the gate was repainted in 1999.",
+    "The pin for the LED is GPIO17.",
+    "Pin 13 is the onboard LED.",
+    "The code for the lock screen is 2048 bytes.",
+    "The entry code for the page is 120 lines of JavaScript.",
+]
+
 # Labelled texts for the sensitive scan: each of these holds a credential or an identifier...
 SECRET_TEXTS = [
     "My password = hunter2 for the home router",
@@ -328,6 +414,7 @@ SECRET_TEXTS = [
     "Authorization: Bearer 9f8e7d6c5b4a39281706f5e4",
     "password: xk92!mqZ",
     "Password=Gh7kLm2q (the Letta API key is kept elsewhere)",
+    *PROSE_SECRET_TEXTS,
 ]
 # ...and none of these does (near misses included).
 CLEAN_TEXTS = [
@@ -393,6 +480,7 @@ CLEAN_TEXTS = [
     # from Letta's agent-file collection (ezra.af)
     "    apiKey: sk-ant-...",
     "Username=`letta`, Password=Letta API key (`sk-...`). Env var: `LETTA_API_KEY=sk-...`",
+    *PROSE_CLEAN_TEXTS,
 ]
 
 # Labelled texts for the health screen: each of these tells something about a person's health...

@@ -228,6 +228,24 @@ def test_list_show_and_search_mask_unless_revealed(secret_store: Path) -> None:
     assert SECRET not in shown["metadata"]["original_message"]
 
 
+def test_secrets_in_prose_are_masked_in_list_and_show(tmp_path: Path) -> None:
+    prose = [
+        ("My password for the office Wi-Fi is Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("The PIN for my card is 4821.", "4821"),
+        ("The code to the gate is 1234.", "1234"),
+    ]
+    source = write_jsonl(tmp_path / "in.jsonl", [{"content": text} for text, _ in prose])
+    db = ["--db", str(tmp_path / "store.db")]
+    assert run("import", str(source), *db, "--allow-secrets").code == 0
+    for argv in (["list"], ["list", "--json"], ["show", "2"], ["show", "3", "--json"]):
+        hidden, revealed = run(*argv, *db), run(*argv, *db, "--reveal")
+        for _, value in prose:
+            assert value not in hidden.out, argv
+        assert MASK in hidden.out and any(value in revealed.out for _, value in prose), argv
+    shown = json.loads(run("show", "2", "--json", *db).out)
+    assert shown["content"] == f"The PIN for my card is {MASK}."
+
+
 def test_an_edits_history_is_masked_in_show(secret_store: Path) -> None:
     with Store(secret_store, actor="test") as store:
         store.edit(1, {"content": f"Prefers dark mode; admin password: {SECRET}"}, now=NOW_TS)
@@ -322,6 +340,30 @@ def test_the_agent_api_refuses_secrets_with_the_reason(tmp_path: Path) -> None:
         result = memory.apply_actions(json.dumps(document), now=NOW_TS)
         assert not result.ok and "its reasoning holds a bearer token" in result.reason
         assert memory.store.count() == 1, "nothing of a refused document is applied"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("My password for the office Wi-Fi is Tr0ub4dor&3", "a password"),
+        ("Remember that the PIN for my card is 4821", "a PIN"),
+        ("The code to the gate is 1234, note that", "a passcode"),
+    ],
+)
+def test_secrets_in_prose_are_refused_by_the_agent_and_by_import(
+    tmp_path: Path, text: str, kind: str
+) -> None:
+    with MemoryAPI(tmp_path / "agent.db", owner="ann", semantic=False) as memory:
+        refused = memory.remember(text, now=NOW_TS)
+        assert (refused.action, refused.reason) == ("refused", f"holds {kind}")
+        scanned = memory.scan_turn(text, now=NOW_TS)
+        assert "stored" not in [found.result.action for found in scanned]
+        assert memory.store.count() == 0
+    source = write_jsonl(tmp_path / "in.jsonl", [{"content": text}])
+    line = one_error_line(run("import", str(source), "--db", str(tmp_path / "store.db")))
+    assert line == (
+        f"memory-console: error: {source}:1: holds {kind} (import with --allow-secrets to keep it)"
+    )
 
 
 # -- masking itself -----------------------------------------------------------------------------

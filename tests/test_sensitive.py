@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from memory_console.sensitive import MASK, find_sensitive, has_health_data, mask
-from tests.helpers import CLEAN_TEXTS, HEALTH_TEXTS, NOT_HEALTH_TEXTS, SECRET_TEXTS
+from tests.helpers import (
+    CLEAN_TEXTS,
+    HEALTH_TEXTS,
+    NOT_HEALTH_TEXTS,
+    PROSE_CLEAN_TEXTS,
+    PROSE_SECRET_TEXTS,
+    SECRET_TEXTS,
+)
 
 
 def test_labelled_set_precision_and_recall() -> None:
@@ -69,3 +76,51 @@ def test_health_terms_are_found_only_when_asked() -> None:
 def test_card_numbers_need_a_valid_checksum() -> None:
     assert find_sensitive("4111 1111 1111 1111", health=False)
     assert not find_sensitive("1234 5678 1234 5678", health=False)
+
+
+def test_secrets_in_prose_precision_and_recall() -> None:
+    assert len(PROSE_SECRET_TEXTS) >= 30 and len(PROSE_CLEAN_TEXTS) >= 30
+    found = [text for text in PROSE_SECRET_TEXTS if find_sensitive(text, health=False)]
+    false_alarms = [text for text in PROSE_CLEAN_TEXTS if find_sensitive(text, health=False)]
+    precision = len(found) / max(1, len(found) + len(false_alarms))
+    print(
+        f"\nsecrets in prose: precision {precision:.3f}, "
+        f"recall {len(found) / len(PROSE_SECRET_TEXTS):.3f} "
+        f"({len(PROSE_SECRET_TEXTS)} positive, {len(PROSE_CLEAN_TEXTS)} look-alike examples)"
+    )
+    assert sorted(set(PROSE_SECRET_TEXTS) - set(found)) == []
+    assert false_alarms == []
+
+
+@pytest.mark.parametrize(
+    ("text", "masked", "kind"),
+    [
+        (
+            "My password for the office Wi-Fi is Tr0ub4dor&3",
+            f"My password for the office Wi-Fi is {MASK}",
+            "password",
+        ),
+        (
+            "The password I use for the bank is Xk9#pq!",
+            f"The password I use for the bank is {MASK}",
+            "password",
+        ),
+        (
+            "passphrase of my wallet: purple monkey dishwasher seven",
+            f"passphrase of my wallet: {MASK}",
+            "password",
+        ),
+        ("the PIN for my card is 4821", f"the PIN for my card is {MASK}", "PIN"),
+        ("My PIN is still 4407, he said.", f"My PIN is still {MASK}, he said.", "PIN"),
+        ("the code to the gate is 1234.", f"the code to the gate is {MASK}.", "passcode"),
+        (
+            "The access code for the lab is X7F2-9K",
+            f"The access code for the lab is {MASK}",
+            "passcode",
+        ),
+    ],
+)
+def test_mask_hides_the_value_of_a_secret_in_prose(text: str, masked: str, kind: str) -> None:
+    assert [f.kind for f in find_sensitive(text, health=False)] == [kind]
+    assert mask(text) == masked
+    assert find_sensitive(mask(text), health=False) == []
