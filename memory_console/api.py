@@ -482,7 +482,7 @@ class MemoryAPI:
                 "reinforced", plan.id, plan.reason, record.topic, record.content, plan.similarity
             )
         assert plan.row is not None
-        with self.store.transaction("remembering"):  # the new fact and its supersessions
+        with self.store.transaction("adding memories"):  # the new fact and what it supersedes
             ident = self.store.add(plan.row, now=moment)
             for old in plan.supersede:
                 self.store.supersede(old, ident, now=moment)
