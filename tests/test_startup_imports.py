@@ -99,6 +99,7 @@ def test_semantic_search_imports_onnx_only_to_make_the_kept_rewrite(tmp_path: Pa
     assert "onnxruntime" in second and "onnx" not in second
 
 
+
 def test_a_damaged_kept_rewrite_is_made_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
