@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from memory_console import forgetting
 from memory_console.forgetting import ClearResult, ForgetResult
+from memory_console.ingest import facts, requests
 from memory_console.ingest import remember as rules
-from memory_console.ingest import requests
 from memory_console.ingest.classify import classify_type
 from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction, find_directive
 from memory_console.sensitive import credential_kinds, with_article
@@ -60,7 +60,9 @@ SESSION_ENDED = "session ended"  # the reason end_session archives with
 class RememberResult:
     """What remember() did: stored, reinforced (a near-duplicate), refused or skipped; or,
     for a request to the memory itself, forgot (`forgotten` says what), listed (`listed`)
-    or confirm (a clear waits for its token: `cleared`)."""
+    or confirm (a clear waits for its token: `cleared`). A stored memory that states a new
+    value of a fact names the memories it superseded (`superseded`) and the protected ones
+    it left for review (`left_for_review`)."""
 
     action: str
     id: int | None
@@ -71,6 +73,8 @@ class RememberResult:
     forgotten: ForgetResult | None = None
     listed: list[MemoryRecord] | None = None
     cleared: ClearResult | None = None
+    superseded: tuple[int, ...] = ()
+    left_for_review: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +135,8 @@ class _Plan:
     raise_importance: float | None = None
     fields: dict[str, Any] | None = None
     found: str = ""  # how an UPDATE or DELETE found its memory, told in the outcome only
+    supersede: list[int] = field(default_factory=list)  # active memories the new one replaces
+    review: list[int] = field(default_factory=list)  # protected ones it would replace
 
 
 class MemoryAPI:
@@ -334,17 +340,23 @@ class MemoryAPI:
         title = rules.make_title(content)
         keywords = rules.extract_keywords(content)
         scope = duplicate_scope or MemoryFilter(owner=owner, status="active")
-        duplicate = self._near_duplicate(scope, content, title, keywords)
-        if duplicate is not None:
-            ident, similarity = duplicate
-            how = "same text" if similarity is None else f"cosine {similarity:.3f}"
-            return _Plan(
-                "reinforce",
-                f"near-duplicate of memory {ident} ({how})",
-                id=ident,
-                similarity=similarity,
-                raise_importance=importance,
-            )
+        vector = self._query_vector(title, content, keywords)
+        unlike: list[str] = []  # how the nearest look-alike differs, when it does
+        for ident, similarity in self._near_duplicates(scope, content, vector):
+            # A changed value is a new fact, however alike the wording ("555-0141" / "-0187").
+            changed = facts.differences(self.store.require(ident).content, content)
+            if changed and not unlike:
+                unlike = [f"not a duplicate of memory {ident} ({'; '.join(changed)})"]
+            if not changed:
+                how = "same text" if similarity is None else f"cosine {similarity:.3f}"
+                return _Plan(
+                    "reinforce",
+                    f"near-duplicate of memory {ident} ({how})",
+                    id=ident,
+                    similarity=similarity,
+                    raise_importance=importance,
+                )
+        replaced = self._replaced(scope, content, vector)
         if user_requested:
             metadata["user_requested"] = True
         row = {
@@ -364,30 +376,87 @@ class MemoryAPI:
             reason = f"user directive ({metadata.get('directive', 'explicit')})"
         else:
             reason = f"{source}, importance {importance:.2f}"
-        return _Plan("store", reason, row=row)
+        reason = "; ".join([reason, *unlike])
+        plan = _Plan("store", reason, row=row)
+        for old, why in replaced:
+            if old.is_protected:
+                plan.review.append(old.id)
+                plan.reason += f"; memory {old.id} is protected: left for review ({why})"
+            else:
+                plan.supersede.append(old.id)
+                plan.reason += f"; supersedes #{old.id} ({why})"
+        if plan.review:
+            metadata["pending_supersede"] = plan.review  # the review pass's pair
+        return plan
 
-    def _near_duplicate(
-        self, scope: MemoryFilter, content: str, title: str, keywords: list[str]
-    ) -> tuple[int, float | None] | None:
-        """(id, cosine) of the memory in `scope` this text repeats: the same normalised
-        text (cosine None), else cosine >= the consolidation threshold when semantic search
-        is ready."""
+    def _replaced(
+        self, scope: MemoryFilter, content: str, vector: Any
+    ) -> list[tuple[MemoryRecord, str]]:
+        """The active memories of `scope` whose fact this text restates with a new value, and
+        how ("location Lyon -> Porto"): every one whose slot is this text's slot with another
+        value; without a slot, when change words say so ("switched to"), the nearest memory
+        at or above update_threshold whose numbers, dates or names differ."""
+        stated = facts.slot_of(content)
+        if stated is not None:
+            seen: dict[int, MemoryRecord] = {}
+            query = f"{facts.cue_words(stated.kind)} {stated.value}"
+            for record, _ in self.store.keyword_search(query, scope, limit=50):
+                seen[record.id] = record
+            semantic = self._semantic()
+            if semantic is not None and vector is not None:
+                near = [ident for ident, _ in semantic.nearest_to(vector, scope, 10)]
+                seen.update(self.store.get_many([i for i in near if i not in seen]))
+            found = []
+            for record in sorted(seen.values(), key=lambda r: r.id):
+                old = facts.slot_of(record.content)
+                if old is None or old.slot != stated.slot or record.status != "active":
+                    continue
+                if not facts.same_value(old.value, stated.value):
+                    found.append((record, f"{stated.slot} {old.value} -> {stated.value}"))
+            return found
+        said = facts.change_words(content)
+        semantic = self._semantic()
+        if said is None or semantic is None or vector is None:
+            return []
+        nearest = semantic.nearest_to(vector, scope, 1)
+        if not nearest or nearest[0][1] < self.update_threshold:
+            return []
+        record = self.store.require(nearest[0][0])
+        changed = facts.differences(record.content, content)
+        if not changed or facts.slot_of(record.content) is not None:
+            return []
+        return [(record, f"{said}: {'; '.join(changed)}")]
 
+    def _query_vector(self, title: str, content: str, keywords: list[str]) -> Any:
+        """The text's query vector when semantic search is ready, else None."""
+        semantic = self._semantic()
+        if semantic is None:
+            return None
         from memory_console.embed.embedder import embedding_text
+
+        return semantic.embedder.embed_query(embedding_text(title, content, keywords))
+
+    def _near_duplicates(
+        self, scope: MemoryFilter, content: str, vector: Any
+    ) -> list[tuple[int, float | None]]:
+        """(id, cosine) of the memories in `scope` this text may repeat, nearest first: the
+        same normalised text (cosine None), else up to three at cosine >= the consolidation
+        threshold when semantic search is ready (`vector` is the text's query vector)."""
         from memory_console.maintenance.passes.consolidate import ConsolidateParams
 
         wanted = rules.normalise(content)
         for record, _ in self.store.keyword_search(content, scope, limit=20):
             if rules.normalise(record.content) == wanted:
-                return record.id, None
+                return [(record.id, None)]
         semantic = self._semantic()
-        if semantic is None:
-            return None
-        vector = semantic.embedder.embed_query(embedding_text(title, content, keywords))
-        nearest = semantic.nearest_to(vector, scope, 1)
-        if nearest and nearest[0][1] >= ConsolidateParams().min_cosine:
-            return nearest[0][0], round(nearest[0][1], 4)
-        return None
+        if semantic is None or vector is None:
+            return []
+        threshold = ConsolidateParams().min_cosine
+        return [
+            (ident, round(cosine, 4))
+            for ident, cosine in semantic.nearest_to(vector, scope, 3)
+            if cosine >= threshold
+        ]
 
     def _carry_out(self, plan: _Plan, moment: float, *, query: str) -> RememberResult:
         """Write what a plan decided (called inside apply_actions' transaction too)."""
@@ -413,8 +482,19 @@ class MemoryAPI:
                 "reinforced", plan.id, plan.reason, record.topic, record.content, plan.similarity
             )
         assert plan.row is not None
-        ident = self.store.add(plan.row, now=moment)
-        return RememberResult("stored", ident, plan.reason, plan.row["topic"], plan.row["content"])
+        with self.store.transaction("remembering"):  # the new fact and its supersessions
+            ident = self.store.add(plan.row, now=moment)
+            for old in plan.supersede:
+                self.store.supersede(old, ident, now=moment)
+        return RememberResult(
+            "stored",
+            ident,
+            plan.reason,
+            plan.row["topic"],
+            plan.row["content"],
+            superseded=tuple(plan.supersede),
+            left_for_review=tuple(plan.review),
+        )
 
     # -- scan_turn --------------------------------------------------------------------------
 
@@ -480,15 +560,19 @@ class MemoryAPI:
         *,
         tier: str | Sequence[str] | None = None,
         session_id: str | None = None,
+        include_superseded: bool = False,
         now: float | None = None,
     ) -> list[Recalled]:
         """The owner's k active memories for a query: hybrid search (keyword search when the
         embedder cannot load), the best 3k re-ranked by the exponential effective score
-        (importance x time decay x similarity). Each returned memory is reinforced (its type's
-        boost) and its access logged with the query and its score breakdown.
+        (importance x time decay x similarity); where several state one slot ("location"),
+        the newest takes the best place among them. Each returned memory is reinforced (its
+        type's boost) and its access logged with the query and its score breakdown.
 
         tier: one tier or several (default all). Working and short-term memories belong to a
-        session: they are recalled only with their `session_id`, never without one."""
+        session: they are recalled only with their `session_id`, never without one.
+        include_superseded: each memory is followed by those it superseded (archived, older
+        values of its fact; scores name `superseded_by`), which are not reinforced."""
         if k < 1:
             raise ValueError("k must be at least 1")
         moment = now_ts() if now is None else now
@@ -504,9 +588,11 @@ class MemoryAPI:
             memory_filter=memory_filter,
             now=moment,
         )
-        ranked = sorted(
-            ((effective_of(hit, hits, moment), hit) for hit in hits),
-            key=lambda pair: (-pair[0], -pair[1].score),
+        ranked = newest_first_per_slot(
+            sorted(
+                ((effective_of(hit, hits, moment), hit) for hit in hits),
+                key=lambda pair: (-pair[0], -pair[1].score),
+            )
         )[:k]
         scores = {
             hit.record.id: {**hit.breakdown(), "mode": mode, "effective": round(effective, 4)}
@@ -516,7 +602,26 @@ class MemoryAPI:
             return []
         self.store.record_access(list(scores), now=moment, query=query, scores=scores)
         records = self.store.get_many(list(scores))
-        return [Recalled(records[ident], scores[ident]) for ident in scores if ident in records]
+        recalled = [Recalled(records[i], scores[i]) for i in scores if i in records]
+        return self._with_superseded(recalled) if include_superseded else recalled
+
+    def _with_superseded(self, recalled: list[Recalled]) -> list[Recalled]:
+        """Each memory followed by the memories it superseded, the latest first, and theirs."""
+        out: list[Recalled] = []
+        seen = {item.id for item in recalled}
+        for item in recalled:
+            out.append(item)
+            chain = [item.id]
+            while chain:
+                older = self.store.superseded_by_each(chain)
+                ids = [i for n in chain for i in reversed(older.get(n, [])) if i not in seen]
+                seen.update(ids)
+                records = self.store.get_many(ids)
+                for ident in ids:
+                    newer = records[ident].superseded_by
+                    out.append(Recalled(records[ident], {"superseded_by": newer}))
+                chain = ids
+        return out
 
     # -- the user's own commands -------------------------------------------------------------
 
@@ -858,6 +963,29 @@ def recall_filter(
         tiers=None if set(wanted) == set(TIERS) else tuple(dict.fromkeys(wanted)),
         session_id=session_id,
     )
+
+
+def newest_first_per_slot(
+    ranked: list[tuple[float, SearchHit]],
+) -> list[tuple[float, SearchHit]]:
+    """The ranking with the memories of one slot (docs/ARCHITECTURE.md, "Facts that change")
+    reordered among the places they hold, newest first: when an old and a new value of a fact
+    are both active, the new one takes the better place, and the rest stays as ranked."""
+    places: dict[str, list[int]] = {}
+    for position, (_, hit) in enumerate(ranked):
+        stated = facts.slot_of(hit.record.content)
+        if stated is not None:
+            places.setdefault(stated.slot, []).append(position)
+    out = list(ranked)
+    for positions in places.values():
+        if len(positions) > 1:
+            newest = sorted(
+                (ranked[p] for p in positions),
+                key=lambda pair: (-pair[1].record.created_at, -pair[1].record.id),
+            )
+            for position, pair in zip(positions, newest, strict=True):
+                out[position] = pair
+    return out
 
 
 def effective_of(hit: SearchHit, hits: Sequence[SearchHit], now: float) -> float:

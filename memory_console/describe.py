@@ -32,12 +32,18 @@ def forecast_line(record: MemoryRecord, now: float, params: Any = None) -> str:
 def change_text(event: EventRecord) -> str:
     """`confidence 0.95 -> 0.90, status active -> archived` from an event's before/after; an
     access's as-of-then value (before.current) reads `confidence 0.800 (0.588 by then) -> ...`."""
+    if event.kind == "supersedes" and "supersedes" in event.after:
+        return f"supersedes #{event.after['supersedes']}"
     parts = []
     current = event.before.get("current")
     for name in dict.fromkeys([*event.before, *event.after]):
         if name == "current":
             continue
         before, after = event.before.get(name), event.after.get(name)
+        if name == "superseded_by":
+            link = f"superseded by #{after}" if after else f"no longer superseded by #{before}"
+            parts.append(link)
+            continue
         if name.endswith("_at") and isinstance(after, int | float):
             after = to_date(after)
             before = to_date(before) if isinstance(before, int | float) else before

@@ -25,14 +25,29 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 
-def memory_json(record: MemoryRecord, *, reveal: bool = False) -> dict[str, Any]:
-    """A memory as `list`/`show --json` print it: the export fields plus the confidence label;
-    credentials masked in every text (title, content, keywords, metadata) unless reveal."""
+def memory_json(
+    record: MemoryRecord, *, reveal: bool = False, supersedes: list[int] | None = None
+) -> dict[str, Any]:
+    """A memory as `list`/`show --json` print it: the export fields plus the confidence label
+    (and, when given, the ids it supersedes); credentials masked in every text (title,
+    content, keywords, metadata) unless reveal."""
     data = export_record(record)
     if not reveal:
         data = mask_record(data)
     data["confidence_label"] = confidence_label(record.confidence)
+    if supersedes is not None:
+        data["supersedes"] = supersedes
     return data
+
+
+def link_lines(record: MemoryRecord, supersedes: list[int] | None) -> list[str]:
+    """`superseded by #N` / `supersedes #M`: the memory's place in a fact that changed."""
+    lines = []
+    if record.superseded_by is not None:
+        lines.append(f"superseded by #{record.superseded_by}")
+    if supersedes:
+        lines.append("supersedes " + ", ".join(f"#{ident}" for ident in supersedes))
+    return lines
 
 
 def shown_keywords(record: MemoryRecord) -> list[str]:
@@ -120,6 +135,7 @@ def print_memory(
     accesses: list[EventRecord] | None = None,
     params: Any = None,
     reveal: bool = False,
+    supersedes: list[int] | None = None,
 ) -> None:
     from rich.table import Table
 
@@ -143,8 +159,13 @@ def print_memory(
         ("decay policy", record.decay_policy + ("  protected" if record.is_protected else "")),
         (
             "status",
-            record.status
-            + (f" into #{record.consolidated_into}" if record.consolidated_into else ""),
+            ", ".join(
+                [
+                    record.status
+                    + (f" into #{record.consolidated_into}" if record.consolidated_into else ""),
+                    *link_lines(record, supersedes),
+                ]
+            ),
         ),
         ("source", record.source),
         ("keywords", ", ".join(record.keywords if reveal else shown_keywords(record))),

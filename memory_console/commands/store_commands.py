@@ -479,13 +479,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         if record is None:
             raise UserError(f"no memory with id {args.id}")
         history = store.history(args.id)
+        supersedes = store.superseded_by_each([args.id]).get(args.id, [])
         accesses = store.accesses(args.id) if args.accesses else None
         params = store.settings().params()
     finally:
         store.close()
     now = common.now_of(args)
     if args.json:
-        data = render.memory_json(record, reveal=args.reveal)
+        data = render.memory_json(record, reveal=args.reveal, supersedes=supersedes)
         data["history"] = [render.event_json(event, reveal=args.reveal) for event in history]
         data["forecast"] = render.forecast_json(record, now, params)
         if accesses is not None:
@@ -493,7 +494,13 @@ def cmd_show(args: argparse.Namespace) -> int:
         common.print_json(data)
     else:
         render.print_memory(
-            record, history, now, accesses=accesses, reveal=args.reveal, params=params
+            record,
+            history,
+            now,
+            accesses=accesses,
+            reveal=args.reveal,
+            params=params,
+            supersedes=supersedes,
         )
     return 0
 

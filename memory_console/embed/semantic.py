@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
 BATCH = 256  # texts embedded and written per step: progress and cancellation granularity
-REMOVING = ("archived", "consolidated", "purged")
+REMOVING = ("archived", "consolidated", "purged", "superseded")
 # Kept beside each vector in the index, so that these filters need no id set from SQLite.
 SCOPE = ("owner", "topic")
 _UNKNOWN = -2  # the code of a filter value no indexed memory has: it matches no row

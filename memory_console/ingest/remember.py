@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_console.ingest.facts import SLOTS
 from memory_console.sensitive import Finding, find_sensitive, with_article
 from memory_console.store import settings
 from memory_console.store.validate import default_title
@@ -112,49 +113,6 @@ TOPIC_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "decisions",
             r"\b(?:decided|decision|agreed|commit(?:ted|ment)? to|plan(?:s|ned)? to|chose|"
             r"going with|settled on)\b",
-        ),
-    )
-)
-
-# Background-scan facts: (kind, pattern with a `value` group, topic, content template).
-FACT_PATTERNS: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE), topic, template)
-    for kind, pattern, topic, template in (
-        (
-            "name",
-            r"\bmy name is (?P<value>[^\W\d_][\w'-]*(?: (?-i:[A-Z])[\w'-]*){0,2})",
-            "user_info",
-            "The user's name is {value}.",
-        ),
-        (
-            "employer",
-            r"\bi work (?:at|for) (?P<value>[^.,;!?\n]+?)\s*(?=$|[.,;!?\n]| and | but )",
-            "user_info",
-            "The user works at {value}.",
-        ),
-        (
-            "location",
-            r"\bi live in (?P<value>[^.,;!?\n]+?)\s*(?=$|[.,;!?\n]| and | but )",
-            "user_info",
-            "The user lives in {value}.",
-        ),
-        (
-            "preference",
-            r"\bi prefer (?P<value>[^.;!?\n]+?)\s*(?=$|[.;!?\n])",
-            "preferences",
-            "The user prefers {value}.",
-        ),
-        (
-            "email",
-            r"\bmy (?:e-?mail|e-?mail address) is (?P<value>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)",
-            "contacts",
-            "The user's email is {value}.",
-        ),
-        (
-            "phone",
-            r"\bmy (?:phone|phone number|number|mobile) is (?P<value>\+?[\d][\d\s().-]{5,}\d)",
-            "contacts",
-            "The user's phone number is {value}.",
         ),
     )
 )
@@ -351,21 +309,25 @@ def refusal(text: str, *, user_requested: bool) -> str | None:
 
 
 def find_facts(message: str) -> list[Candidate]:
-    """The explicit facts of a message: a directive, name, employer, home, preference, email
-    and phone, each once."""
+    """The explicit facts of a message: a directive and each row of the slot table (name,
+    employer, home, preference, email, phone, a favourite, a pet's or partner's name), each
+    once."""
     found: dict[str, Candidate] = {}
     directive = find_directive(message)
     if directive is not None:
         found[normalise(directive.content)] = Candidate(
             "explicit", directive.content, directive.content, infer_topic(directive.content), True
         )
-    for kind, pattern, topic, template in FACT_PATTERNS:
-        for match in pattern.finditer(message):
+    for slot in SLOTS:  # the slot table is the scanner's one list of facts
+        for match in slot.pattern.finditer(message):
             value = match.group("value").strip().rstrip(".")
             if not value:
                 continue
-            content = template.format(value=value)
-            found.setdefault(normalise(content), Candidate(kind, value, content, topic, False))
+            what = (match.groupdict().get("what") or "").lower()
+            content = slot.template.format(value=value, what=what)
+            found.setdefault(
+                normalise(content), Candidate(slot.name, value, content, slot.topic, False)
+            )
     return list(found.values())
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from memory_console.maintenance.errors import MaintenanceError
 from memory_console.maintenance.runs import Run
 from memory_console.store import NotFoundError, Store, bulk
-from memory_console.store.records import FLAG_COLUMNS, JSON_COLUMNS
+from memory_console.store.records import FLAG_COLUMNS, JSON_COLUMNS, MEMORY_COLUMNS
 from memory_console.store.runs import run_row, update_run
 from memory_console.store.store import dumps, encode_fields
 from memory_console.store.validate import INSERT_COLUMNS
@@ -89,6 +89,8 @@ def undo(store: Store, run_id: int, *, now: float | None = None) -> UndoReport:
         report = UndoReport(run_id, moment)
         restores: dict[int, dict[str, Any]] = {}
         for ident, change in touched.items():
+            if not change.created and not change.after.keys() & fields:
+                continue  # it only gained a link, which undoing the other end removes
             reason = refusal(ident, change, later, current, position)
             if reason:
                 report.not_restored.append(NotRestored(ident, reason))
@@ -127,7 +129,8 @@ def touched_by(events: list[tuple[Any, ...]]) -> tuple[dict[int, Touched], int, 
             change.before.setdefault(name, value)
         change.after.update(after)
         fields.update(before.keys() | after.keys())
-    return touched, last, fields
+    # A `supersedes` event names a link ({"supersedes": id}), not a column it changed.
+    return touched, last, fields & set(MEMORY_COLUMNS)
 
 
 def loads(text: str | None, parsed: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -47,8 +47,18 @@ def add_erasure_audit(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS ix_erasure_at ON erasure (at)")
 
 
+def add_superseded_by(conn: sqlite3.Connection) -> None:
+    """Schema 5: a memory whose fact a newer memory restates with another value links to it
+    (archived, superseded_by the newer one's id), so recall and the story can tell."""
+    names = {row[1] for row in conn.execute("PRAGMA table_info('memory')")}
+    if "superseded_by" not in names:  # like IF NOT EXISTS: a migration may meet it done
+        conn.execute("ALTER TABLE memory ADD COLUMN superseded_by INTEGER")
+    conn.execute("CREATE INDEX IF NOT EXISTS ix_memory_superseded_by ON memory (superseded_by)")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: add_status_owner_topic_index,
     2: add_store_settings,
     3: add_erasure_audit,
+    4: add_superseded_by,
 }

@@ -49,6 +49,7 @@ class MemoryRecord:
     metadata: dict[str, Any]
     external_id: str | None
     revision: int
+    superseded_by: int | None = None  # the newer memory that restates this fact
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> MemoryRecord:

@@ -697,8 +697,77 @@ class Store:
     def restore(self, ids: Sequence[int], *, now: float | None = None) -> ChangeResult:
         """Bring archived (or consolidated) memories back to active."""
         return self.change_fields(
-            ids, {"status": "active", "consolidated_into": None}, "restored", now=now
+            ids,
+            {"status": "active", "consolidated_into": None, "superseded_by": None},
+            "restored",
+            now=now,
         )
+
+    def supersede(
+        self,
+        old_id: int,
+        new_id: int,
+        *,
+        now: float | None = None,
+        reason: str | None = None,
+        run_id: int | None = None,
+    ) -> ChangeResult:
+        """Archive `old_id` as replaced by `new_id`, which states the same fact's newer value
+        (docs/ARCHITECTURE.md, "Facts that change"): old gets superseded_by = new, reason
+        "superseded by #new" and a `superseded` event; new a `supersedes` event naming old.
+        A protected old memory is refused (ValidationError): it goes to review instead.
+        Undone like any event (its `before` is status active, no link)."""
+        moment = now_ts() if now is None else now
+        why = reason or f"superseded by #{new_id}"
+        with self.transaction("superseding a memory"):
+            old, new = self.require(old_id), self.require(new_id)
+            if old.id == new.id:
+                raise ValidationError(f"memory {old.id} cannot supersede itself")
+            if old.is_protected:
+                raise ValidationError(f"memory {old.id} is protected: not superseded")
+            if new.status != "active":
+                raise ValidationError(f"memory {new.id} is {new.status}: it supersedes nothing")
+            if old.status != "active":
+                return ChangeResult(unchanged=[old.id])
+            result = self.change_fields(
+                [old.id],
+                {"status": "archived", "superseded_by": new.id},
+                "superseded",
+                now=moment,
+                reason=why,
+                run_id=run_id,
+            )
+            self.write_events(
+                [
+                    (
+                        new.id,
+                        moment,
+                        self.actor,
+                        "supersedes",
+                        None,
+                        dumps({"supersedes": old.id}),
+                        run_id,
+                        why,
+                        None,
+                    )
+                ]
+            )
+        return result
+
+    def superseded_by_each(self, ids: Sequence[int]) -> dict[int, list[int]]:
+        """id -> the memories it supersedes (archived, linked to it), oldest first."""
+        wanted = list(dict.fromkeys(int(i) for i in ids))
+        found: dict[int, list[int]] = {}
+        for start in range(0, len(wanted), 900):
+            chunk = wanted[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            for ident, newer in self._query(
+                f"SELECT id, superseded_by FROM memory WHERE superseded_by IN ({marks}) "
+                "ORDER BY created_at, id",
+                chunk,
+            ):
+                found.setdefault(newer, []).append(ident)
+        return found
 
     def forget(
         self,
@@ -1029,6 +1098,7 @@ def undo_kind(kind: str) -> str:
         "unprotected": "protected",
         "archived": "restored",
         "restored": "archived",
+        "superseded": "restored",
     }.get(kind, "edited")
 
 

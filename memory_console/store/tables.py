@@ -43,6 +43,9 @@ class Memory(MemoryBase, table=True):
     __tablename__ = "memory"
     id: int | None = Field(default=None, primary_key=True)
     revision: int = Field(default=0)
+    # The memory that states this fact's newer value (schema 5; docs/ARCHITECTURE.md, "Data
+    # model"): set with status archived by Store.supersede, cleared by its undo or a restore.
+    superseded_by: int | None = Field(default=None, index=True)
 
 
 class MemoryEvent(SQLModel, table=True):

@@ -210,7 +210,7 @@ def check_field(name: str, value: Any) -> Any:
         if not isinstance(value, bool | int) or value not in (0, 1):
             raise ValidationError(f"is_protected must be true or false, not {brief(value)}")
         return int(bool(value))
-    if name == "consolidated_into":
+    if name in ("consolidated_into", "superseded_by"):
         if value is None:
             return None
         return check_count(name, value)

@@ -30,6 +30,8 @@ EVENT_KINDS = (
     "promoted",
     "edited",
     "purged",
+    "superseded",  # archived: a newer memory states this fact's new value
+    "supersedes",  # on that newer memory, naming the one it replaced
 )
 
 # Columns a person may sort by; each has an index so keyset paging reads one page only.

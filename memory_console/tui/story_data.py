@@ -23,6 +23,7 @@ class Story:
     forecast_text: str  # "0.78 -> 0.74; reaches the floor on DATE" or why it does not decay
     trajectory: list[tuple[float, float]]  # (unix time, confidence) from the events, then now
     now: float
+    supersedes: tuple[int, ...] = ()  # the memories this one superseded (older values)
 
 
 def trajectory(
@@ -58,6 +59,7 @@ def load_story(store: Store, memory_id: int, now: float) -> Story:
         forecast_text=forecast_line(record, now, params),
         trajectory=trajectory(record, history, now),
         now=now,
+        supersedes=tuple(store.superseded_by_each([memory_id]).get(memory_id, [])),
     )
 
 

@@ -117,7 +117,7 @@ class StoryScreen(MemoryActionsScreen):
         self.sub_title = f"memory #{record.id}"
         title = Text(f"#{record.id} ", style="dim")
         title.append(shown(record.title, reveal=self.reveal, style="bold"))
-        rows = memory_fields(record)
+        rows = memory_fields(record, story.supersedes)
         rows.append(("keywords", shown_keywords(record, reveal=self.reveal)))
         rows.append(("forecast", story.forecast_text))
         self.query_one("#story-head", Static).update(Group(title, fields_table(rows)))
@@ -138,7 +138,7 @@ class StoryScreen(MemoryActionsScreen):
         history.clear()
         for event in story.history:
             change = change_text(event)
-            if event.query:
+            if event.query and event.query not in change:
                 change = f"{change}  ({event.query})" if change else event.query
             history.add_row(
                 when(event.at), event.actor, event.kind, shown(change, reveal=self.reveal)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -42,14 +44,22 @@ def fields_text(rows: list[tuple[str, RenderableType]]) -> Text:
     return text
 
 
-def memory_fields(record: MemoryRecord) -> list[tuple[str, RenderableType]]:
-    """The fields every view of a memory shows, in the order a person reads them."""
+def memory_fields(
+    record: MemoryRecord, supersedes: Sequence[int] = ()
+) -> list[tuple[str, RenderableType]]:
+    """The fields every view of a memory shows, in the order a person reads them; a fact
+    that changed names the memory that superseded it, or those it superseded."""
     confidence = confidence_text(record.confidence)
     confidence.append(f"  (base {record.base_confidence:.2f})", style="dim")
     status = record.status + (
         f" into #{record.consolidated_into}" if record.consolidated_into else ""
     )
     protection = f"{PROTECTED_MARK} protected" if record.is_protected else "not protected"
+    links = []
+    if record.superseded_by is not None:
+        links.append(f"superseded by #{record.superseded_by}")
+    if supersedes:
+        links.append("supersedes " + ", ".join(f"#{ident}" for ident in supersedes))
     # Every field is stored text (another program may have written any of them).
     return [
         ("owner/topic", literal(f"{record.owner} / {record.topic}")),
@@ -62,6 +72,7 @@ def memory_fields(record: MemoryRecord) -> list[tuple[str, RenderableType]]:
         ("status", literal(f"{status}, {protection}")),
         ("decay policy", literal(record.decay_policy)),
         ("source", literal(record.source)),
+        *([("fact", "; ".join(links))] if links else []),
     ]
 
 
@@ -123,8 +134,9 @@ class DetailPane(Static):
             return
         title = Text(f"#{record.id} ", style="dim")
         title.append(shown(record.title, reveal=self.reveal, style="bold"))
-        rows = memory_fields(record)
-        if self.story is not None and self.story.record.id == record.id:
+        current = self.story is not None and self.story.record.id == record.id
+        rows = memory_fields(record, self.story.supersedes if self.story and current else ())
+        if self.story is not None and current:
             rows.append(("forecast", self.story.forecast_text))
         if self.hit is not None:
             rows += hit_fields(self.hit)
