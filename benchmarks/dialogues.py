@@ -5,7 +5,8 @@
 Loads tests/data/dialogues/dialogues.jsonl (see its README), replays each dialogue in a fresh
 store (every user turn to MemoryAPI.remember, then recall(query, k=3)) with the real embedder,
 and prints the CPU, the figures per kind (right/total), the slot and multi-fact cases apart,
-and whether a secret said in prose reached the store's files. Run it with PYTHONPATH on an
+whether a secret said in prose reached the store's files, and the changes beyond slots right
+once every pair the supersede maintenance pass proposes is accepted. Run it with PYTHONPATH on an
 older checkout to compare builds (the script reads only the agent API).
 """
 
@@ -80,6 +81,7 @@ class Outcome:
     right: bool
     why: str
     leaked: dict[str, dict[str, int]] = field(default_factory=dict)
+    reviewed: bool | None = None  # right after the supersede pass, every pair accepted
 
 
 def load(path: Path = LABELLED) -> list[Dialogue]:
@@ -123,7 +125,17 @@ def replay(dialogue: Dialogue, folder: Path, embedder: Embedder) -> Outcome:
         moment = START + len(dialogue.turns) * TURN_GAP
         recalled = api.recall(dialogue.query, k=K, now=moment)
         hits = [(r.content, r.scores.get("cosine")) for r in recalled]
-    right, why = judge(dialogue, hits)
+        right, why = judge(dialogue, hits)
+        reviewed = None
+        if dialogue.kind == "change":
+            # What the operator gets by accepting every pair the supersede pass proposes.
+            from memory_console.maintenance import apply, plan
+
+            proposed = plan(api.store, ["supersede"], now=moment)
+            if not proposed.is_empty:
+                apply(api.store, proposed)
+            again = api.recall(dialogue.query, k=K, now=moment + 1)
+            reviewed = judge(dialogue, [(r.content, r.scores.get("cosine")) for r in again])[0]
     leaked: dict[str, dict[str, int]] = {}
     if dialogue.secrets:
         assert not held.holds(path)
@@ -133,7 +145,7 @@ def replay(dialogue: Dialogue, folder: Path, embedder: Embedder) -> Outcome:
             found = {s: n for s, n in found.items() if n}
             if found:
                 leaked[store_file.name] = found
-    return Outcome(dialogue, hits, right, why, leaked)
+    return Outcome(dialogue, hits, right, why, leaked, reviewed)
 
 
 def replay_all(
@@ -172,6 +184,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{len(dialogues)} dialogues replayed in {took:.1f} s (recall k={K})")
     for name, (right, total) in figures(outcomes).items():
         print(f"  {name:<22} {right:>3}/{total:<3}")
+    beyond = [o for o in outcomes if o.dialogue.kind == "change" and not o.dialogue.slot]
+    after = sum(bool(o.reviewed) for o in beyond)
+    print(f"  {'beyond, pass accepted':<22} {after:>3}/{len(beyond):<3}")
     unknown = [o for o in outcomes if o.dialogue.kind == "unknown"]
     print(f"  {'unknown, strict':<22} {sum(not o.hits for o in unknown):>3}/{len(unknown):<3}")
     leaks = [o for o in outcomes if o.leaked]
