@@ -17,6 +17,7 @@ from memory_console.maintenance.changes import ChangeSet, NewMemory, Plan
 from memory_console.maintenance.reasons import Reason, ReasonItem, Reasons
 
 INTO = "consolidated_into"
+SUPERSEDED_BY = "superseded_by"
 Merge = Callable[[Sequence[int]], Mapping[str, Any]]
 
 
@@ -25,8 +26,8 @@ class PlanEdits:
     """What the operator changed: by memory id, so the edits outlive a new plan.
 
     excluded: memories no pass changes in this run. apart: memories not merged (members of
-    rejected groups or taken out of one). splits: sets of members moved into a group of
-    their own.
+    rejected groups or taken out of one) or not superseded (a rejected supersession).
+    splits: sets of members moved into a group of their own.
     """
 
     excluded: frozenset[int] = frozenset()
@@ -55,7 +56,8 @@ class PlanEdits:
         return replace(self, apart=self.apart | frozenset(members))
 
     def accept(self, members: Iterable[int]) -> PlanEdits:
-        """Merge these members again, as the plan proposed (undoes reject and split)."""
+        """Merge (or supersede) these members again, as the plan proposed (undoes reject and
+        split)."""
         chosen = frozenset(members)
         splits = tuple(s - chosen for s in self.splits if s - chosen)
         return replace(self, apart=self.apart - chosen, splits=splits)
@@ -118,12 +120,15 @@ def edit_plan(plan: Plan, edits: PlanEdits, merge: Merge | None = None) -> Edite
         raise ValueError("regrouped merges need a merge function")
     member_key = {ident: key for key, members in groups.items() for ident in members}
     excluded = np.fromiter(edits.excluded, dtype=np.int64, count=len(edits.excluded))
+    apart = np.fromiter(edits.apart, dtype=np.int64, count=len(edits.apart))
     kept: list[np.ndarray] = []
     change_sets: list[ChangeSet] = []
     for change_set in plan.change_sets:
         keep = ~np.isin(change_set.ids, excluded)
         if INTO in change_set.values:
             keep &= np.array([int(i) in member_key for i in change_set.ids.tolist()], dtype=bool)
+        if SUPERSEDED_BY in change_set.values:
+            keep &= ~np.isin(change_set.ids, apart)
         kept.append(keep)
         if keep.any():
             change_sets.append(narrowed(change_set, keep, member_key, groups, changed))

@@ -1,5 +1,8 @@
 """The operator's merge command: asked for the merged memory's words when a plan is applied.
 
+It is also asked for a decision on each supersession the plan proposes (supersede or keep,
+maintenance/supersede_review.py): recorded in the pair's reason, never carried out by itself.
+
 Planning never runs it (a plan only reads the store). The step the operator asked for
 (apply, from the console or the CLI) runs it once per merge, outside the write
 transaction, each call under its own timeout; when it fails or answers badly, the
@@ -17,6 +20,7 @@ from typing import Any
 
 from memory_console.maintenance.changes import NewMemory, Plan
 from memory_console.maintenance.reasons import Reason, merge_failure_text
+from memory_console.maintenance.supersede_review import propose_with_command
 from memory_console.store import MemoryRecord, Store
 
 MERGE_TIMEOUT_S = 60.0
@@ -99,15 +103,23 @@ class CommandMerges:
 
     plan: Plan
     failures: dict[int, MergeFailure]  # NewMemory key -> why its extractive merge stayed
+    undecided: int = 0  # supersessions the command proposed no decision for
 
     @property
     def summary(self) -> str:
         """One line for the operator, naming the first failure."""
-        if not self.failures:
-            return ""
-        first = next(iter(self.failures.values()))
-        words = merge_failure_text(first.code, first.values())
-        return f"{len(self.failures)} of the merges kept their extractive words ({words})"
+        lines = []
+        if self.failures:
+            first = next(iter(self.failures.values()))
+            words = merge_failure_text(first.code, first.values())
+            lines.append(
+                f"{len(self.failures)} of the merges kept their extractive words ({words})"
+            )
+        if self.undecided:
+            lines.append(
+                f"the merge command proposed no decision for {self.undecided} supersessions"
+            )
+        return "; ".join(lines)
 
 
 def merge_with_command(
@@ -117,6 +129,7 @@ def merge_with_command(
     when there is none); members are read from `store` as they are now."""
     if not command:
         return CommandMerges(plan, {})
+    plan, undecided = propose_with_command(store, plan, command, timeout)
     memories: list[NewMemory] = []
     failures: dict[int, MergeFailure] = {}
     for memory in plan.new_memories:
@@ -140,4 +153,4 @@ def merge_with_command(
     figures = {**plan.figures}
     if "consolidate" in figures:
         figures["consolidate"] = {**figures["consolidate"], "merge_command_failures": len(failures)}
-    return CommandMerges(replace(plan, new_memories=memories, figures=figures), failures)
+    return CommandMerges(replace(plan, new_memories=memories, figures=figures), failures, undecided)

@@ -97,10 +97,33 @@ def merge_failure_text(code: str, values: Mapping[str, Any]) -> str:
     return f"merge command failed ({values.get('error')})"
 
 
+def superseded_text(values: Mapping[str, Any]) -> str:
+    """`superseded by #12: phone 555-0141 vs 555-0187 (cosine 0.97 >= 0.8)`."""
+    text = f"superseded by #{values['by']}: {values.get('differences') or 'a newer value'}"
+    if values.get("found_by") == "cosine":
+        text += f" (cosine {float(values['cosine']):.2f} >= {float(values['threshold']):g})"
+    else:
+        text += " (same slot)"
+    if values.get("protected"):
+        text += "; protected"
+    proposal = values.get("proposed")
+    if proposal:
+        text += f"; merge command proposes {proposal}"
+        if values.get("proposal_reason"):
+            text += f" ({values['proposal_reason']})"
+    failure = values.get("merge_command_failure")
+    if failure == "incomplete":
+        text += "; merge command answered without a decision (supersede or keep)"
+    elif failure:
+        text += f"; {merge_failure_text(str(failure), values)}"
+    return text
+
+
 # code -> its wording; a reason code a plan file holds must be one of these.
 TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "merged_into": merged_member_text,
     "merge_group": merge_group_text,
+    "superseded": superseded_text,
 }
 
 

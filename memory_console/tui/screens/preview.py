@@ -26,6 +26,7 @@ from memory_console.maintenance.console_reads import (
 from memory_console.maintenance.edits import EditedPlan, PlanEdits, edit_plan
 from memory_console.maintenance.merge_command import merge_with_command
 from memory_console.maintenance.merge_review import merge_members
+from memory_console.maintenance.supersede_review import supersessions
 from memory_console.store import MemoryRecord
 from memory_console.tui.actions import DoneAction, plural
 from memory_console.tui.formatting import masked
@@ -49,6 +50,11 @@ WINDOW = 100  # changes in the table at once; moving past either end shows the n
 CHART_HEIGHT = 9
 LEFT_OUT = "left-out"
 DEBOUNCE = 0.25
+
+
+def reviewable(plan: Plan) -> bool:
+    """Whether the plan proposes merges or supersessions (what the review shows)."""
+    return bool(plan.new_memories) or bool(supersessions(plan))
 
 
 class PreviewScreen(MemoryActionsScreen):
@@ -102,7 +108,7 @@ class PreviewScreen(MemoryActionsScreen):
             "review",
             "Merges",
             id="preview.review",
-            tooltip="Review the proposed merges: accept, reject or split each group",
+            tooltip="Review the proposed merges and supersessions: accept, reject or split each",
         ),
         Binding(
             "A",
@@ -352,8 +358,8 @@ class PreviewScreen(MemoryActionsScreen):
     def action_review(self) -> None:
         from memory_console.tui.screens.review import ReviewScreen
 
-        if self.base is None or self.edited is None or not self.base.new_memories:
-            self.notify("this plan merges nothing", severity="warning")
+        if self.base is None or self.edited is None or not reviewable(self.base):
+            self.notify("this plan merges and supersedes nothing", severity="warning")
             return
         focus = self.table.current.id if self.table.current is not None else None
 
@@ -554,7 +560,7 @@ class PreviewScreen(MemoryActionsScreen):
                 return None
             return None if self.edited.plan.is_empty else True
         if action == "review":
-            return bool(self.base is not None and self.base.new_memories) or None
+            return bool(self.base is not None and reviewable(self.base)) or None
         if action in ("exclude", "include_all", "sort", "filter"):
             return True if ready else None
         return super().check_action(action, parameters)

@@ -1,4 +1,5 @@
-"""The merge review: each proposed group beside the memory it becomes; accept, reject, split."""
+"""The merge review: each proposed group beside the memory it becomes, each proposed supersession
+beside what it archives; accept, reject, split."""
 
 from __future__ import annotations
 
@@ -29,7 +30,14 @@ from memory_console.maintenance.merge_review import (
     outcome,
     parts_by_group,
 )
-from memory_console.maintenance.reasons import reason_text
+from memory_console.maintenance.reasons import Reason, reason_text
+from memory_console.maintenance.supersede_review import (
+    SupersedePair,
+    ask_command,
+    load_pair,
+    proposal_of,
+    supersessions,
+)
 from memory_console.sensitive import mask_keywords, secret_words
 from memory_console.tui.formatting import (
     SELECTED_MARK,
@@ -60,6 +68,13 @@ class GroupLoaded(Message):
 
 
 @dataclass
+class PairLoaded(Message):
+    """One proposed supersession, read from the store (with the merge command's proposal)."""
+
+    pair: SupersedePair
+
+
+@dataclass
 class ReviewEdited(Message):
     edited: EditedPlan
     edits: PlanEdits
@@ -85,6 +100,33 @@ def merged_view(part: Part, label: str) -> RenderableType:
     grid.add_row("type", literal(f"{fields.get('memory_type')} · {fields.get('decay_policy')}"))
     grid.add_row("from", ", ".join(f"#{i}" for i in part.members))
     return Group(Text(label, style="bold underline"), grid, Text())
+
+
+def pair_view(pair: SupersedePair, state: str) -> RenderableType:
+    """What accepting the pair does, the differences found and the command's proposal."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column()
+    reason = pair.reason
+    found = reason.get("differences") if isinstance(reason, Reason) else None
+    grid.add_row("archived", shown(f"#{pair.old.id} {pair.old.content}", reveal=False))
+    grid.add_row("kept", shown(f"#{pair.new.id} {pair.new.content}", reveal=False))
+    grid.add_row("differs", literal(str(found or "a newer value")))
+    if pair.cosine is not None:
+        grid.add_row("cosine", f"{pair.cosine:.2f}")
+    if pair.old.is_protected:
+        grid.add_row("note", Text("the older memory is protected", style="yellow"))
+    proposal = proposal_of(reason)
+    if proposal:
+        grid.add_row("proposal", literal(proposal))
+    elif isinstance(reason, Reason) and reason.get("merge_command_failure"):
+        grid.add_row("proposal", literal(reason_text(reason).rsplit("; ", 1)[-1]))
+    head = (
+        f"#{pair.new.id} supersedes #{pair.old.id}"
+        if state == "supersede"
+        else f"{state}: #{pair.old.id} stays active (y supersedes it)"
+    )
+    return Group(Text(head, style="bold underline"), grid, Text())
 
 
 def similarity_table(group: MergeGroup) -> Table:
@@ -126,14 +168,14 @@ class ReviewScreen(ConsoleScreen):
             "accept",
             "Accept",
             id="review.accept",
-            tooltip="Merge this group as the plan proposes",
+            tooltip="Merge this group (or make this supersession) as the plan proposes",
         ),
         Binding(
             "n",
             "reject",
             "Reject",
             id="review.reject",
-            tooltip="Do not merge this group: its memories stay as they are",
+            tooltip="Do not merge this group (or supersede): its memories stay as they are",
         ),
         Binding(
             "x",
@@ -173,11 +215,15 @@ class ReviewScreen(ConsoleScreen):
         self.edited = edited
         self.edits = edits
         self.proposed = merge_groups(plan)
-        self.keys = sorted(self.proposed, reverse=True)
+        # Merge groups by their (negative) keys, then supersessions by the older memory's id.
+        self.pairs = supersessions(plan)
+        self.keys = sorted(self.proposed, reverse=True) + sorted(self.pairs)
         self.position = {key: number for number, key in enumerate(self.keys)}
         self.memories = {memory.key: memory for memory in plan.new_memories}
         self.focus_id = focus
         self.group: MergeGroup | None = None
+        self.pair: SupersedePair | None = None
+        self.proposals: dict[int, Reason] = {}  # the merge command's, asked once per pair
         self.marked: set[int] = set()
 
     def compose(self) -> ComposeResult:
@@ -209,22 +255,34 @@ class ReviewScreen(ConsoleScreen):
             members.add_column(label, key=key, width=width)
         groups = self.query_one("#review-groups", OptionList)
         parts = parts_by_group(self.plan, self.edited)
-        groups.add_options(
-            [Option(self.group_label(key, parts[key]), id=str(key)) for key in self.keys]
-        )
+        groups.add_options([Option(self.label(key, parts), id=str(key)) for key in self.keys])
         start = 0
         if self.focus_id is not None:
             start = next(
                 (
                     i
                     for i, k in enumerate(self.keys)
-                    if k == self.focus_id or self.focus_id in self.proposed[k]
+                    if k == self.focus_id
+                    or self.focus_id in self.proposed.get(k, ())
+                    or (k in self.pairs and self.pairs[k][0] == self.focus_id)
                 ),
                 0,
             )
         groups.highlighted = start
         members.focus()
         self.show_head()
+
+    def label(self, key: int, parts: dict[int, list[Part]]) -> Text:
+        return self.group_label(key, parts[key]) if key in self.proposed else self.pair_label(key)
+
+    def pair_label(self, old: int) -> Text:
+        state = "rejected" if old in self.edits.apart or old in self.edits.excluded else "merge"
+        mark, style = STATE_MARKS[state]
+        digits = len(str(len(self.keys)))
+        text = Text(f"{self.position[old] + 1:>{digits}} ", style="dim")
+        text.append(f"{mark} ", style=style)
+        text.append(one_line(f"#{old} → #{self.pairs[old][0]}", LABEL_WIDTH - digits - 3))
+        return text
 
     def group_label(self, key: int, parts: list[Part]) -> Text:
         memory = self.memories[key]
@@ -240,15 +298,19 @@ class ReviewScreen(ConsoleScreen):
 
     def show_head(self) -> None:
         parts = parts_by_group(self.plan, self.edited)
-        states = [outcome(parts[k], len(self.proposed[k])) for k in self.keys]
+        states = [outcome(parts[k], len(self.proposed[k])) for k in self.proposed]
         rejected = sum(s == "rejected" for s in states)
         changed = sum(s not in ("merge", "rejected") for s in states)
-        text = Text(f" {len(self.keys):,} merge groups", style="bold")
+        text = Text(f" {len(self.proposed):,} merge groups", style="bold")
         text.append(
-            f" · {len(self.keys) - rejected - changed:,} as proposed · "
+            f" · {len(self.proposed) - rejected - changed:,} as proposed · "
             f"{changed:,} changed · {rejected:,} rejected · "
             f"{len(self.edited.plan.new_memories):,} new memories"
         )
+        if self.pairs:
+            kept = supersessions(self.edited.plan)
+            text.append(f" · {len(self.pairs):,} supersessions", style="bold")
+            text.append(f" · {len(kept):,} accepted · {len(self.pairs) - len(kept):,} rejected")
         self.query_one("#review-head", Static).update(text)
 
     # -- one group ------------------------------------------------------------------------
@@ -264,7 +326,55 @@ class ReviewScreen(ConsoleScreen):
         self.query_one("#review-members", DataTable).focus()
 
     def load(self, key: int) -> None:
-        self.load_worker(key, self.edited)
+        if key in self.pairs:
+            self.pair_worker(key)
+        else:
+            self.load_worker(key, self.edited)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="group")
+    def pair_worker(self, old: int) -> None:
+        """The pair, and the merge command's proposal when one is configured (asked once)."""
+        pair = load_pair(self.context.store, self.plan, old)
+        command = self.context.settings.merge_command
+        reason = pair.reason
+        if command and isinstance(reason, Reason) and not proposal_of(reason):
+            if old not in self.proposals:
+                values = ask_command(command, pair.old, pair.new, reason)
+                self.proposals[old] = reason.with_values(**values)
+            pair = SupersedePair(pair.old, pair.new, pair.number, pair.cosine, self.proposals[old])
+        if not get_current_worker().is_cancelled:
+            self.post_message(PairLoaded(pair))
+
+    @on(PairLoaded)
+    def _pair_loaded(self, message: PairLoaded) -> None:
+        self.group = None
+        self.pair = pair = message.pair
+        state = pair.state(self.edits)
+        head = Text(f"supersession {pair.number:,} of {len(self.pairs):,}: ", style="bold")
+        head.append(literal(reason_text(pair.reason)))
+        head.append(f" · {state}", style="bold")
+        self.query_one("#review-group-head", Static).update(head)
+        members = self.query_one("#review-members", DataTable)
+        members.clear()
+        for number, (record, role) in enumerate(((pair.old, state), (pair.new, "kept")), 1):
+            style = "dim strike" if role == "supersede" else ""
+            members.add_row(
+                "",
+                str(number),
+                str(record.id),
+                one_line(masked(record.title, reveal=False), 60, style=style),
+                f"{record.confidence:.2f}",
+                str(record.retrieval_count),
+                "archived" if role == "supersede" else role,
+                key=str(record.id),
+            )
+        cosine = "-" if pair.cosine is None else f"{pair.cosine:.2f}"
+        self.query_one("#review-similarity", Static).update(Text(f"cosine {cosine}"))
+        self.query_one("#review-merged", Static).update(pair_view(pair, state))
+        groups = self.query_one("#review-groups", OptionList)
+        groups.replace_option_prompt_at_index(
+            self.position[pair.old.id], self.pair_label(pair.old.id)
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="group")
     def load_worker(self, key: int, edited: EditedPlan) -> None:
@@ -275,8 +385,9 @@ class ReviewScreen(ConsoleScreen):
     @on(GroupLoaded)
     def _group_loaded(self, message: GroupLoaded) -> None:
         same = self.group is not None and self.group.key == message.group.key
+        self.pair = None
         self.group = group = message.group
-        head = Text(f"group {group.number:,} of {len(self.keys):,}: ", style="bold")
+        head = Text(f"group {group.number:,} of {len(self.proposed):,}: ", style="bold")
         head.append(literal(reason_text(group.reason)))
         head.append(f" · {group.summary}", style="bold")
         self.query_one("#review-group-head", Static).update(head)
@@ -342,16 +453,29 @@ class ReviewScreen(ConsoleScreen):
             self.show_head()
             if self.group is not None:
                 self.load(self.group.key)
+            elif self.pair is not None:
+                self.load(self.pair.old.id)
 
     def action_accept(self) -> None:
-        if self.group is not None:
+        if self.pair is not None:
+            self.decide(self.edits.accept([self.pair.old.id]), "superseded as proposed")
+        elif self.group is not None:
             self.decide(self.edits.accept(self.member_ids()), "merged as proposed")
 
     def action_reject(self) -> None:
-        if self.group is not None:
+        if self.pair is not None:
+            self.decide(self.edits.reject([self.pair.old.id]), "not superseded")
+        elif self.group is not None:
             self.decide(self.edits.reject(self.member_ids()), "not merged")
 
     def action_take_out(self) -> None:
+        if self.pair is not None:
+            old = self.pair.old.id
+            if old in self.edits.apart:
+                self.action_accept()
+            else:
+                self.action_reject()
+            return
         ident = self.current_member()
         if ident is None:
             return
@@ -373,6 +497,9 @@ class ReviewScreen(ConsoleScreen):
             members.action_cursor_down()
 
     def action_split(self) -> None:
+        if self.pair is not None:
+            self.notify("a supersession is accepted or rejected, not split", severity="warning")
+            return
         if not self.marked:
             self.notify("mark the members to split off first (space)", severity="warning")
             return

@@ -33,6 +33,8 @@ def value_text(name: str, value: Any) -> str:
         return "-"
     if name == "consolidated_into":
         return "new memory" if isinstance(value, int) and value < 0 else f"#{value}"
+    if name == "superseded_by":
+        return f"#{value}"
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
@@ -45,7 +47,12 @@ def change_text(change: RowChange, name: str) -> str:
     return f"{value_text(name, before)} → {value_text(name, after)}"
 
 
-FIELD_NAMES = {"decay_policy": "policy", "memory_type": "type", "consolidated_into": "merged"}
+FIELD_NAMES = {
+    "decay_policy": "policy",
+    "memory_type": "type",
+    "consolidated_into": "merged",
+    "superseded_by": "superseded",
+}
 
 
 def field_text(change: RowChange) -> str:

@@ -1,0 +1,207 @@
+"""The labelled dialogues replayed through the agent API: right answers per kind.
+
+    python benchmarks/dialogues.py [--verbose]
+
+Loads tests/data/dialogues/dialogues.jsonl (see its README), replays each dialogue in a fresh
+store (every user turn to MemoryAPI.remember, then recall(query, k=3)) with the real embedder,
+and prints the CPU, the figures per kind (right/total), the slot and multi-fact cases apart,
+whether a secret said in prose reached the store's files, and the changes beyond slots right
+once every pair the supersede maintenance pass proposes is accepted. Run it with PYTHONPATH on an
+older checkout to compare builds (the script reads only the agent API).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.bench_import_memory import cpu_model
+from memory_console.api import MemoryAPI
+from memory_console.embed.embedder import Embedder
+
+DIALOGUES = Path(__file__).resolve().parent.parent / "tests" / "data" / "dialogues"
+LABELLED = DIALOGUES / "dialogues.jsonl"
+KINDS = ("change", "similar", "forget", "unknown")
+OWNER = "user"
+K = 3
+# A question about something never said is right when recall returns nothing, or a first hit
+# below this cosine to the query (an agent would not take it for an answer). Measured on this
+# set: unrelated first hits reach 0.36; answering ones range from 0.24 to 0.79, so the floor
+# judges only the "none" answers. The strict figure (nothing returned) is printed beside it.
+ANSWER_FLOOR = 0.40
+START = 1_795_000_000.0  # turns are a minute apart from here, so "newer" is unambiguous
+TURN_GAP = 60.0
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    """One labelled dialogue: user turns, the query, and what a right answer holds."""
+
+    id: str
+    kind: str
+    turns: tuple[str, ...]
+    query: str
+    expect: str  # a substring the first hit must hold, or "none"
+    reject: str | None = None  # a substring the first hit must not hold (the other subject)
+    absent: tuple[str, ...] = ()  # substrings no recalled memory may hold (forgotten)
+    secrets: tuple[str, ...] = ()  # said in prose: must never reach the store
+    slot: bool = False
+    multi_fact: bool = False
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Dialogue:
+        if data["kind"] not in KINDS:
+            raise ValueError(f"{data['id']}: unknown kind {data['kind']!r}")
+        return cls(
+            id=data["id"],
+            kind=data["kind"],
+            turns=tuple(data["turns"]),
+            query=data["query"],
+            expect=data["expect"],
+            reject=data.get("reject"),
+            absent=tuple(data.get("absent", ())),
+            secrets=tuple(data.get("secrets", ())),
+            slot=bool(data.get("slot", False)),
+            multi_fact=bool(data.get("multi_fact", False)),
+        )
+
+
+@dataclass
+class Outcome:
+    """A replayed dialogue: what recall returned and whether that is right."""
+
+    dialogue: Dialogue
+    hits: list[tuple[str, float | None]]  # content and cosine of each recalled memory
+    right: bool
+    why: str
+    leaked: dict[str, dict[str, int]] = field(default_factory=dict)
+    reviewed: bool | None = None  # right after the supersede pass, every pair accepted
+
+
+def load(path: Path = LABELLED) -> list[Dialogue]:
+    with path.open(encoding="utf-8") as lines:
+        return [Dialogue.from_json(json.loads(line)) for line in lines if line.strip()]
+
+
+def holds(text: str, part: str) -> bool:
+    return part.casefold() in text.casefold()
+
+
+def judge(dialogue: Dialogue, hits: Sequence[tuple[str, float | None]]) -> tuple[bool, str]:
+    """Whether recall's hits answer the dialogue as labelled, and why not."""
+    first = hits[0][0] if hits else None
+    for text, _ in hits:
+        for gone in dialogue.absent:
+            if holds(text, gone):
+                return False, f"recalled the forgotten {gone!r}"
+    if dialogue.expect == "none":
+        cosine = hits[0][1] if hits else None
+        if cosine is not None and cosine >= ANSWER_FLOOR:
+            return False, f"answered with {first!r} (cosine {cosine:.2f})"
+        return True, ""
+    if first is None:
+        return False, "recalled nothing"
+    if not holds(first, dialogue.expect):
+        return False, f"first hit {first!r} lacks {dialogue.expect!r}"
+    if dialogue.reject and holds(first, dialogue.reject):
+        return False, f"first hit {first!r} holds the other subject {dialogue.reject!r}"
+    return True, ""
+
+
+def replay(dialogue: Dialogue, folder: Path, embedder: Embedder) -> Outcome:
+    """The dialogue in a fresh store under `folder`: turns remembered, the query recalled."""
+    from memory_console.store import held
+
+    path = folder / f"{dialogue.id}.db"
+    with MemoryAPI(path, owner=OWNER, embedder=embedder) as api:
+        for number, turn in enumerate(dialogue.turns):
+            api.remember(turn, now=START + number * TURN_GAP)
+        moment = START + len(dialogue.turns) * TURN_GAP
+        recalled = api.recall(dialogue.query, k=K, now=moment)
+        hits = [(r.content, r.scores.get("cosine")) for r in recalled]
+        right, why = judge(dialogue, hits)
+        reviewed = None
+        if dialogue.kind == "change":
+            # What the operator gets by accepting every pair the supersede pass proposes.
+            from memory_console.maintenance import apply, plan
+
+            proposed = plan(api.store, ["supersede"], now=moment)
+            if not proposed.is_empty:
+                apply(api.store, proposed)
+            again = api.recall(dialogue.query, k=K, now=moment + 1)
+            reviewed = judge(dialogue, [(r.content, r.scores.get("cosine")) for r in again])[0]
+    leaked: dict[str, dict[str, int]] = {}
+    if dialogue.secrets:
+        assert not held.holds(path)
+        for store_file in sorted(folder.glob(f"{dialogue.id}.db*")):
+            data = store_file.read_bytes().lower()
+            found = {s: data.count(s.lower().encode()) for s in dialogue.secrets}
+            found = {s: n for s, n in found.items() if n}
+            if found:
+                leaked[store_file.name] = found
+    return Outcome(dialogue, hits, right, why, leaked, reviewed)
+
+
+def replay_all(
+    dialogues: Iterable[Dialogue], embedder: Embedder, folder: Path | None = None
+) -> list[Outcome]:
+    if folder is not None:
+        return [replay(d, folder, embedder) for d in dialogues]
+    with tempfile.TemporaryDirectory() as scratch:
+        return [replay(d, Path(scratch), embedder) for d in dialogues]
+
+
+def figures(outcomes: Sequence[Outcome]) -> dict[str, tuple[int, int]]:
+    """(right, total) per kind, then for the slot and the multi-fact cases."""
+    groups: dict[str, list[Outcome]] = {kind: [] for kind in KINDS}
+    for outcome in outcomes:
+        groups[outcome.dialogue.kind].append(outcome)
+    groups["change: slot"] = [o for o in outcomes if o.dialogue.slot]
+    groups["change: beyond slots"] = [
+        o for o in outcomes if o.dialogue.kind == "change" and not o.dialogue.slot
+    ]
+    groups["multi-fact"] = [o for o in outcomes if o.dialogue.multi_fact]
+    groups["all"] = list(outcomes)
+    return {name: (sum(o.right for o in group), len(group)) for name, group in groups.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--verbose", action="store_true", help="print every wrong answer")
+    args = parser.parse_args(argv)
+    print(f"CPU: {cpu_model()}")
+    dialogues = load()
+    embedder = Embedder.load()
+    started = time.perf_counter()
+    outcomes = replay_all(dialogues, embedder)
+    took = time.perf_counter() - started
+    print(f"{len(dialogues)} dialogues replayed in {took:.1f} s (recall k={K})")
+    for name, (right, total) in figures(outcomes).items():
+        print(f"  {name:<22} {right:>3}/{total:<3}")
+    beyond = [o for o in outcomes if o.dialogue.kind == "change" and not o.dialogue.slot]
+    after = sum(bool(o.reviewed) for o in beyond)
+    print(f"  {'beyond, pass accepted':<22} {after:>3}/{len(beyond):<3}")
+    unknown = [o for o in outcomes if o.dialogue.kind == "unknown"]
+    print(f"  {'unknown, strict':<22} {sum(not o.hits for o in unknown):>3}/{len(unknown):<3}")
+    leaks = [o for o in outcomes if o.leaked]
+    secrets = sum(len(o.dialogue.secrets) for o in outcomes)
+    stored = sum(
+        1 for o in leaks for s in o.dialogue.secrets if any(s in f for f in o.leaked.values())
+    )
+    print(f"  {'secrets stored':<22} {stored:>3}/{secrets:<3}")
+    if args.verbose:
+        for outcome in outcomes:
+            if not outcome.right or outcome.leaked:
+                print(f"{outcome.dialogue.kind:<8} {outcome.dialogue.id}: {outcome.why}")
+                if outcome.leaked:
+                    print(f"         secret stored: {outcome.leaked}")
+
+
+if __name__ == "__main__":
+    main()
