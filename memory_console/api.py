@@ -362,6 +362,7 @@ class MemoryAPI:
             return _Plan("refuse", f"its metadata holds {named}")
         title = rules.make_title(content)
         keywords = rules.extract_keywords(content)
+        keywords += [word for word in facts.asked_with(content) if word not in keywords]
         scope = duplicate_scope or MemoryFilter(owner=owner, status="active")
         vector = self._query_vector(title, content, keywords)
         unlike: list[str] = []  # how the nearest look-alike differs, when it does

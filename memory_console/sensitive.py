@@ -41,6 +41,21 @@ PROSE_PASSWORD = (
     rf"|\s+(?:is|was)(?:\s+(?:now|still|set\s+to))?\s+"
     rf"(?P<said>{QUOTED}|(?-i:{LOOKS_LIKE_PASSWORD})))"
 )
+# A passphrase is often plain words ("my passphrase for the backup disk is correct horse
+# battery staple"): after "is", three to eight lower-case words, none of them a word that
+# describes the passphrase instead ("is stored in my vault", "is too long to type").
+NOT_A_PASSPHRASE_WORD = (
+    r"(?:the|a|an|my|your|our|his|her|their|its|this|that|in|on|at|for|to|of|with|from|by|"
+    r"and|or|but|not|no|is|are|was|were|be|been|it|too|very|so|still|now|also|same|"
+    r"different|stored|kept|saved|written|hidden|set|changed|long|short|easy|hard|simple|"
+    r"secure|strong|weak|secret|somewhere|there|here|something|what|which|where|when)"
+)
+PASSPHRASE_WORD = rf"(?!{NOT_A_PASSPHRASE_WORD}\b)[a-z]{{2,15}}"
+PROSE_PASSPHRASE = (
+    r"(?i)\b(?:passphrase|pass\s+phrase)\b"
+    rf"{OF_WHAT}\s+(?:is|was)\s+"
+    rf"(?P<secret>(?-i:{PASSPHRASE_WORD}(?:\s+{PASSPHRASE_WORD}){{2,7}}))(?=\s*(?:[.!;,\n]|$))"
+)
 # A PIN is digits (3 to 10, a # or * around them); a code may also be capitals and digits with
 # at least one digit ("X7F2-9K"). Neither is a time, date, version, amount or measure.
 DIGITS = r"[#*]?\d{3,10}[#*]?"
@@ -100,6 +115,7 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("password", re.compile(PROSE_PASSWORD)),
+    ("password", re.compile(PROSE_PASSPHRASE)),
     ("PIN", re.compile(PROSE_PIN)),
     ("passcode", re.compile(PROSE_PASSCODE)),
     (

@@ -280,6 +280,8 @@ async def open_on(app: MemoryConsoleApp, pilot: Pilot[Any], ids: list[int]) -> M
 # Secrets given in a sentence, with words between the name and the value...
 PROSE_SECRET_TEXTS = [
     "My password for the office Wi-Fi is Tr0ub4dor&3",
+    "My passphrase for the backup disk is correct horse battery staple.",
+    "The passphrase of my wallet is purple monkey dishwasher lamp",
     "my password for the VPN is Vpn!2026x",
     "The password to my laptop is hunter2!",
     'The password for the guest network is "blue heron 42"',
@@ -320,6 +322,9 @@ PROSE_SECRET_TEXTS = [
 # versions, amounts, where a secret is kept).
 PROSE_CLEAN_TEXTS = [
     "The password policy is strict.",
+    "The passphrase for the disk is stored in my password manager.",
+    "My passphrase for the vault is too long to type on a phone.",
+    "The passphrase is correct now.",
     "The code review is at 3.",
     "My PIN pad is broken.",
     "The gate code changed last week.",

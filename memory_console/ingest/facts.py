@@ -14,8 +14,15 @@ _I = r"\b(?:i|the user)"
 _MY = r"\b(?:my|the user's)"
 _NOW = r"(?:\s+(?:now|just|recently|currently|also|finally|all))*"
 _IS = r" is(?:\s+(?:now|still))? "
-# Where a free-text value ends: punctuation, a joined clause, or a closing "now".
-_END = r"\s*(?=$|[.,;!?\n]| and | but | now\b| since\b| for (?:a|the|two|three|\d))"
+# Where a free-text value ends: punctuation, a joined clause, a closing "now", or when it
+# happened ("I joined Hooli in March", "... last week").
+_WHEN = (
+    r" (?:in|since|from|back in) (?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december|spring|summer|autumn|fall|winter|\d{4})\b"
+    r"| (?:last|this|next) (?:week|month|year|spring|summer|autumn|fall|winter)\b"
+    r"| (?:yesterday|today|recently)\b"
+)
+_END = r"\s*(?=$|[.,;!?\n]| and | but | now\b| since\b| for (?:a|the|two|three|\d)|" + _WHEN + r")"
 _PLACE = r"(?P<value>[^.,;!?\n]+?)" + _END
 _NAME = r"(?P<value>(?-i:[A-Z])[\w'-]*(?: (?-i:[A-Z])[\w'-]*){0,2})"
 _EMAIL = r"(?P<value>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
@@ -122,7 +129,7 @@ SLOTS: tuple[Slot, ...] = (
     ),
     _slot(
         "phone",
-        _MY + r" new (?:phone |mobile )?number" + _IS + _PHONE,
+        r"\b(?:(?:my|the user's) )?new (?:phone |mobile )?number(?:" + _IS + r"|\s*:\s*)" + _PHONE,
         "contacts",
         "My new number is 555-0187.",
         "The user's phone number is {value}.",
@@ -154,6 +161,28 @@ SLOTS: tuple[Slot, ...] = (
         "The user's partner is called {value}.",
     ),
 )
+# The words a question about each slot uses ("what company does the user work for?"): a
+# memory stating the slot gets them as keywords, so keyword search finds it however it was
+# worded ("I joined Hooli in March.").
+ASKED_WITH: dict[str, tuple[str, ...]] = {
+    "name": ("name", "called"),
+    "employer": ("work", "employer", "company", "job"),
+    "location": ("live", "home", "city"),
+    "preference": ("prefer", "preference"),
+    "email": ("email", "address"),
+    "phone": ("phone", "number", "call"),
+    "favourite": ("favourite",),
+    "pet's name": ("pet", "name"),
+    "partner's name": ("partner", "name"),
+}
+
+
+def asked_with(text: str) -> tuple[str, ...]:
+    """The question words of the slot the text states (empty when it states none)."""
+    stated = slot_of(text)
+    return ASKED_WITH.get(stated.kind, ()) if stated is not None else ()
+
+
 # Words that say a fact changed even where no slot row matches ("I switched to oat milk").
 CHANGE_WORDS = re.compile(
     r"\b(?:moved to|now work(?:s|ing)? (?:at|for)|switched (?:to|from)|no longer|"
