@@ -480,6 +480,7 @@ class MemoryAPI:
         *,
         tier: str | Sequence[str] | None = None,
         session_id: str | None = None,
+        topic: str | None = None,
         now: float | None = None,
     ) -> list[Recalled]:
         """The owner's k active memories for a query: hybrid search (keyword search when the
@@ -488,11 +489,13 @@ class MemoryAPI:
         boost) and its access logged with the query and its score breakdown.
 
         tier: one tier or several (default all). Working and short-term memories belong to a
-        session: they are recalled only with their `session_id`, never without one."""
+        session: they are recalled only with their `session_id`, never without one.
+        topic: only memories of this topic. On a read-only store nothing is reinforced or
+        logged (it cannot be written), and the memories come back as stored."""
         if k < 1:
             raise ValueError("k must be at least 1")
         moment = now_ts() if now is None else now
-        memory_filter = recall_filter(owner or self.owner, tier, session_id)
+        memory_filter = recall_filter(owner or self.owner, tier, session_id, topic)
         if memory_filter is None:
             return []
         engine = self.engine
@@ -514,14 +517,20 @@ class MemoryAPI:
         }
         if not scores:
             return []
-        self.store.record_access(list(scores), now=moment, query=query, scores=scores)
+        if not self.store.read_only:
+            self.store.record_access(list(scores), now=moment, query=query, scores=scores)
         records = self.store.get_many(list(scores))
         return [Recalled(records[ident], scores[ident]) for ident in scores if ident in records]
 
     # -- the user's own commands -------------------------------------------------------------
 
     def forget(
-        self, target: str | int, owner: str | None = None, *, now: float | None = None
+        self,
+        target: str | int,
+        owner: str | None = None,
+        *,
+        reason: str | None = None,
+        now: float | None = None,
     ) -> ForgetResult:
         """Archive what the user asks to forget (restorable; nothing about the request is
         stored). An int, or a string of digits, is a memory id of the owner (another
@@ -530,7 +539,8 @@ class MemoryAPI:
         the nearest by cosine is archived when at or above forget_threshold and clearly
         ahead of the next (a near tie is ambiguous); without the embedder, the one memory
         holding every content word. Otherwise nothing is archived and the result lists the
-        nearest. Protected memories are never archived this way: the result lists them."""
+        nearest. Protected memories are never archived this way: the result lists them.
+        reason: the archive's reason for an id (a phrase is its own reason)."""
         moment = now_ts() if now is None else now
         who = owner or self.owner
         if isinstance(target, bool) or not isinstance(target, int | str):
@@ -538,7 +548,7 @@ class MemoryAPI:
         if isinstance(target, str) and target.strip().isdigit():
             target = int(target.strip())
         if isinstance(target, int):
-            return forgetting.forget_id(self.store, target, who, now=moment)
+            return forgetting.forget_id(self.store, target, who, now=moment, reason=reason)
         semantic = self._semantic()
         return forgetting.forget_phrase(
             self.store,
@@ -839,7 +849,10 @@ def check_session(session_id: str | None) -> None:
 
 
 def recall_filter(
-    owner: str, tier: str | Sequence[str] | None, session_id: str | None
+    owner: str,
+    tier: str | Sequence[str] | None,
+    session_id: str | None,
+    topic: str | None = None,
 ) -> MemoryFilter | None:
     """The active memories recall may return: the asked tiers, working and short-term ones
     only with a session (and then only that session's); None when nothing is left."""
@@ -855,6 +868,7 @@ def recall_filter(
     return MemoryFilter(
         owner=owner,
         status="active",
+        topic=topic,
         tiers=None if set(wanted) == set(TIERS) else tuple(dict.fromkeys(wanted)),
         session_id=session_id,
     )
