@@ -490,8 +490,7 @@ class MemoryAPI:
 
         tier: one tier or several (default all). Working and short-term memories belong to a
         session: they are recalled only with their `session_id`, never without one.
-        topic: only memories of this topic. On a read-only store nothing is reinforced or
-        logged (it cannot be written), and the memories come back as stored."""
+        topic: only memories of this topic."""
         if k < 1:
             raise ValueError("k must be at least 1")
         moment = now_ts() if now is None else now
@@ -517,8 +516,7 @@ class MemoryAPI:
         }
         if not scores:
             return []
-        if not self.store.read_only:
-            self.store.record_access(list(scores), now=moment, query=query, scores=scores)
+        self.store.record_access(list(scores), now=moment, query=query, scores=scores)
         records = self.store.get_many(list(scores))
         return [Recalled(records[ident], scores[ident]) for ident in scores if ident in records]
 

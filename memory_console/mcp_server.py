@@ -21,7 +21,13 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from memory_console import __version__
-from memory_console.api import MemoryAPI, RememberResult
+from memory_console.api import (
+    CANDIDATE_FACTOR,
+    MemoryAPI,
+    RememberResult,
+    effective_of,
+    recall_filter,
+)
 from memory_console.commands.render import forecast_json, memory_json
 from memory_console.forgetting import ClearResult, ForgetResult
 from memory_console.store import MemoryFilter, MemoryRecord
@@ -196,8 +202,13 @@ class MemoryTools:
         (similarity, importance and age combined). Recalling reinforces them and logs the
         access."""
         with self.acting(ctx, "recall") as api:
-            hits = api.recall(query, k=k, topic=topic, now=self.now)
-        found = [{**memory_data(hit.record), "scores": hit.scores} for hit in hits]
+            if self.read_only:
+                hits = peek(api, query, k, topic, self.now or now_ts())
+            else:
+                hits = [
+                    (h.record, h.scores) for h in api.recall(query, k=k, topic=topic, now=self.now)
+                ]
+        found = [{**memory_data(record), "scores": scores} for record, scores in hits]
         lines = [f"#{m['id']} [{m['topic']}] {m['content']}" for m in found]
         text = "\n".join(lines) if lines else "no memory matches"
         return result(text, {"memories": found})
@@ -289,6 +300,29 @@ class MemoryTools:
         with self.acting(ctx, "clear") as api:
             done = api.clear(confirm or None, now=self.now)
         return result(done.reason, clear_data(done))
+
+
+def peek(
+    api: MemoryAPI, query: str, k: int, topic: str | None, now: float
+) -> list[tuple[MemoryRecord, dict[str, Any]]]:
+    """recall's ranking without its writes, for a read-only server: nothing is reinforced
+    and no access is logged (a read-only store cannot record them)."""
+    scope = recall_filter(api.owner, None, None, topic)
+    if scope is None:
+        return []
+    engine = api.engine
+    mode = "hybrid" if engine.semantic_ready else "keyword"
+    hits = engine.search(
+        query, mode=mode, k=max(k * CANDIDATE_FACTOR, 10), memory_filter=scope, now=now
+    )
+    ranked = sorted(
+        ((effective_of(hit, hits, now), hit) for hit in hits),
+        key=lambda pair: (-pair[0], -pair[1].score),
+    )[:k]
+    return [
+        (hit.record, {**hit.breakdown(), "mode": mode, "effective": round(effective, 4)})
+        for effective, hit in ranked
+    ]
 
 
 def remember_result(done: RememberResult) -> CallToolResult:

@@ -25,9 +25,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "clear, and recall then reinforces nothing.",
         epilog=common.examples(
             "mcp --db memories.db --owner alice",
-            "mcp --db memories.db --read-only",
             "mcp --db memories.db --http 127.0.0.1:8765",
-            "mcp --db memories.db --http 0.0.0.0:8765 --token-file ~/.mcp-token",
+            "mcp --db memories.db --http 0.0.0.0:8765 --token-file ~/.mcp-token --read-only",
         ),
     )
     common.add_common(mcp, json_output=False)
