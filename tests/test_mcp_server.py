@@ -431,3 +431,39 @@ def test_importing_memory_console_does_not_import_mcp() -> None:
 def test_the_command_is_listed(flag: str) -> None:
     outcome = invoke(["mcp", flag])
     assert outcome.code == 0 and "--http HOST:PORT" in outcome.out
+
+
+# -- the console and the CLI filter by actor -----------------------------------------------------
+
+
+async def test_the_console_and_list_filter_by_an_mcp_clients_actor(tmp_path: Path) -> None:
+    from memory_console.tui.screens.main import MainScreen
+    from tests.helpers import console, settle
+
+    db = tmp_path / "memories.db"
+    ids = seed(db)
+    async with client(server_params(db, "--keyword-only"), "Cursor") as agent:
+        new = data(await agent.call_tool("remember", {"content": FACTS[0]}))["id"]
+        recalled = data(await agent.call_tool("recall", {"query": "dark mode editor", "k": 1}))
+        assert [m["id"] for m in recalled["memories"]] == [ids["dark"]]
+    touched = {new, ids["dark"]}
+    assert {m for m, a, _ in events(db) if a == "mcp:cursor@alice"} == touched
+
+    listed = invoke(["list", "--db", str(db), "--actor", "mcp:cursor@alice", "--json"])
+    assert listed.code == 0, listed
+    assert {row["id"] for row in json.loads(listed.out)} == touched
+
+    with Store(db, actor="tui") as store:
+        app = console(store)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, MainScreen)
+            assert screen.count == len(SEEDED) + 2  # bob's too
+            await pilot.click("#filter-text")
+            await pilot.press(*"actor:mcp:cursor@alice", "enter")
+            await settle(pilot)
+            assert {r.id for r in screen.table.records} == touched
+            await pilot.press(*" bees", "enter")  # with words: both narrow
+            await settle(pilot)
+            assert [r.id for r in screen.table.records] == [new]
