@@ -1,4 +1,4 @@
-"""The filter bar: text, status, type, tier, owner and a confidence range over the table."""
+"""The filter bar: text (with actor:NAME), status, type, tier, owner and a confidence range."""
 
 from __future__ import annotations
 
