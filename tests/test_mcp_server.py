@@ -467,3 +467,11 @@ async def test_the_console_and_list_filter_by_an_mcp_clients_actor(tmp_path: Pat
             await pilot.press(*" bees", "enter")  # with words: both narrow
             await settle(pilot)
             assert [r.id for r in screen.table.records] == [new]
+
+
+def test_stdio_without_a_readable_standard_input_is_a_one_line_error(tmp_path: Path) -> None:
+    """In-process, standard input is the test runner's, which cannot be read."""
+    db = tmp_path / "memories.db"
+    seed(db)
+    outcome = invoke(["mcp", "--db", str(db), "--keyword-only"])
+    assert outcome.code == 1 and "standard input cannot be read" in outcome.err

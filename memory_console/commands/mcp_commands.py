@@ -83,6 +83,15 @@ def read_token(path: str | None) -> str | None:
     return token
 
 
+def stdin_readable() -> bool:
+    """Whether standard input is there to read MCP messages from (a closed or captured one is
+    not: the stdio server would fail on its first read)."""
+    try:
+        return sys.stdin is not None and not sys.stdin.closed and sys.stdin.readable()
+    except (OSError, ValueError):
+        return False
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from memory_console.api import MemoryAPI
     from memory_console.mcp_server import (
@@ -102,6 +111,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         )
     if bind is None and args.token_file:
         raise common.UsageError("--token-file applies to --http only")
+    if bind is None and not stdin_readable():
+        raise common.UserError(
+            "standard input cannot be read: an MCP client starts this command with pipes "
+            "(or serve HTTP with --http 127.0.0.1:PORT)"
+        )
     store = common.open_store(args, create=True, actor="mcp")
     manifest = common.settings_of(args).model_manifest
     try:
