@@ -590,6 +590,7 @@ class MemoryAPI:
         tier: str | Sequence[str] | None = None,
         session_id: str | None = None,
         include_superseded: bool = False,
+        topic: str | None = None,
         now: float | None = None,
     ) -> list[Recalled]:
         """The owner's k active memories for a query: hybrid search (keyword search when the
@@ -601,11 +602,12 @@ class MemoryAPI:
         tier: one tier or several (default all). Working and short-term memories belong to a
         session: they are recalled only with their `session_id`, never without one.
         include_superseded: each memory is followed by those it superseded (archived, older
-        values of its fact; scores name `superseded_by`), which are not reinforced."""
+        values of its fact; scores name `superseded_by`), which are not reinforced.
+        topic: only memories of this topic."""
         if k < 1:
             raise ValueError("k must be at least 1")
         moment = now_ts() if now is None else now
-        memory_filter = recall_filter(owner or self.owner, tier, session_id)
+        memory_filter = recall_filter(owner or self.owner, tier, session_id, topic)
         if memory_filter is None:
             return []
         engine = self.engine
@@ -655,7 +657,12 @@ class MemoryAPI:
     # -- the user's own commands -------------------------------------------------------------
 
     def forget(
-        self, target: str | int, owner: str | None = None, *, now: float | None = None
+        self,
+        target: str | int,
+        owner: str | None = None,
+        *,
+        reason: str | None = None,
+        now: float | None = None,
     ) -> ForgetResult:
         """Archive what the user asks to forget (restorable; nothing about the request is
         stored). An int, or a string of digits, is a memory id of the owner (another
@@ -664,7 +671,8 @@ class MemoryAPI:
         the nearest by cosine is archived when at or above forget_threshold and clearly
         ahead of the next (a near tie is ambiguous); without the embedder, the one memory
         holding every content word. Otherwise nothing is archived and the result lists the
-        nearest. Protected memories are never archived this way: the result lists them."""
+        nearest. Protected memories are never archived this way: the result lists them.
+        reason: the archive's reason for an id (a phrase is its own reason)."""
         moment = now_ts() if now is None else now
         who = owner or self.owner
         if isinstance(target, bool) or not isinstance(target, int | str):
@@ -672,7 +680,7 @@ class MemoryAPI:
         if isinstance(target, str) and target.strip().isdigit():
             target = int(target.strip())
         if isinstance(target, int):
-            return forgetting.forget_id(self.store, target, who, now=moment)
+            return forgetting.forget_id(self.store, target, who, now=moment, reason=reason)
         semantic = self._semantic()
         return forgetting.forget_phrase(
             self.store,
@@ -998,7 +1006,10 @@ def statement_candidates(
 
 
 def recall_filter(
-    owner: str, tier: str | Sequence[str] | None, session_id: str | None
+    owner: str,
+    tier: str | Sequence[str] | None,
+    session_id: str | None,
+    topic: str | None = None,
 ) -> MemoryFilter | None:
     """The active memories recall may return: the asked tiers, working and short-term ones
     only with a session (and then only that session's); None when nothing is left."""
@@ -1014,6 +1025,7 @@ def recall_filter(
     return MemoryFilter(
         owner=owner,
         status="active",
+        topic=topic,
         tiers=None if set(wanted) == set(TIERS) else tuple(dict.fromkeys(wanted)),
         session_id=session_id,
     )

@@ -33,6 +33,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         config_commands,
         erase_commands,
         maintenance_commands,
+        mcp_commands,
         search_commands,
         store_commands,
     )
@@ -67,6 +68,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         check_commands,
         config_commands,
         completion_commands,
+        mcp_commands,
     ):
         if module is maintenance_commands and not maintenance_commands.wanted(argv):
             maintenance_commands.name_commands(subparsers)

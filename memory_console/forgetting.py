@@ -60,9 +60,11 @@ def active_scope(owner: str, topic: str | None = None) -> MemoryFilter:
     return MemoryFilter(owner=owner, status="active", topic=topic)
 
 
-def forget_id(store: Store, ident: int, owner: str, *, now: float) -> ForgetResult:
-    """Archive one memory of the owner by id; another owner's id is refused without a word
-    of its content."""
+def forget_id(
+    store: Store, ident: int, owner: str, *, now: float, reason: str | None = None
+) -> ForgetResult:
+    """Archive one memory of the owner by id (with `reason`, else the user's request);
+    another owner's id is refused without a word of its content."""
     record = store.get(ident)
     if record is None or record.owner != owner:
         missing = "no memory" if record is None else "not yours"
@@ -71,7 +73,8 @@ def forget_id(store: Store, ident: int, owner: str, *, now: float) -> ForgetResu
         return ForgetResult(reason=f"memory {ident} is already {record.status}")
     if record.is_protected:
         return ForgetResult(protected=[record], reason=f"memory {ident} is protected: not archived")
-    store.forget([ident], "forgotten at the user's request", now=now)
+    why = " ".join((reason or "").split())[:REASON_LENGTH] or "forgotten at the user's request"
+    store.forget([ident], why, now=now)
     return ForgetResult([store.require(ident)], reason=f"archived memory {ident}")
 
 

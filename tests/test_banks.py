@@ -181,3 +181,36 @@ def test_search_takes_a_tier_and_a_session(db_path: Path) -> None:
     assert hits("--tier", "working", "--session", "s2") == [ids[1]]
     assert hits("--tier", "long_term", "--tier", "working", "--session", "s1") == [ids[0], ids[2]]
     assert invoke(["search", "x", "--tier", "scratch", "--db", str(db_path)]).code == 2
+
+
+def test_a_tier_filter_finds_the_same_nearest_as_the_id_set_from_sqlite(db_path: Path) -> None:
+    """Recall without a session asks for the permanent tiers: the vector index ranks within
+    the owner's label and keeps those tiers; its answer equals ranking among the ids SQLite
+    finds, also when working memories crowd the top (then it asks SQLite)."""
+    from memory_console.embed.embedder import Embedder
+    from memory_console.embed.semantic import SemanticIndex
+
+    with Store(db_path, actor="test") as store:
+        rows = [
+            note(f"The coffee order number {n} was a flat white", "working", "s1")
+            for n in range(40)
+        ]
+        rows += [
+            note(f"Fact {n}: the user's {w} is blue", "long_term")
+            for n, w in enumerate(
+                ["car", "bike", "door", "kettle", "scarf", "mug", "tent", "kayak"]
+            )
+        ]
+        rows += [note("The user ordered coffee at the station", "episodic")]
+        rows += [{**note("Bob's coffee is black", "long_term"), "owner": "bob"}]
+        store.add_many(rows, now=NOW)
+        semantic = SemanticIndex(store, Embedder.load())
+        semantic.sync()
+        scope = MemoryFilter(owner="alice", status="active", tiers=("long_term", "episodic"))
+        for query in ("coffee order", "what colour is the car", "flat white"):
+            vector = semantic.embedder.embed_query(query)
+            for k in (1, 3, 12):
+                ids, scores = semantic.index.search(vector, k, store.ids_matching(scope))
+                expected = [(int(i), round(float(s), 5)) for i, s in zip(ids, scores, strict=True)]
+                found = [(i, round(c, 5)) for i, c in semantic.nearest_to(vector, scope, k)]
+                assert found == expected, (query, k)

@@ -273,6 +273,14 @@ FILTER_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--min-confidence", {"type": float, "help": "only memories at least this sure (0 to 1)"}),
     ("--max-confidence", {"type": float, "help": "only memories at most this sure (0 to 1)"}),
     ("--text", {"type": text, "help": "only memories containing all these words"}),
+    (
+        "--actor",
+        {
+            "type": text,
+            "help": "only memories this actor touched (an event of theirs: mcp:CLIENT@OWNER, "
+            "api, tui, cli)",
+        },
+    ),
 )
 FILTER_OPTIONS_BY_FLAG = dict(FILTER_OPTIONS)
 FILTER_DESTS = {
@@ -317,6 +325,7 @@ def filter_of(args: argparse.Namespace) -> MemoryFilter:
         min_confidence=args.min_confidence,
         max_confidence=args.max_confidence,
         text=args.text,
+        actor=args.actor,
     )
 
 

@@ -25,6 +25,7 @@ REMOVING = ("archived", "consolidated", "purged", "superseded")
 # Kept beside each vector in the index, so that these filters need no id set from SQLite.
 SCOPE = ("owner", "topic")
 _UNKNOWN = -2  # the code of a filter value no indexed memory has: it matches no row
+TIER_OVERFETCH = 4  # a tier filter ranks this many times k from the labels, then keeps its tiers
 
 
 class Cancelled_(Exception):
@@ -208,6 +209,19 @@ class SemanticIndex:
         """(id, cosine) of the k memories closest to the query among those the filter keeps."""
         return self.nearest_to(self.embedder.embed_query(query), memory_filter, k)
 
+    def _labelled(
+        self, vector: np.ndarray, memory_filter: MemoryFilter, k: int
+    ) -> list[tuple[int, float]]:
+        """nearest_to for a filter of status active and owner or topic: from the labels."""
+        with self._lock:
+            labels = [
+                (column, self._scope_codes[name].get(value, _UNKNOWN))
+                for column, name in enumerate(SCOPE)
+                if (value := getattr(memory_filter, name)) is not None
+            ]
+        ids, scores = self.index.search(vector, k, labels=labels)
+        return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+
     def nearest_to(
         self, vector: np.ndarray, memory_filter: MemoryFilter, k: int
     ) -> list[tuple[int, float]]:
@@ -218,13 +232,24 @@ class SemanticIndex:
         """
         unscoped = dataclasses.replace(memory_filter, owner=None, topic=None)
         if unscoped == MemoryFilter(status="active"):
-            with self._lock:
-                labels = [
-                    (column, self._scope_codes[name].get(value, _UNKNOWN))
-                    for column, name in enumerate(SCOPE)
-                    if (value := getattr(memory_filter, name)) is not None
-                ]
-            ids, scores = self.index.search(vector, k, labels=labels)
-        else:
-            ids, scores = self.index.search(vector, k, self.store.ids_matching(memory_filter))
+            return self._labelled(vector, memory_filter, k)
+        tiers = memory_filter.tiers
+        if tiers is not None and dataclasses.replace(unscoped, tiers=None) == MemoryFilter(
+            status="active"
+        ):
+            # Tiers are no label (recall without a session asks for the permanent tiers):
+            # rank within the labels, over-fetched, and keep the asked tiers, read by id. That
+            # is the exact answer whenever k of them are among the over-fetched, and spares the
+            # id set from SQLite (26 -> 1 ms for one owner's 14,000 of 100,000 memories).
+            wanted = k * TIER_OVERFETCH
+            found = self._labelled(vector, memory_filter, wanted)
+            records = self.store.get_many([ident for ident, _ in found])
+            kept = [
+                (i, c)
+                for i, c in found
+                if i in records and records[i].tier in tiers and records[i].status == "active"
+            ]
+            if len(kept) >= k or len(found) < wanted:
+                return kept[:k]
+        ids, scores = self.index.search(vector, k, self.store.ids_matching(memory_filter))
         return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]

@@ -53,11 +53,14 @@ def vectors_for_hashes(store: Store, model_id: str, hashes: Iterable[str]) -> di
     """Stored vectors of the same model by content hash: a repeated text is embedded once."""
     wanted = list(dict.fromkeys(hashes))
     found: dict[str, bytes] = {}
+    # `+model_id` keeps SQLite off the model_id index, which every row shares (one model):
+    # through it, each remember scanned the whole table (85 ms at 100,000 memories), while
+    # the content_hash index finds the few rows asked for (0.04 ms).
     for start in range(0, len(wanted), 900):
         chunk = wanted[start : start + 900]
         marks = ",".join("?" * len(chunk))
         for content_hash, vector in store._query(
-            f"SELECT content_hash, vector FROM embedding WHERE model_id = ? "
+            f"SELECT content_hash, vector FROM embedding WHERE +model_id = ? "
             f"AND content_hash IN ({marks}) GROUP BY content_hash",
             [model_id, *chunk],
         ):

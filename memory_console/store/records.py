@@ -130,6 +130,9 @@ class MemoryFilter:
     # Working and short-term memories of this session only (metadata.session_id); the other
     # tiers are not tied to a session and pass (docs/ARCHITECTURE.md, "Memory banks").
     session_id: str | None = None
+    # Memories with at least one event by this actor (an MCP client's mcp:CLIENT@OWNER, api,
+    # tui, cli, a pass): what one agent or person stored, recalled or changed.
+    actor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

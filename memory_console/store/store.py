@@ -508,6 +508,9 @@ class Store:
                 f"THEN json_extract({col}metadata, '$.session_id') END) = ?)"
             )
             params.append(memory_filter.session_id)
+        if memory_filter.actor is not None:
+            clauses.append(f"{col}id IN (SELECT memory_id FROM memory_event WHERE actor = ?)")
+            params.append(memory_filter.actor)
         if memory_filter.text:
             match = fts_query(memory_filter.text, require_all=True)
             if match:

@@ -359,6 +359,7 @@ class MainScreen(MemoryActionsScreen):
             min_confidence=values.min_confidence,
             max_confidence=values.max_confidence,
             text=values.text,
+            actor=values.actor,
         )
         if memory_filter == self.view.memory_filter:
             return

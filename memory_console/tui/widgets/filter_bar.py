@@ -1,4 +1,4 @@
-"""The filter bar: text, status, type, tier, owner and a confidence range over the table."""
+"""The filter bar: text (with actor:NAME), status, type, tier, owner and a confidence range."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from memory_console.store.vocab import MEMORY_TYPES, STATUSES, TIERS
 from memory_console.tui.widgets.literal_input import LiteralInput
 
 DEBOUNCE = 0.3  # seconds of quiet typing before the table follows
+ACTOR_WORD = "actor:"  # a word of the text field naming an actor (actor:mcp:cursor@alice)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,19 @@ class FilterValues:
     owner: str | None = None
     min_confidence: float | None = None
     max_confidence: float | None = None
+    actor: str | None = None
+
+
+def split_actor(text: str) -> tuple[str, str | None]:
+    """The text field's words without an `actor:NAME` word, and that name (the last one given):
+    the events' actor is one word, so it rides in the text field instead of a field of its own."""
+    words, actor = [], None
+    for word in text.split():
+        if word.lower().startswith(ACTOR_WORD) and len(word) > len(ACTOR_WORD):
+            actor = word[len(ACTOR_WORD) :]
+        else:
+            words.append(word)
+    return " ".join(words), actor
 
 
 def choices(values: tuple[str, ...]) -> list[tuple[Text, str]]:
@@ -71,7 +85,8 @@ class FilterBar(Horizontal):
             placeholder="filter text",
             id="filter-text",
             compact=True,
-            tooltip="Only memories containing all these words",
+            tooltip="Only memories containing all these words; actor:NAME only those an actor "
+            "touched (actor:mcp:cursor@alice, actor:tui)",
         )
         yield Select(
             choices(STATUSES),
@@ -124,9 +139,10 @@ class FilterBar(Horizontal):
             value: Any = self.query_one(select_id, Select).value
             return None if value is Select.NULL else str(value)
 
-        text = self.query_one("#filter-text", Input).value.strip()
+        text, actor = split_actor(self.query_one("#filter-text", Input).value)
         return FilterValues(
             text=text or None,
+            actor=actor,
             status=chosen("#filter-status"),
             memory_type=chosen("#filter-type"),
             tier=chosen("#filter-tier"),
