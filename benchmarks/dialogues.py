@@ -148,6 +148,40 @@ def replay(dialogue: Dialogue, folder: Path, embedder: Embedder) -> Outcome:
     return Outcome(dialogue, hits, right, why, leaked, reviewed)
 
 
+def replay_over_mcp(dialogue: Dialogue, folder: Path) -> Outcome:
+    """The dialogue through `memory-console mcp` over stdio, a server (and a fresh store) of
+    its own, with the SDK's client: each turn to the remember tool, the query to recall."""
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.types import Implementation
+
+    path = folder / f"{dialogue.id}.db"
+    args = ["-m", "memory_console.cli", "mcp", "-q", "--db", str(path), "--owner", OWNER]
+    server = StdioServerParameters(command=sys.executable, args=args)
+
+    async def talk() -> list[tuple[str, float | None]]:
+        info = Implementation(name="dialogue-replay", version="1.0")
+        async with Client(server, client_info=info) as agent:
+            for turn in dialogue.turns:
+                await agent.call_tool("remember", {"content": turn})
+            answer = await agent.call_tool("recall", {"query": dialogue.query, "k": K})
+        found = (answer.structured_content or {}).get("memories", [])
+        return [(m["content"], (m.get("scores") or {}).get("cosine")) for m in found]
+
+    hits = anyio.run(talk)
+    right, why = judge(dialogue, hits)
+    leaked: dict[str, dict[str, int]] = {}
+    for store_file in sorted(folder.glob(f"{dialogue.id}.db*")):
+        data = store_file.read_bytes().lower()
+        found = {s: data.count(s.lower().encode()) for s in dialogue.secrets}
+        found = {s: n for s, n in found.items() if n}
+        if found:
+            leaked[store_file.name] = found
+    return Outcome(dialogue, hits, right, why, leaked, None)
+
+
 def replay_all(
     dialogues: Iterable[Dialogue], embedder: Embedder, folder: Path | None = None
 ) -> list[Outcome]:
@@ -174,19 +208,30 @@ def figures(outcomes: Sequence[Outcome]) -> dict[str, tuple[int, int]]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", action="store_true", help="print every wrong answer")
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="replay through `memory-console mcp` over stdio (a server per dialogue) instead "
+        "of the Python API",
+    )
     args = parser.parse_args(argv)
     print(f"CPU: {cpu_model()}")
     dialogues = load()
-    embedder = Embedder.load()
     started = time.perf_counter()
-    outcomes = replay_all(dialogues, embedder)
+    if args.mcp:
+        with tempfile.TemporaryDirectory() as scratch:
+            outcomes = [replay_over_mcp(d, Path(scratch)) for d in dialogues]
+    else:
+        outcomes = replay_all(dialogues, Embedder.load())
     took = time.perf_counter() - started
-    print(f"{len(dialogues)} dialogues replayed in {took:.1f} s (recall k={K})")
+    through = "the MCP server over stdio" if args.mcp else "the Python API"
+    print(f"{len(dialogues)} dialogues replayed through {through} in {took:.1f} s (recall k={K})")
     for name, (right, total) in figures(outcomes).items():
         print(f"  {name:<22} {right:>3}/{total:<3}")
     beyond = [o for o in outcomes if o.dialogue.kind == "change" and not o.dialogue.slot]
-    after = sum(bool(o.reviewed) for o in beyond)
-    print(f"  {'beyond, pass accepted':<22} {after:>3}/{len(beyond):<3}")
+    if not args.mcp:  # the review pass runs in-process only
+        after = sum(bool(o.reviewed) for o in beyond)
+        print(f"  {'beyond, pass accepted':<22} {after:>3}/{len(beyond):<3}")
     unknown = [o for o in outcomes if o.dialogue.kind == "unknown"]
     print(f"  {'unknown, strict':<22} {sum(not o.hits for o in unknown):>3}/{len(unknown):<3}")
     leaks = [o for o in outcomes if o.leaked]
