@@ -136,16 +136,21 @@ def replay(dialogue: Dialogue, folder: Path, embedder: Embedder) -> Outcome:
                 apply(api.store, proposed)
             again = api.recall(dialogue.query, k=K, now=moment + 1)
             reviewed = judge(dialogue, [(r.content, r.scores.get("cosine")) for r in again])[0]
+    assert not held.holds(path)
+    return Outcome(dialogue, hits, right, why, leaks(dialogue, folder), reviewed)
+
+
+def leaks(dialogue: Dialogue, folder: Path) -> dict[str, dict[str, int]]:
+    """file name -> {secret: count} for each of the dialogue's secrets found in the raw bytes
+    of its store's files (case-insensitively)."""
     leaked: dict[str, dict[str, int]] = {}
-    if dialogue.secrets:
-        assert not held.holds(path)
-        for store_file in sorted(folder.glob(f"{dialogue.id}.db*")):
-            data = store_file.read_bytes().lower()
-            found = {s: data.count(s.lower().encode()) for s in dialogue.secrets}
-            found = {s: n for s, n in found.items() if n}
-            if found:
-                leaked[store_file.name] = found
-    return Outcome(dialogue, hits, right, why, leaked, reviewed)
+    for store_file in sorted(folder.glob(f"{dialogue.id}.db*")) if dialogue.secrets else []:
+        data = store_file.read_bytes().lower()
+        found = {s: data.count(s.lower().encode()) for s in dialogue.secrets}
+        found = {s: n for s, n in found.items() if n}
+        if found:
+            leaked[store_file.name] = found
+    return leaked
 
 
 def replay_over_mcp(dialogue: Dialogue, folder: Path) -> Outcome:
@@ -172,14 +177,7 @@ def replay_over_mcp(dialogue: Dialogue, folder: Path) -> Outcome:
 
     hits = anyio.run(talk)
     right, why = judge(dialogue, hits)
-    leaked: dict[str, dict[str, int]] = {}
-    for store_file in sorted(folder.glob(f"{dialogue.id}.db*")):
-        data = store_file.read_bytes().lower()
-        found = {s: data.count(s.lower().encode()) for s in dialogue.secrets}
-        found = {s: n for s, n in found.items() if n}
-        if found:
-            leaked[store_file.name] = found
-    return Outcome(dialogue, hits, right, why, leaked, None)
+    return Outcome(dialogue, hits, right, why, leaks(dialogue, folder), None)
 
 
 def replay_all(

@@ -7,12 +7,17 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from memory_console.ingest.demo import DemoReport, build_demo
 from memory_console.store import Store
 from tests.helpers import DEMO_COUNT, DEMO_SEED, NOW
+
+if TYPE_CHECKING:
+    from memory_console.api import MemoryAPI
+    from memory_console.embed.embedder import Embedder
 
 # The rewritten embedding model is kept in a cache directory: the tests (and the processes
 # they start, which inherit the variable) use one of their own, not the user's.
@@ -39,6 +44,23 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def store(db_path: Path) -> Iterator[Store]:
     with Store(db_path, actor="test") as opened:
+        yield opened
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The real embedder, loaded once for the whole run (a module may load its own)."""
+    from memory_console.embed.embedder import Embedder
+
+    return Embedder.load()
+
+
+@pytest.fixture
+def api(db_path: Path, embedder: Embedder) -> Iterator[MemoryAPI]:
+    """The agent API on a fresh store for owner alice, with semantic search."""
+    from memory_console.api import MemoryAPI
+
+    with MemoryAPI(db_path, owner="alice", embedder=embedder) as opened:
         yield opened
 
 

@@ -37,17 +37,6 @@ PEANUTS = "The user is allergic to peanuts."
 DARK = "Prefers dark mode in every editor and terminal."
 
 
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder.load()
-
-
-@pytest.fixture
-def api(db_path: Path, embedder: Embedder) -> Iterator[MemoryAPI]:
-    with MemoryAPI(db_path, owner="alice", embedder=embedder) as opened:
-        yield opened
-
-
 @pytest.fixture
 def keyword_api(db_path: Path) -> Iterator[MemoryAPI]:
     with MemoryAPI(db_path, owner="alice", semantic=False) as opened:

@@ -6,31 +6,18 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from memory_console.api import MemoryAPI
 from memory_console.cli import main
-from memory_console.embed.embedder import Embedder
 from memory_console.ingest.remember import Candidate, score_candidate
 from memory_console.store import MemoryFilter, StoreError
 from tests.helpers import NOW
 
 DAY = 86400.0
 README = Path(__file__).resolve().parent.parent / "README.md"
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder.load()
-
-
-@pytest.fixture
-def api(db_path: Path, embedder: Embedder) -> Iterator[MemoryAPI]:
-    with MemoryAPI(db_path, owner="alice", embedder=embedder) as opened:
-        yield opened
 
 
 def only_memory(api: MemoryAPI) -> dict[str, object]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +16,6 @@ from memory_console.ingest.remember import UPDATE_THRESHOLD, extract_keywords, m
 from tests.helpers import NOW
 
 PAIRS = Path(__file__).resolve().parent / "data" / "update_pairs.jsonl"
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder.load()
-
-
-@pytest.fixture
-def api(db_path: Path, embedder: Embedder) -> Iterator[MemoryAPI]:
-    with MemoryAPI(db_path, owner="alice", embedder=embedder) as opened:
-        yield opened
 
 
 def action(bank: str, kind: str, content: str | None = None, **more: Any) -> dict[str, Any]:

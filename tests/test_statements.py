@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from memory_console.api import MemoryAPI
-from memory_console.embed.embedder import Embedder
 from memory_console.ingest.statements import split_statements
 from memory_console.store import MemoryFilter
 from tests.helpers import NOW
@@ -78,11 +77,6 @@ PETS = "Rex is a beagle and is 4. Bella is a collie and is 9."
 )
 def test_split_statements(message: str, statements: list[str]) -> None:
     assert split_statements(message) == statements
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder.load()
 
 
 @pytest.fixture(params=["semantic", "keyword"])

@@ -95,7 +95,7 @@ with self._lock:
 
 
 # What store/ may import of the project: no arrow runs back up to the layers above it.
-STORE_IMPORTS = {"store", "policies", "files", "literal", "timeutil"}
+STORE_IMPORTS = {"store", "policies", "files", "literal", "timeutil", "lazy"}
 
 
 def project_imports(source: str) -> set[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ from rich.console import Console
 from textual.widgets import Static
 
 from memory_console.api import MemoryAPI
-from memory_console.embed.embedder import Embedder
 from memory_console.ingest import facts
 from memory_console.store import Store, StoreError
 from memory_console.store.db import SCHEMA_VERSION
@@ -29,17 +27,6 @@ def text_of(widget: Static) -> str:
     out = Console(width=120, file=io.StringIO(), record=True)
     out.print(widget.content)
     return out.export_text()
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder.load()
-
-
-@pytest.fixture
-def api(db_path: Path, embedder: Embedder) -> Iterator[MemoryAPI]:
-    with MemoryAPI(db_path, owner="alice", embedder=embedder) as opened:
-        yield opened
 
 
 def moved(api: MemoryAPI) -> tuple[int, int]:

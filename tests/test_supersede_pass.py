@@ -31,11 +31,6 @@ REX = "Rex the beagle loves long walks in the park."
 UNRELATED = "Prefers short answers with bullet points."
 
 
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder.load()
-
-
 def add(store: Store, content: str, days_old: float, **fields: Any) -> int:
     row = {"owner": "alice", "topic": "user_info", "content": content, **fields}
     moment = NOW - days_old * DAY

@@ -6,8 +6,9 @@ import numpy.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory_console.lazy import names_from
 
 if TYPE_CHECKING:
     from memory_console.embed.embedder import (
@@ -43,8 +44,6 @@ _HOMES = {
         "verify_manifest",
     ),
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
-
 __all__ = [
     "MANIFEST_ENV",
     "Embedder",
@@ -62,9 +61,4 @@ __all__ = [
     "verify_manifest",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = names_from(__name__, _HOMES, globals())

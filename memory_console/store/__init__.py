@@ -6,8 +6,9 @@ does not import numpy and the Store with it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory_console.lazy import names_from
 
 if TYPE_CHECKING:
     from memory_console.store.erase import (
@@ -44,8 +45,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "settings": ("StoreSettings",),
     "store": ("Store",),
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
-
 __all__ = [
     "ChangeResult",
     "Cursor",
@@ -65,11 +64,4 @@ __all__ = [
     "ValidationError",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # found once: later lookups do not come here again
-    return value
+__getattr__ = names_from(__name__, _HOMES, globals())
