@@ -11,34 +11,18 @@ extractive merge stays and the merge's reason says why.
 
 from __future__ import annotations
 
-import json
-import shlex
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from memory_console.maintenance.changes import NewMemory, Plan
+from memory_console.maintenance.command import MergeFailure, ask
 from memory_console.maintenance.reasons import Reason, merge_failure_text
 from memory_console.maintenance.supersede_review import propose_with_command
 from memory_console.store import MemoryRecord, Store
 
 MERGE_TIMEOUT_S = 60.0
 COMMAND_MERGED = "merged_by_command"  # a Reason value: this merge's words came from the command
-
-
-@dataclass(frozen=True)
-class MergeFailure:
-    """Why the command's answer for one merge was not used: a code and its detail."""
-
-    code: str  # did_not_run, exited, invalid_json, incomplete
-    exit_code: int | None = None
-    error: str | None = None
-
-    def values(self) -> dict[str, Any]:
-        """The failure as a merge reason's values."""
-        found = {"merge_command_failure": self.code, "exit_code": self.exit_code}
-        return {k: v for k, v in {**found, "error": self.error}.items() if v is not None}
 
 
 def external_merge(
@@ -63,23 +47,9 @@ def external_merge(
         "extractive": {k: merged[k] for k in ("title", "content", "keywords")},
     }
     kept = dict(merged)
-    try:
-        done = subprocess.run(
-            shlex.split(command),
-            input=json.dumps(payload),
-            text=True,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired, ValueError) as error:
-        return kept, MergeFailure("did_not_run", error=str(error))
-    if done.returncode != 0:
-        return kept, MergeFailure("exited", exit_code=done.returncode)
-    try:
-        answer = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        return kept, MergeFailure("invalid_json")
+    answer, failure = ask(command, payload, timeout)
+    if failure is not None:
+        return kept, failure
     if not (
         isinstance(answer, dict)
         and isinstance(answer.get("title"), str)

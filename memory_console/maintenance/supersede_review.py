@@ -9,15 +9,13 @@ pair's reason, so the applied event records them.
 
 from __future__ import annotations
 
-import json
-import shlex
-import subprocess
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from memory_console.maintenance.changes import ChangeSet, Plan
+from memory_console.maintenance.command import ask
 from memory_console.maintenance.edits import SUPERSEDED_BY, PlanEdits
 from memory_console.maintenance.reasons import Reason, ReasonItem, Reasons
 from memory_console.store import MemoryRecord, Store
@@ -94,23 +92,9 @@ def ask_command(
         "new": memory_payload(new),
         "differences": reason.get("differences") if isinstance(reason, Reason) else None,
     }
-    try:
-        done = subprocess.run(
-            shlex.split(command),
-            input=json.dumps(payload),
-            text=True,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired, ValueError) as error:
-        return {"merge_command_failure": "did_not_run", "error": str(error)}
-    if done.returncode != 0:
-        return {"merge_command_failure": "exited", "exit_code": done.returncode}
-    try:
-        answer = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        return {"merge_command_failure": "invalid_json"}
+    answer, failure = ask(command, payload, timeout)
+    if failure is not None:
+        return failure.values()
     if not (isinstance(answer, dict) and answer.get("decision") in DECISIONS):
         return {"merge_command_failure": "incomplete"}
     why = answer.get("reason")
