@@ -28,22 +28,11 @@ import anyio  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchmarks.bench_import_memory import cpu_model  # noqa: E402
+from benchmarks.bench_search import QUERIES  # noqa: E402
 from memory_console.api import MemoryAPI  # noqa: E402
 from memory_console.store import MemoryFilter, Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-QUERIES = (
-    "what editor colours does the user like",
-    "when is the weekly team meeting",
-    "which database did they choose for billing",
-    "is she allergic to anything",
-    "how does she deploy a release",
-    "minecraft farm project",
-    "who is the manager",
-    "favourite recipe",
-    "time zone and city",
-    "preferred answer length",
-)
 WORDS = (
     "harbour violin lantern orchard glacier pepper saddle comet quarry meadow tundra "
     "falcon biscuit marble canyon ribbon walnut beacon thistle copper lagoon pylon "
