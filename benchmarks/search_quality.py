@@ -1,20 +1,25 @@
-"""Search quality on the demo store: a labelled set of paraphrased queries, recall@5 and MRR.
+"""Search quality on a labelled set: recall@5 and MRR per mode and per query kind, the fusion's
+parameters and the relevance words' calibration.
 
     python benchmarks/search_quality.py [--db PATH]
 
-Each query is a paraphrase (not a copy) of what a memory of the demo's showcase owner says;
-a hit is relevant when its content contains one of the query's labels. Prints a table of
-recall@5 (share of queries with a relevant memory in the top 5) and MRR for keyword,
-semantic and hybrid search.
+The set (tests/data/search/, its README says where it comes from) holds queries of two kinds
+over the demo store's showcase owner plus hand-written memories: paraphrased questions, where
+meaning matters, and exact terms (names, ids, error codes, quoted phrases), where keywords
+matter; and unanswerable queries, used only to calibrate the relevance words. A hit is right
+when its content holds one of the query's labels.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import platform
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory_console.embed.hits import SearchHit
 from memory_console.embed.search import SearchEngine
 from memory_console.store import MemoryFilter, Store
 
@@ -22,98 +27,166 @@ OWNER = "alice"
 DEMO_COUNT = 2000
 DEMO_SEED = 7
 DEMO_NOW = 1_795_000_000.0
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "search"
+MODES = ("keyword", "semantic", "hybrid")
+KINDS = ("question", "exact")
 
-LABELLED: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        "what editor colours does the user like",
-        ("dark mode in the editor", "dark editor theme", "dark mode when coding"),
-    ),
-    ("which game is she constructing a metal farm in", ("iron farm",)),
-    ("when is the recurring team meeting", ("Weekly team sync",)),
-    ("how can I reach Sarah by mail", ("sarah.chen@",)),
-    ("what city does the user call home", ("Lives in Lisbon",)),
-    ("what nickname should I use for her", ("prefers to be called Ali",)),
-    ("which language should answers be written in", ("Prefers replies in English",)),
-    ("what database was picked for invoicing", ("PostgreSQL for the billing",)),
-    ("message broker choice for order events", ("Kafka over RabbitMQ",)),
-    ("how does she ship a new version to production", ("make release",)),
-    ("checks to run before pushing code", ("ruff check",)),
-    ("food she must avoid", ("allergic to peanuts",)),
-    ("who is her boss", ("Manager is Daniel Okafor",)),
-    ("how long should responses be", ("short answers with bullet points",)),
-    ("what company employs her", ("Works at Northwind",)),
-    ("why did the golem farm break", ("stopped working after the 1.21 update",)),
-    ("bread baking request", ("sourdough recipe",)),
-    ("gaming nights with family", ("Minecraft with her brother",)),
-    ("intermittent test failure she is investigating", ("flaky test",)),
-    ("in which language should code comments be written", ("code comments in Portuguese",)),
-    ("continuous integration migration plan", ("Jenkins to GitHub Actions",)),
-    ("does she have siblings", ("Sister Marta", "with her brother")),
-    ("does she own any animals", ("cat called Pixel",)),
-    ("who approves changes to the billing tables", ("review by Sarah Chen",)),
-    ("home network credentials", ("Wi-Fi password",)),
-    ("secret for the test environment", ("Staging api key",)),
-    ("how should code samples look", ("Python examples with type hints",)),
-    ("what does she do for a living", ("data engineer",)),
-    ("which time zone is she in", ("Europe/Lisbon",)),
-    ("nut-free cooking", ("allergic to peanuts",)),
-    ("where are login accounts stored", ("database of record for auth",)),
-    ("villagers lost their sleeping spots", ("stopped working after the 1.21 update",)),
-)
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    kind: str  # question, exact, or absent (nothing in the store answers it)
+    labels: tuple[str, ...]
+
+
+def load_queries() -> list[Query]:
+    rows = [json.loads(line) for line in (DATA / "queries.jsonl").read_text().splitlines()]
+    return [Query(row["query"], row["kind"], tuple(row["labels"])) for row in rows if row]
+
+
+QUERIES = load_queries()
+LABELLED = tuple(query for query in QUERIES if query.kind in KINDS)
 
 
 @dataclass(frozen=True)
 class Quality:
     mode: str
+    kind: str
+    queries: int
     recall_at_5: float
     mrr: float
 
 
-def evaluate(engine: SearchEngine, mode: str, k: int = 10) -> Quality:
-    """recall@5 and MRR (first relevant hit within the top k) of one search mode."""
+@dataclass(frozen=True)
+class Calibration:
+    """The cosine of each right answer, and of each unanswerable query's best hit, and the
+    relevance word of each."""
+
+    right: list[tuple[float | None, str]]
+    unanswerable: list[tuple[float | None, str]]
+
+
+def build_store(path: Path) -> None:
+    """The demo store with the hand-written memories added to its showcase owner."""
+    from memory_console.ingest.demo import build_demo
+
+    build_demo(path, count=DEMO_COUNT, seed=DEMO_SEED, now=DEMO_NOW)
+    memories = [json.loads(line) for line in (DATA / "memories.jsonl").read_text().splitlines()]
+    with Store(path, actor="bench") as store:
+        store.add_many([{**m, "owner": OWNER} for m in memories], now=DEMO_NOW - 30 * 86_400)
+
+
+def right(content: str, query: Query) -> bool:
+    return any(label in content for label in query.labels)
+
+
+def search(engine: SearchEngine, query: Query, mode: str, k: int = 10) -> list[SearchHit]:
+    return engine.search(
+        query.text,
+        mode=mode,
+        k=k,
+        memory_filter=MemoryFilter(owner=OWNER, status="active"),
+        now=DEMO_NOW,
+    )
+
+
+def evaluate(engine: SearchEngine, mode: str, kind: str) -> Quality:
+    """recall@5 and MRR (first right hit within the top 10) of one mode on one kind."""
+    queries = [query for query in LABELLED if query.kind == kind]
     found, reciprocal = 0, 0.0
-    for query, labels in LABELLED:
-        hits = engine.search(
-            query,
-            mode=mode,
-            k=k,
-            memory_filter=MemoryFilter(owner=OWNER, status="active"),
-            now=DEMO_NOW,
-        )
-        for rank, hit in enumerate(hits, start=1):
-            if any(label in hit.record.content for label in labels):
+    for query in queries:
+        for rank, hit in enumerate(search(engine, query, mode), start=1):
+            if right(hit.record.content, query):
                 found += rank <= 5
                 reciprocal += 1.0 / rank
                 break
-    return Quality(mode, found / len(LABELLED), reciprocal / len(LABELLED))
+    return Quality(mode, kind, len(queries), found / len(queries), reciprocal / len(queries))
 
 
-def evaluate_store(path: Path) -> list[Quality]:
-    """Embed the store (if needed) and score every mode."""
+def calibrate(engine: SearchEngine) -> Calibration:
+    """Hybrid search's first right hit per labelled query, and best hit per unanswerable one."""
+    answers, unanswerable = [], []
+    for query in QUERIES:
+        hits = search(engine, query, "hybrid")
+        if query.kind == "absent":
+            unanswerable += [(hits[0].cosine, hits[0].relevance)] if hits else []
+            continue
+        first = next((hit for hit in hits if right(hit.record.content, query)), None)
+        if first is not None:
+            answers.append((first.cosine, first.relevance))
+    return Calibration(answers, unanswerable)
+
+
+def evaluate_store(path: Path) -> tuple[list[Quality], Calibration]:
+    """Embed the store (if needed) and score every mode on every kind."""
     with Store(path, actor="bench") as store:
         engine = SearchEngine(store)
         engine.prepare_semantic()
-        return [evaluate(engine, mode) for mode in ("keyword", "semantic", "hybrid")]
+        results = [evaluate(engine, mode, kind) for kind in KINDS for mode in MODES]
+        return results, calibrate(engine)
+
+
+def cpu() -> str:
+    """The CPU's model and the vector flags that matter to the embedder and the index scan."""
+    model, flags = platform.processor() or platform.machine(), ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+            elif key.strip() in ("flags", "Features") and not flags:
+                wanted = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "fma", "neon", "asimd")
+                flags = " ".join(f for f in value.split() if f in wanted)
+    except OSError:
+        pass
+    return f"{model} ({flags or 'no listed vector flags'})"
+
+
+def fusion_parameters() -> str:
+    from memory_console.embed.fusion import SEMANTIC_WEIGHT
+    from memory_console.embed.hits import STRONG_COSINE, WEAK_COSINE
+    from memory_console.embed.search import CANDIDATES
+
+    weights = ", ".join(f"{kind} {weight}" for kind, weight in SEMANTIC_WEIGHT.items())
+    return (
+        f"fusion: score fusion, semantic weight per query kind ({weights}; keyword gets the "
+        f"rest), cosine min-max scaled over the top {CANDIDATES}, bm25 relative to the best\n"
+        f"relevance: strong at cosine >= {STRONG_COSINE} or every query word held, "
+        f"weak at cosine >= {WEAK_COSINE} or some query word held, else unrelated"
+    )
 
 
 def table(results: list[Quality]) -> str:
-    lines = [f"{len(LABELLED)} labelled queries", "mode      recall@5    MRR"]
-    lines += [f"{r.mode:<9} {r.recall_at_5:8.3f} {r.mrr:6.3f}" for r in results]
+    lines = ["kind      queries mode      recall@5    MRR"]
+    lines += [
+        f"{r.kind:<9} {r.queries:7} {r.mode:<9} {r.recall_at_5:8.3f} {r.mrr:6.3f}" for r in results
+    ]
+    return "\n".join(lines)
+
+
+def calibration_table(calibration: Calibration) -> str:
+    lines = ["relevance word   right answers   best hit of unanswerable"]
+    for word in ("strong", "weak", "unrelated"):
+        answers = sum(1 for _, w in calibration.right if w == word)
+        absent = sum(1 for _, w in calibration.unanswerable if w == word)
+        lines.append(f"{word:<16} {answers:13} {absent:26}")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", help="a demo store (default: build one in a temporary folder)")
+    parser.add_argument("--db", help="a store built by this script (default: build one)")
     args = parser.parse_args()
-    if args.db:
+    if args.db and Path(args.db).exists():
         path = Path(args.db)
     else:
-        from memory_console.ingest.demo import build_demo
-
-        path = Path(tempfile.mkdtemp(prefix="search-quality-")) / "demo.db"
-        build_demo(path, count=DEMO_COUNT, seed=DEMO_SEED, now=DEMO_NOW)
-    print(table(evaluate_store(path)))
+        path = Path(args.db or Path(tempfile.mkdtemp(prefix="search-quality-")) / "demo.db")
+        build_store(path)
+    results, calibration = evaluate_store(path)
+    print(f"cpu: {cpu()}")
+    print(fusion_parameters())
+    print(table(results))
+    print(calibration_table(calibration))
 
 
 if __name__ == "__main__":

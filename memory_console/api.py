@@ -56,6 +56,10 @@ __all__ = [
 
 ACTOR = "api"
 CANDIDATE_FACTOR = 3  # recall re-ranks this many times k of the best search hits
+# recall's default floor: a memory less similar to the query than this, and not holding every
+# word of it, is left out rather than put into an agent's prompt (MiniLM: unrelated ~0-0.15;
+# operator search keeps such hits and calls them "unrelated" instead).
+RECALL_MIN_COSINE = 0.2
 SESSION_ENDED = "session ended"  # the reason end_session archives with
 ORIGINAL_LIMIT = 200  # metadata.original_message keeps this much of the message...
 SPLIT_ORIGINAL_LIMIT = 2000  # ...or this much when split, so every statement's source shows
@@ -591,6 +595,7 @@ class MemoryAPI:
         session_id: str | None = None,
         include_superseded: bool = False,
         topic: str | None = None,
+        min_cosine: float | None = RECALL_MIN_COSINE,
         now: float | None = None,
     ) -> list[Recalled]:
         """The owner's k active memories for a query: hybrid search (keyword search when the
@@ -603,7 +608,11 @@ class MemoryAPI:
         session: they are recalled only with their `session_id`, never without one.
         include_superseded: each memory is followed by those it superseded (archived, older
         values of its fact; scores name `superseded_by`), which are not reinforced.
-        topic: only memories of this topic."""
+        topic: only memories of this topic.
+        min_cosine: the floor (default RECALL_MIN_COSINE, 0.2): a memory whose cosine to the
+        query is below it is left out unless it holds every word of the query, so that fewer
+        than k, or none, come back rather than unrelated ones; None keeps the k best whatever
+        they are. Keyword search (no embedder) has no cosine: its matches are all kept."""
         if k < 1:
             raise ValueError("k must be at least 1")
         moment = now_ts() if now is None else now
@@ -612,12 +621,15 @@ class MemoryAPI:
             return []
         engine = self.engine
         mode = "hybrid" if engine.semantic_ready else "keyword"
-        hits = engine.search(
-            query,
-            mode=mode,
-            k=max(k * CANDIDATE_FACTOR, 10),
-            memory_filter=memory_filter,
-            now=moment,
+        hits = above_floor(
+            engine.search(
+                query,
+                mode=mode,
+                k=max(k * CANDIDATE_FACTOR, 10),
+                memory_filter=memory_filter,
+                now=moment,
+            ),
+            min_cosine,
         )
         ranked = newest_first_per_slot(
             sorted(
@@ -1052,6 +1064,14 @@ def newest_first_per_slot(
             for position, pair in zip(positions, newest, strict=True):
                 out[position] = pair
     return out
+
+
+def above_floor(hits: list[SearchHit], min_cosine: float | None) -> list[SearchHit]:
+    """The hits recall may return: at or above min_cosine, holding every word of the query,
+    or without a cosine (keyword search); all of them when min_cosine is None."""
+    if min_cosine is None:
+        return hits
+    return [hit for hit in hits if hit.cosine is None or hit.cosine >= min_cosine or hit.all_words]
 
 
 def effective_of(hit: SearchHit, hits: Sequence[SearchHit], now: float) -> float:

@@ -23,8 +23,10 @@ from pydantic import Field
 from memory_console import __version__
 from memory_console.api import (
     CANDIDATE_FACTOR,
+    RECALL_MIN_COSINE,
     MemoryAPI,
     RememberResult,
+    above_floor,
     effective_of,
     recall_filter,
 )
@@ -312,8 +314,11 @@ def peek(
         return []
     engine = api.engine
     mode = "hybrid" if engine.semantic_ready else "keyword"
-    hits = engine.search(
-        query, mode=mode, k=max(k * CANDIDATE_FACTOR, 10), memory_filter=scope, now=now
+    hits = above_floor(
+        engine.search(
+            query, mode=mode, k=max(k * CANDIDATE_FACTOR, 10), memory_filter=scope, now=now
+        ),
+        RECALL_MIN_COSINE,
     )
     ranked = sorted(
         ((effective_of(hit, hits, now), hit) for hit in hits),

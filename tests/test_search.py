@@ -199,3 +199,121 @@ def test_owner_and_topic_filters_come_from_the_index_labels(
     assert moved not in [i for i, _ in semantic.nearest_to(vector, preferences, 10)]
     assert moved in [i for i, _ in semantic.nearest_to(vector, projects, 10)]
     assert semantic.nearest_to(vector, projects, 10) == through_sql(projects)
+
+
+HELD_OUT = [
+    "Deploys to production happen only from the release branch, after two approvals.",
+    "Waters the tomato plants every other morning.",
+    "Her favourite board game is Carcassonne.",
+    "The quarterly offsite is in Porto this year.",
+]
+
+
+def test_operator_search_returns_k_however_weak(store: Store) -> None:
+    store.add_many([{"content": c, "topic": "general", "owner": "carol"} for c in HELD_OUT])
+    engine = SearchEngine(store)
+    engine.prepare_semantic()
+    for mode in ("semantic", "hybrid"):
+        hits = engine.search("rules for shipping code to prod", mode=mode, k=10)
+        assert len(hits) == len(HELD_OUT), mode  # every memory, weak or not: no silent floor
+        assert hits[0].record.content.startswith("Deploys to production")
+        assert {hit.relevance for hit in hits} <= {"strong", "weak", "unrelated"}
+        assert "unrelated" in {hit.relevance for hit in hits}  # the board game, the tomatoes
+        assert all(hit.breakdown()["relevance"] == hit.relevance for hit in hits)
+    exact = engine.search("Carcassonne", mode="hybrid", k=10)
+    assert exact[0].record.content.endswith("Carcassonne.") and exact[0].relevance == "strong"
+
+
+def test_recall_floor_leaves_unrelated_memories_out(store: Store) -> None:
+    from memory_console.api import RECALL_MIN_COSINE, MemoryAPI
+
+    store.add_many([{"content": c, "topic": "general", "owner": "carol"} for c in HELD_OUT])
+    with MemoryAPI(store, owner="carol") as api:
+        kept = api.recall("which board games does she enjoy", k=4, now=NOW)
+        assert RECALL_MIN_COSINE == 0.2
+        assert [item.record.content for item in kept][0].endswith("Carcassonne.")
+        assert len(kept) < len(HELD_OUT)  # the tomatoes and the deploys stay out of a prompt
+        assert all(item.scores["cosine"] >= RECALL_MIN_COSINE for item in kept)
+        everything = api.recall("which board games does she enjoy", k=4, min_cosine=None, now=NOW)
+        assert len(everything) == len(HELD_OUT)
+        # A memory holding every word of the query passes the floor whatever its cosine.
+        assert api.recall("Carcassonne", k=1, min_cosine=0.99, now=NOW)
+
+
+def test_fallback_says_why_search_is_keyword_only(store: Store, tmp_path: Path) -> None:
+    from memory_console.embed.embedder import ModelError
+
+    store.add_many([{"content": c, "topic": "general", "owner": "carol"} for c in HELD_OUT])
+    engine = SearchEngine(store, manifest=tmp_path / "missing" / "manifest.json")
+    assert engine.fallback == "keyword search only: semantic search is not ready yet"
+    with pytest.raises(ModelError):
+        engine.prepare_semantic()
+    assert engine.default_mode() == "keyword"
+    assert engine.fallback is not None
+    assert engine.fallback.startswith("keyword search only: the embedding model did not load")
+    hits = engine.search("Carcassonne")
+    assert hits[0].relevance == "strong" and hits[0].cosine is None  # every word held
+    assert engine.search("board game tomato")[0].relevance == "weak"  # some words held
+    ready = SearchEngine(store)
+    ready.prepare_semantic()
+    assert ready.fallback is None
+
+
+def test_search_cli_prints_relevance_and_fallback(db_path: Path) -> None:
+    from tests.helpers import invoke
+
+    with Store(db_path) as store:
+        store.add_many([{"content": c, "topic": "general", "owner": "carol"} for c in HELD_OUT])
+    done = invoke(["search", "board game", "--db", str(db_path), "--json"])
+    data = json.loads(done.out)
+    assert data["mode"] == "keyword" and data["fallback"].startswith("keyword search only")
+    assert "keyword search only" in done.err
+    assert data["hits"][0]["relevance"] == "strong"
+    assert invoke(["reindex", "--db", str(db_path)]).code == 0
+    done = invoke(["search", "rules for shipping code to prod", "--db", str(db_path), "--k", "9"])
+    assert done.code == 0 and "keyword search only" not in done.err
+    assert "relevance" in done.out and "unrelated" in done.out
+    assert "4 hits (hybrid)" in done.out
+    data = json.loads(invoke(["search", "x y", "--db", str(db_path), "--json"]).out)
+    assert data["fallback"] is None
+    # Stored vectors missing for some memories: hybrid search covers the others and says so.
+    with Store(db_path) as store:
+        store.add({"content": "Plays the cello on Sundays.", "owner": "carol"})
+    done = invoke(["search", "music", "--db", str(db_path), "--json"])
+    assert json.loads(done.out)["fallback"].startswith("semantic search misses 1 memories")
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [
+        ("rules for shipping code to prod", "question"),
+        ("who is her boss", "question"),
+        ("continuous integration migration plan", "question"),
+        ("INC-4821", "exact"),
+        ("checkout_v2_rollout", "exact"),
+        ("CrashLoopBackOff", "exact"),
+        ('"make it work, make it right"', "exact"),
+        ("Lena Vogel", "exact"),
+        ("Project Hail Mary", "exact"),
+        ("fly deploy", "exact"),
+        ("api.northwind.example", "exact"),
+    ],
+)
+def test_query_kind(query: str, kind: str) -> None:
+    from memory_console.embed.fusion import query_kind
+
+    assert query_kind(query) == kind
+
+
+def test_score_fusion_keeps_a_better_half_ahead() -> None:
+    from memory_console.embed.fusion import score_fusion
+
+    # 1 is the semantic part's clear best; 2 is found by both but weakly by each: rank fusion
+    # would put 2 first, score fusion leaning on meaning keeps 1.
+    semantic = [(1, 0.80), (2, 0.42), (3, 0.40)]
+    keyword = [(4, -9.0), (2, -3.0)]
+    fused = score_fusion(semantic, keyword, 0.9)
+    assert fused[0][0] == 1 and {ident for ident, _ in fused} == {1, 2, 3, 4}
+    # Exact terms: the keyword part's best leads (its cosine, from outside the list, counts).
+    assert score_fusion(semantic, keyword, 0.5, {4: 0.41})[0][0] == 4
+    assert score_fusion([], [], 0.5) == []

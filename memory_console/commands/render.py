@@ -234,6 +234,7 @@ def print_hits(hits: list[Any], mode: str, *, reveal: bool = False) -> None:
     table.add_column("score", justify="right", no_wrap=True)
     table.add_column("matched by", no_wrap=True)
     table.add_column("cosine", justify="right", no_wrap=True)
+    table.add_column("relevance", no_wrap=True)
     for hit in hits:
         parts = []
         if hit.keyword_rank is not None:
@@ -246,5 +247,6 @@ def print_hits(hits: list[Any], mode: str, *, reveal: bool = False) -> None:
             f"{hit.score:.4f}",
             ", ".join(parts),
             f"{hit.cosine:.3f}" if hit.cosine is not None else "",
+            hit.relevance,
         )
     console().print(table)

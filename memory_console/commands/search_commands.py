@@ -22,8 +22,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     search = subparsers.add_parser(
         "search",
         help="find memories by meaning and by keyword",
-        description="Hybrid search: FTS5 keyword hits and embedding hits fused by reciprocal "
-        "rank fusion. An operator's search does not reinforce the memories it finds.",
+        description="Hybrid search: FTS5 keyword hits and embedding hits fused by their scores, "
+        "leaning on keywords for exact terms (ids, codes, names, quoted phrases) and on meaning "
+        "for questions. It returns the k best matches however weak, each with a relevance word "
+        "(strong, weak, unrelated). An operator's search does not reinforce the memories it "
+        "finds.",
         epilog=common.examples(
             "search 'favourite editor' --owner alice",
             "search minecraft --mode keyword --k 20 --json",
@@ -105,21 +108,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     try:
         engine = SearchEngine(store)
         mode = args.mode
+        fallback: str | None = None
         if mode != "keyword":
             semantic = load_semantic(store, common.settings_of(args).model_manifest)
-            missing = semantic.load()
-            if len(semantic.index) == 0:
+            engine.use_stored(semantic)
+            if not engine.semantic_ready:
                 problem = no_embeddings(store, semantic.model_id)
                 if mode == "semantic":
                     raise UserError(f"{problem}; run: memory-console reindex")
-                common.log.warning("%s, keyword search only (run: memory-console reindex)", problem)
                 mode = "keyword"
-            elif missing:
-                common.log.warning(
-                    "%s memories have no embedding yet; run: memory-console reindex",
-                    f"{missing:,}",
-                )
-            engine.semantic = semantic
+                fallback = f"keyword search only: {problem} (run: memory-console reindex)"
             common.log.debug(
                 "scan kernel: %s over %s vectors",
                 semantic.index.scan_kernel,
@@ -137,11 +135,16 @@ def cmd_search(args: argparse.Namespace) -> int:
         )
     finally:
         store.close()
+    if fallback is None and args.mode != "keyword":
+        fallback = engine.fallback
+    if fallback is not None:
+        common.log.warning("%s", fallback)  # on stderr, above the results
     if args.json:
         common.print_json(
             {
                 "query": args.query,
                 "mode": mode,
+                "fallback": fallback,
                 "hits": [
                     {
                         "id": hit.record.id,

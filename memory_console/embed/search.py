@@ -1,4 +1,5 @@
-"""Hybrid search: FTS5 keyword hits and vector hits fused by reciprocal rank fusion."""
+"""Hybrid search: FTS5 keyword matches and vector neighbours fused by their scores, weighted by
+the query's kind, each hit with a plain relevance word."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
-from memory_console.embed.hits import SEARCH_MODES, SearchHit
+from memory_console.embed.hits import SEARCH_MODES, SearchHit, relevance_of
 from memory_console.store import MemoryFilter, Store
 from memory_console.timeutil import now_ts
 
@@ -17,13 +18,9 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
+KeywordMatch = tuple[int, float, bool]  # (id, bm25, holds every word of the query)
 
 CANDIDATES = 50  # each part contributes at most this many ranked candidates to the fusion
-RRF_K = 60
-# Keyword hits count half in the fusion: on the labelled set (benchmarks/search_quality.py)
-# equal weights let OR-matched common words push paraphrase matches out of the top 5.
-PART_WEIGHTS = {"semantic": 1.0, "keyword": 0.5}
-MIN_COSINE = 0.2  # below this a "semantic" neighbour is unrelated (MiniLM: unrelated ~0-0.15)
 
 
 class SearchUnavailable(Exception):
@@ -32,26 +29,31 @@ class SearchUnavailable(Exception):
 
 class SearchEngine:
     """Search over one store. Keyword search works at once; semantic search joins in when
-    the embedder is loaded and every active memory has an embedding (see semantic.py)."""
+    the embedder is loaded and every active memory has an embedding (see semantic.py).
+
+    An operator's search returns the k best matches asked for, however weak: no cosine floor.
+    Each hit says how well it answers the query (SearchHit.relevance); `fallback` says why a
+    search is keyword only. A floor is the agent API's choice (MemoryAPI.recall's min_cosine).
+    """
 
     def __init__(self, store: Store, manifest: str | os.PathLike[str] | None = None) -> None:
         self.store = store
         self.manifest = manifest  # the embedder's manifest (None: MEMORY_CONSOLE_MODEL_MANIFEST
         # or the repository's models/manifest.json)
-        self.semantic: SemanticIndex | None = None  # set by prepare_semantic()
+        self.semantic: SemanticIndex | None = None  # set by prepare_semantic() or use_stored()
+        self.semantic_error: str | None = None  # why the embedder could not load
+        self.missing_vectors = 0  # active memories without a vector (use_stored() counts them)
         self._keyword_pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
-    def _run_keyword_ranking(
+    def _run_keyword_matches(
         self, query: str, memory_filter: MemoryFilter, limit: int
-    ) -> Future[list[tuple[int, float]]]:
+    ) -> Future[list[KeywordMatch]]:
         """Start the FTS5 ranking on a worker thread; it runs while the query is embedded."""
         with self._pool_lock:
             if self._keyword_pool is None:
                 self._keyword_pool = ThreadPoolExecutor(1, thread_name_prefix="keyword-search")
-        return self._keyword_pool.submit(
-            self.store.keyword_ranking, query, memory_filter, limit=limit
-        )
+        return self._keyword_pool.submit(self.store.keyword_matches, query, memory_filter, limit)
 
     def prepare_semantic(
         self,
@@ -60,15 +62,28 @@ class SearchEngine:
         manifest: str | os.PathLike[str] | None = None,
     ) -> bool:
         """Load the embedder, embed memories lacking a current vector, load the index and
-        follow the store's changes from then on. Raises ModelError when the model is missing."""
+        follow the store's changes from then on. Raises ModelError when the model is missing
+        (and keeps its words for `fallback`)."""
         from memory_console.embed.embedder import Embedder
         from memory_console.embed.semantic import SemanticIndex
 
-        semantic = SemanticIndex(self.store, Embedder.load(manifest or self.manifest))
+        try:
+            semantic = SemanticIndex(self.store, Embedder.load(manifest or self.manifest))
+        except Exception as error:
+            self.semantic_error = str(error) or type(error).__name__
+            raise
         semantic.sync(progress, cancelled)
         self.store.listeners.append(semantic.on_change)
-        self.semantic = semantic
+        self.semantic, self.semantic_error, self.missing_vectors = semantic, None, 0
         return True
+
+    def use_stored(self, semantic: SemanticIndex) -> int:
+        """Search with the stored vectors as they are, embedding nothing (a one-shot command);
+        returns how many active memories lack a vector. With none stored, search stays keyword
+        only and `fallback` says so."""
+        self.missing_vectors = semantic.load()
+        self.semantic = semantic if len(semantic.index) else None
+        return self.missing_vectors
 
     @property
     def semantic_ready(self) -> bool:
@@ -76,6 +91,27 @@ class SearchEngine:
 
     def default_mode(self) -> str:
         return "hybrid" if self.semantic_ready else "keyword"
+
+    @property
+    def fallback(self) -> str | None:
+        """One sentence for above the results when the default search is keyword only (the
+        embedding model missing, vectors not made yet), or when semantic search misses the
+        memories without a vector; None when search works as designed."""
+        if self.semantic_error is not None:
+            return f"keyword search only: the embedding model did not load ({self.semantic_error})"
+        if not self.semantic_ready:
+            if self.missing_vectors:
+                return (
+                    f"keyword search only: {self.missing_vectors:,} memories have no vector yet "
+                    "(run: memory-console reindex)"
+                )
+            return "keyword search only: semantic search is not ready yet"
+        if self.missing_vectors:
+            return (
+                f"semantic search misses {self.missing_vectors:,} memories that have no vector "
+                "yet (run: memory-console reindex)"
+            )
+        return None
 
     def search(
         self,
@@ -86,7 +122,8 @@ class SearchEngine:
         memory_filter: MemoryFilter | None = None,
         now: float | None = None,
     ) -> list[SearchHit]:
-        """The k best memories for the query; an operator's search never reinforces."""
+        """The k best memories for the query, however weak (each says so in its relevance);
+        an operator's search never reinforces."""
         mode = mode or self.default_mode()
         if mode not in SEARCH_MODES:
             raise ValueError(f"unknown search mode {mode!r}; one of {', '.join(SEARCH_MODES)}")
@@ -97,71 +134,91 @@ class SearchEngine:
         memory_filter = memory_filter or MemoryFilter(status="active")
         moment = now_ts() if now is None else now
         if mode == "keyword":
+            matches = self.store.keyword_matches(query, memory_filter, k)
+            records = self.store.get_many([ident for ident, _, _ in matches])
             return [
-                SearchHit(record, score=-bm25, matched=("keyword",), keyword_rank=rank, bm25=bm25)
-                for rank, (record, bm25) in enumerate(
-                    self.store.keyword_search(query, memory_filter, limit=k), start=1
+                SearchHit(
+                    records[ident],
+                    score=-bm25,
+                    matched=("keyword",),
+                    keyword_rank=rank,
+                    bm25=bm25,
+                    relevance=relevance_of(None, holds_all, True),
+                    all_words=holds_all,
                 )
+                for rank, (ident, bm25, holds_all) in enumerate(matches, start=1)
+                if ident in records
             ]
         assert self.semantic is not None
         pending = (
-            self._run_keyword_ranking(query, memory_filter, max(k, CANDIDATES))
+            self._run_keyword_matches(query, memory_filter, max(k, CANDIDATES))
             if mode == "hybrid"
             else None
         )
         try:
-            semantic = [
-                (ident, cosine)
-                for ident, cosine in self.semantic.nearest(query, memory_filter, max(k, CANDIDATES))
-                if cosine >= MIN_COSINE
-            ]
+            vector = self.semantic.embedder.embed_query(query)
+            semantic = self.semantic.nearest_to(vector, memory_filter, max(k, CANDIDATES))
         except BaseException:
             if pending is not None:
                 wait([pending])  # never leave the ranking running behind a failed search
             raise
         keyword = pending.result() if pending is not None else []
-        return self.fuse(keyword, semantic, k, moment, semantic_only=mode == "semantic")
+        found = {ident for ident, _ in semantic}
+        cosines = self.semantic.cosines(
+            vector, [ident for ident, _, _ in keyword if ident not in found]
+        )
+        return self.fuse(query, keyword, semantic, cosines, k, moment)
 
     def fuse(
         self,
-        keyword: list[tuple[int, float]],
+        query: str,
+        keyword: list[KeywordMatch],
         semantic: list[tuple[int, float]],
+        cosines: dict[int, float],
         k: int,
         now: float,
-        *,
-        semantic_only: bool,
     ) -> list[SearchHit]:
-        """Fuse (id, bm25) and (id, cosine) rankings and read the k best memories."""
-        from memory_console.embed.fusion import reciprocal_rank_fusion
+        """Fuse keyword matches and (id, cosine) neighbours, weighted by the query's kind, and
+        read the k best memories. Semantic mode passes no keyword matches."""
+        from memory_console.embed.fusion import SEMANTIC_WEIGHT, query_kind, score_fusion
         from memory_console.policies.exponential import effective_score
 
-        bm25 = dict(keyword)
-        cosine = dict(semantic)
-        rankings = {"semantic": [ident for ident, _ in semantic]}
-        if not semantic_only:
-            rankings["keyword"] = [ident for ident, _ in keyword]
-        fused = reciprocal_rank_fusion(rankings, k=RRF_K, weights=PART_WEIGHTS)[:k]
-        records = self.store.get_many([ident for ident, _, _ in fused])
+        bm25 = {ident: score for ident, score, _ in keyword}
+        holds_all = {ident for ident, _, every in keyword if every}
+        cosine = {**cosines, **dict(semantic)}
+        keyword_rank = {ident: rank for rank, (ident, _, _) in enumerate(keyword, start=1)}
+        semantic_rank = {ident: rank for rank, (ident, _) in enumerate(semantic, start=1)}
+        weight = SEMANTIC_WEIGHT[query_kind(query)] if keyword else 1.0
+        fused = score_fusion(semantic, list(bm25.items()), weight, cosines)[:k]
+        records = self.store.get_many([ident for ident, _ in fused])
         hits = []
-        for ident, score, ranks in fused:
+        for ident, score in fused:
             record = records.get(ident)
             if record is None:
                 continue
+            similarity = cosine.get(ident)
             effective = float(
                 effective_score([record.importance], [record.created_at], now)[0]
-                * max(0.0, cosine.get(ident, 0.0))
+                * max(0.0, similarity or 0.0)
+            )
+            matched = tuple(
+                part
+                for part, ranks in (("keyword", keyword_rank), ("semantic", semantic_rank))
+                if ident in ranks
             )
             hits.append(
                 SearchHit(
                     record,
-                    score=cosine[ident] if semantic_only else score,
-                    matched=tuple(sorted(ranks)),
-                    keyword_rank=ranks.get("keyword"),
-                    semantic_rank=ranks.get("semantic"),
+                    score=score if keyword else (similarity or 0.0),
+                    matched=matched,
+                    keyword_rank=keyword_rank.get(ident),
+                    semantic_rank=semantic_rank.get(ident),
                     bm25=bm25.get(ident),
-                    cosine=cosine.get(ident),
+                    cosine=similarity,
                     fused=score,
                     effective=effective,
+                    relevance=relevance_of(similarity, ident in holds_all, ident in bm25),
+                    all_words=ident in holds_all,
                 )
             )
         return hits

@@ -205,6 +205,19 @@ class SemanticIndex:
                 new_ids, vectors, self._labels([scope_of[int(ident)] for ident in new_ids])
             )
 
+    def cosines(self, vector: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
+        """The cosine of each indexed id to a (query) vector; ids without a vector are left out."""
+        present = [ident for ident in ids if ident in self.index]
+        if not present:
+            return {}
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(query))
+        try:
+            scores = self.index.get(present) @ (query / norm if norm > 0.0 else query)
+        except KeyError:  # removed since the membership test: ask again without it
+            return self.cosines(vector, [i for i in present if i in self.index])
+        return {ident: float(score) for ident, score in zip(present, scores, strict=True)}
+
     def nearest(self, query: str, memory_filter: MemoryFilter, k: int) -> list[tuple[int, float]]:
         """(id, cosine) of the k memories closest to the query among those the filter keeps."""
         return self.nearest_to(self.embedder.embed_query(query), memory_filter, k)

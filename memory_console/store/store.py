@@ -642,6 +642,15 @@ class Store:
         query are ranked: exact for rare words, bounded for common ones.
         Returns (id, bm25) pairs; a lower bm25 is a better match, as SQLite reports it.
         """
+        return [
+            (ident, bm25) for ident, bm25, _ in self.keyword_matches(text, memory_filter, limit)
+        ]
+
+    def keyword_matches(
+        self, text: str, memory_filter: MemoryFilter | None = None, limit: int = 20
+    ) -> list[tuple[int, float, bool]]:
+        """keyword_ranking() with a third value per match: True when it holds every word of
+        the query (search reads that as strong keyword evidence, whatever the cosine)."""
         clauses, params = self.where(memory_filter or MemoryFilter(status="active"), alias="m")
         extra = "".join(" AND " + clause for clause in clauses)
         # Only ids and ranks go through the sort; the caller reads the rows it keeps.
@@ -652,17 +661,19 @@ class Store:
             f"WHERE memory_fts MATCH ?{extra} ORDER BY memory_fts.rowid DESC LIMIT ?"
             ") ORDER BY rank LIMIT ?"
         )
-        results: dict[int, float] = {}
+        results: dict[int, tuple[int, float, bool]] = {}
         for require_all in (True, False):
             match = fts_query(text, require_all=require_all)
             if not match:
                 return []
+            # A one-word query's OR pass is its AND pass: every match holds all its words.
+            holds_all = require_all or " OR " not in match
             for ident, rank in self._query(sql, [match, *params, RANKED_MATCHES, limit]):
                 if ident not in results and len(results) < limit:
-                    results[ident] = float(rank)
+                    results[ident] = (int(ident), float(rank), holds_all)
             if len(results) >= limit or " AND " not in match:
                 break
-        return list(results.items())
+        return list(results.values())
 
     def history(self, memory_id: int) -> list[EventRecord]:
         rows = self._query(
