@@ -1,74 +1,49 @@
 """Maintenance passes: plan() lists what would change, apply() writes it in one transaction,
 undo() takes a run back; forecasts of one memory and of the whole store.
 
-Names load on first use, so that importing one module here (maintenance.params, say)
-does not import every pass.
-"""
+The names are imported eagerly: `apply` and `undo` are also the names of their modules, and
+a name loaded on first use would lose to the module once anything imports it. Commands that
+must start fast (`--help`) do not import this package."""
 
-from __future__ import annotations
+from memory_console.maintenance.apply import apply
+from memory_console.maintenance.changes import (
+    Change,
+    ChangeSet,
+    NewMemory,
+    PassResult,
+    Plan,
+)
+from memory_console.maintenance.errors import (
+    MaintenanceError,
+    StalePlanError,
+)
+from memory_console.maintenance.forecast import (
+    memory_forecast,
+    store_forecast,
+)
+from memory_console.maintenance.params import MaintenanceParams
+from memory_console.maintenance.planner import plan
+from memory_console.maintenance.reasons import (
+    Reason,
+    Reasons,
+)
+from memory_console.maintenance.registry import (
+    PassSpec,
+    build_params,
+    maintain_passes,
+    registered_passes,
+)
+from memory_console.maintenance.runs import (
+    Run,
+    get_run,
+    list_runs,
+)
+from memory_console.maintenance.undo import (
+    NotRestored,
+    UndoReport,
+    undo,
+)
 
-from typing import TYPE_CHECKING
-
-from memory_console.lazy import names_from
-
-if TYPE_CHECKING:
-    from memory_console.maintenance.apply import (
-        apply,
-    )
-    from memory_console.maintenance.changes import (
-        Change,
-        ChangeSet,
-        NewMemory,
-        PassResult,
-        Plan,
-    )
-    from memory_console.maintenance.errors import (
-        MaintenanceError,
-        StalePlanError,
-    )
-    from memory_console.maintenance.forecast import (
-        memory_forecast,
-        store_forecast,
-    )
-    from memory_console.maintenance.params import (
-        MaintenanceParams,
-    )
-    from memory_console.maintenance.planner import (
-        plan,
-    )
-    from memory_console.maintenance.reasons import (
-        Reason,
-        Reasons,
-    )
-    from memory_console.maintenance.registry import (
-        PassSpec,
-        build_params,
-        maintain_passes,
-        registered_passes,
-    )
-    from memory_console.maintenance.runs import (
-        Run,
-        get_run,
-        list_runs,
-    )
-    from memory_console.maintenance.undo import (
-        NotRestored,
-        UndoReport,
-        undo,
-    )
-
-_HOMES: dict[str, tuple[str, ...]] = {
-    "apply": ("apply",),
-    "changes": ("Change", "ChangeSet", "NewMemory", "PassResult", "Plan"),
-    "errors": ("MaintenanceError", "StalePlanError"),
-    "forecast": ("memory_forecast", "store_forecast"),
-    "params": ("MaintenanceParams",),
-    "planner": ("plan",),
-    "reasons": ("Reason", "Reasons"),
-    "registry": ("PassSpec", "build_params", "maintain_passes", "registered_passes"),
-    "runs": ("Run", "get_run", "list_runs"),
-    "undo": ("NotRestored", "UndoReport", "undo"),
-}
 __all__ = [
     "Change",
     "ChangeSet",
@@ -95,5 +70,3 @@ __all__ = [
     "store_forecast",
     "undo",
 ]
-
-__getattr__ = names_from(__name__, _HOMES, globals())
