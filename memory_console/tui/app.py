@@ -18,6 +18,8 @@ from memory_console.store import MemoryFilter, Store
 from memory_console.tui.context import ConsoleContext
 from memory_console.tui.palette import ConsoleCommands
 
+WATCH_INTERVAL = 1.0  # seconds between two looks at the store's data_version
+
 
 class MemoryConsoleApp(App[None]):
     """Screens live in tui/screens; this class only wires them to the shared context."""
@@ -75,6 +77,8 @@ class MemoryConsoleApp(App[None]):
         self.semantic = semantic
         name = Path(context.store.path).name
         self.sub_title = f"{name} (read-only)" if context.read_only else name
+        self.watch_interval = WATCH_INTERVAL
+        self.seen_version: int | None = None
 
     def on_mount(self) -> None:
         from textual.theme import BUILTIN_THEMES
@@ -84,6 +88,23 @@ class MemoryConsoleApp(App[None]):
             self.theme = theme
         else:
             self.notify(f"unknown theme {theme!r}; using {self.theme}", severity="warning")
+        self.seen_version = self.context.store.data_version()
+        self.set_interval(self.watch_interval, self.watch_store, name="watch-store")
+
+    def watch_store(self) -> None:
+        """Another process (an agent, the CLI, another console) may have changed the store:
+        SQLite's data_version says so cheaply. The screen showing refreshes what it shows;
+        the others catch up when they show again."""
+        from memory_console.tui.screens.base import ConsoleScreen
+
+        version = self.context.store.data_version(wait=False)  # busy: look again next time
+        if version is None or version == self.seen_version:
+            return
+        self.seen_version = version
+        self.context.outside += 1
+        screen = self.screen
+        if isinstance(screen, ConsoleScreen):
+            screen.catch_up()
 
     def notify(
         self,

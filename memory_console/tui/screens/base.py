@@ -122,6 +122,8 @@ def error_text(error: BaseException | None, store_path: object = "the store") ->
 class ConsoleScreen(Screen[None]):
     """A screen of the console: it runs its database work in workers and says what failed."""
 
+    seen_outside: int | None = None  # the context's `outside` count this screen has shown
+
     @property
     def console_app(self) -> MemoryConsoleApp:
         return cast("MemoryConsoleApp", self.app)
@@ -144,6 +146,22 @@ class ConsoleScreen(Screen[None]):
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         """Screens may restore their state after a failed worker."""
+
+    def on_screen_resume(self) -> None:
+        self.catch_up()
+
+    def catch_up(self) -> bool:
+        """Refresh when another process changed the store since this screen last showed it
+        (the app counts those changes while the screen is hidden); True when it did."""
+        seen, self.seen_outside = self.seen_outside, self.context.outside
+        if seen is None or seen == self.context.outside:
+            return False
+        self.store_changed()
+        return True
+
+    def store_changed(self) -> None:
+        """Another process changed the store: show it as it is now, keeping the place
+        (the cursor, the selection). Screens whose figures are slow to read say so instead."""
 
 
 class MemoryActionsScreen(ConsoleScreen):

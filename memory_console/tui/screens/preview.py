@@ -209,6 +209,7 @@ class PreviewScreen(MemoryActionsScreen):
         self.applying = False
         self.planned_seconds: float | None = None
         self.filter_timer: Timer | None = None
+        self.told_stale = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -256,6 +257,7 @@ class PreviewScreen(MemoryActionsScreen):
     # -- planning -------------------------------------------------------------------------
 
     def start_plan(self) -> None:
+        self.told_stale = False
         last = (
             f"the last plan took {self.planned_seconds:.1f} s"
             if self.planned_seconds is not None
@@ -692,6 +694,15 @@ class PreviewScreen(MemoryActionsScreen):
     def after_change(self, done: DoneAction, undo: bool) -> None:
         self.table.clear_selection()
         self.replan("the store changed: a new plan leaves protected memories alone")
+
+    def store_changed(self) -> None:
+        # A plan is one state of the store; apply refuses a stale one and says what changed.
+        if self.base is not None and not self.told_stale:
+            self.told_stale = True
+            self.notify(
+                "another process changed the store since this plan: ctrl+r plans again",
+                timeout=6,
+            )
 
     def action_replan(self) -> None:
         if not self.applying:

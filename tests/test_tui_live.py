@@ -1,0 +1,170 @@
+"""The console follows a store that other processes change: what is on screen refreshes by
+itself, keeps the person's place and marks what changed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from memory_console.store import MemoryFilter, Store
+from memory_console.tui.app import MemoryConsoleApp
+from memory_console.tui.formatting import CHANGED_MARK
+from memory_console.tui.screens.main import MainScreen
+from memory_console.tui.screens.story import StoryScreen
+from memory_console.tui.widgets.detail import DetailPane
+from memory_console.tui.widgets.topics import TopicsTree
+from tests.helpers import console, notes, settle
+
+SIZE = (120, 36)
+WATCH = 0.05  # the watch interval in these tests (the console's is a second)
+
+# A second process changes the store: the real Store and agent API, as an agent or the CLI do.
+WRITER = """
+import sys
+from memory_console.api import MemoryAPI
+from memory_console.store import Store
+path, edit_id, protect_id = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with Store(path, actor="cli") as store:
+    if edit_id:
+        store.edit(edit_id, {"title": "Changed by another process"})
+    if protect_id:
+        store.protect([protect_id])
+if len(sys.argv) > 4:
+    with MemoryAPI(path, owner="zz-agent", semantic=False) as api:
+        api.remember(sys.argv[4], topic="projects")
+"""
+
+
+def write_elsewhere(path: Path, edit_id: int = 0, protect_id: int = 0, remember: str = "") -> None:
+    """Run WRITER in a child process and wait for it."""
+    argv = [sys.executable, "-c", WRITER, str(path), str(edit_id), str(protect_id)]
+    if remember:
+        argv.append(remember)
+    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    subprocess.run(argv, check=True, env=environment, timeout=60)
+
+
+async def until(pilot: Pilot[Any], seen: Callable[[], bool], what: str) -> None:
+    """Let the console run (no key pressed) until `seen()` holds."""
+    for _ in range(400):
+        if seen():
+            await settle(pilot)
+            return
+        await pilot.pause(WATCH)
+    raise AssertionError(f"the console never showed {what}")
+
+
+def watching(store: Store) -> MemoryConsoleApp:
+    app = console(store)
+    app.watch_interval = WATCH
+    return app
+
+
+def active_ids(store: Store, count: int) -> list[int]:
+    page = store.page(MemoryFilter(status="active", is_protected=False), limit=count)
+    return [record.id for record in page.rows]
+
+
+async def test_a_change_by_another_process_shows_without_a_key(demo_store: Store) -> None:
+    app = watching(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        table = screen.table
+        await pilot.press("down", "space")  # select the second row; the cursor goes on
+        selected = set(table.selected)
+        assert table.cursor_row == 2
+        current = table.current
+        other = table.records[4]
+        assert current is not None and not other.is_protected
+        tree = screen.query_one(TopicsTree)
+        assert "zz-agent" not in str(tree.root.children[-1].label)
+
+        write_elsewhere(demo_store.path, current.id, other.id, "I am building an iron farm")
+
+        await until(
+            pilot,
+            lambda: table.current is not None and table.current.revision != current.revision,
+            "the edited title",
+        )
+        assert table.cursor_row == 2 and table.current is not None
+        assert table.current.id == current.id, "the cursor keeps its memory"
+        assert table.current.title == "Changed by another process"
+        assert table.selected == selected, "the selection stays"
+        assert {current.id, other.id} <= table.changed
+        assert next(r for r in table.records if r.id == other.id).is_protected
+        assert str(table.get_cell(str(other.id), "selected")) == CHANGED_MARK
+        detail = screen.query_one(DetailPane)
+        await until(
+            pilot,
+            lambda: detail.record is not None and detail.record.title.startswith("Changed"),
+            "the detail of the edited memory",
+        )
+        await until(
+            pilot,
+            lambda: any("zz-agent" in str(node.label) for node in tree.root.children),
+            "the new owner in the topics tree",
+        )
+
+
+async def test_the_story_and_a_hidden_screen_catch_up(demo_store: Store) -> None:
+    first, second = active_ids(demo_store, 2)
+    app = watching(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        main.view = main.view.with_filter(ids=(first, second))
+        main.reset_view()
+        await settle(pilot)
+        assert main.table.current is not None and main.table.current.id in (first, second)
+        opened = main.table.current.id
+        other = second if opened == first else first
+        await pilot.press("enter")
+        await settle(pilot)
+        story = app.screen
+        assert isinstance(story, StoryScreen)
+
+        write_elsewhere(demo_store.path, opened, other)
+
+        await until(
+            pilot,
+            lambda: (
+                story.story is not None
+                and story.story.record.is_protected is False
+                and story.story.record.title.startswith("Changed")
+            ),
+            "the story's new title",
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: other in main.table.changed, "the mark on the hidden screen")
+        assert main.table.current is not None and main.table.current.id == opened
+
+
+async def test_own_changes_are_not_marked(demo_store: Store) -> None:
+    (ident,) = active_ids(demo_store, 1)
+    app = watching(demo_store)
+    seen = notes(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        main.view = main.view.with_filter(ids=(ident,))
+        main.reset_view()
+        await settle(pilot)
+        await pilot.press("p")
+        await settle(pilot)
+        for _ in range(5):
+            await pilot.pause(WATCH)
+        await settle(pilot)
+        assert demo_store.require(ident).is_protected
+        assert not main.table.changed, "the console's own action is no news"
+        assert app.context.outside == 0
+        assert any("protected 1 memory" in note for note in seen)
