@@ -4,6 +4,7 @@ itself, keeps the person's place and marks what changed."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -168,3 +169,69 @@ async def test_own_changes_are_not_marked(demo_store: Store) -> None:
         assert not main.table.changed, "the console's own action is no news"
         assert app.context.outside == 0
         assert any("protected 1 memory" in note for note in seen)
+
+
+async def test_a_failed_action_keeps_the_place_and_says_why(demo_store: Store) -> None:
+    demo_store.connection.execute("PRAGMA busy_timeout = 0")
+    blocker = sqlite3.connect(demo_store.path, isolation_level=None)
+    app = console(demo_store)
+    seen = notes(app)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            main = app.screen
+            assert isinstance(main, MainScreen)
+            await pilot.press("down", "down", "space", "down", "down")
+            chosen = set(main.table.selected)
+            place = main.table.cursor_row
+            blocker.execute("BEGIN IMMEDIATE")
+            await pilot.press("p")
+            await settle(pilot)
+            blocker.execute("ROLLBACK")
+            assert main.table.cursor_row == place, "the cursor keeps the operator's place"
+            assert main.table.selected == chosen, "the selection waits for another try"
+            (ident,) = chosen
+            assert not demo_store.require(ident).is_protected
+            assert any("busy" in note for note in seen)
+            await pilot.press("p")  # the same keys work once the lock is gone
+            await settle(pilot)
+            assert demo_store.require(ident).is_protected
+            assert main.table.cursor_row == place
+    finally:
+        blocker.close()
+
+
+async def test_undo_with_nothing_to_undo_says_so(demo_store: Store) -> None:
+    app = console(demo_store)
+    seen = notes(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("u")
+        await settle(pilot)
+        assert any("nothing to undo" in note for note in seen)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, StoryScreen)
+        seen.clear()
+        await pilot.press("u")
+        await settle(pilot)
+        assert any("nothing to undo" in note for note in seen)
+
+
+async def test_a_memory_that_leaves_the_view_keeps_the_cursor_on_its_row(
+    demo_store: Store,
+) -> None:
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        main.view = main.view.with_filter(status="active", is_protected=False)
+        main.reset_view()
+        await settle(pilot)
+        await pilot.press("down", "down", "down")
+        following = main.table.records[4].id
+        await pilot.press("a")  # archived: it leaves the active memories
+        await settle(pilot)
+        assert main.table.cursor_row == 3, "the cursor stays where the operator was"
+        assert main.table.current is not None and main.table.current.id == following

@@ -190,13 +190,24 @@ class MemoryActionsScreen(ConsoleScreen):
 
     def on_key(self, event: events.Key) -> None:
         """A key of a dimmed write action still says why nothing happened."""
-        if not self.context.read_only:
-            return
         for active in self.active_bindings.values():
-            if event.key == active.binding.key and active.binding.action in WRITE_ACTIONS:
+            action = active.binding.action
+            if event.key != active.binding.key or action not in WRITE_ACTIONS:
+                continue
+            if self.context.read_only:
                 self.notify_read_only(active.binding.description.lower())
                 event.stop()
-                return
+            elif action == "undo" and not self.context.done:
+                self.say_nothing_to_undo()
+                event.stop()
+            return
+
+    def say_nothing_to_undo(self) -> None:
+        self.notify(
+            "nothing to undo: no action of this console is left to take back "
+            "(maintenance runs are undone from the runs screen, R)",
+            severity="warning",
+        )
 
     def notify_read_only(self, what: str) -> None:
         self.notify(
@@ -319,7 +330,7 @@ class MemoryActionsScreen(ConsoleScreen):
 
     def action_undo(self) -> None:
         if not self.context.done:
-            self.notify("nothing to undo")
+            self.say_nothing_to_undo()
             return
         self.undoing = self.context.done.pop()
         self.undo_memories(self.undoing, self.context.action_moment())
