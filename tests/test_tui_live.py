@@ -235,3 +235,68 @@ async def test_a_memory_that_leaves_the_view_keeps_the_cursor_on_its_row(
         await settle(pilot)
         assert main.table.cursor_row == 3, "the cursor stays where the operator was"
         assert main.table.current is not None and main.table.current.id == following
+
+
+NOISE = ("Cursor left", "Cursor right", "Copy selected text", "Paste", "Select all", "Screenshot")
+
+
+async def test_the_palette_offers_the_console_first_and_no_widget_noise(
+    demo_store: Store,
+) -> None:
+    from textual.command import CommandList, CommandPalette
+
+    from memory_console.tui.palette import ConsoleCommands
+
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for focus, expected in (
+            ("t", {"Protect", "Search", "Health", "Maintenance"}),  # the topics tree
+            ("ctrl+f", {"Search", "Filter", "Back"}),  # the filter bar's text field
+        ):
+            await pilot.press(focus)
+            titles = [title for title, _, _ in ConsoleCommands(app.screen).commands()]
+            assert not set(NOISE) & set(titles), titles
+            assert expected <= set(titles), titles
+            assert titles.index("Theme") >= len(titles) - 2, "Textual's own come last"
+        await pilot.press("escape", "ctrl+p")
+        await settle(pilot)
+        palette = app.screen
+        assert isinstance(palette, CommandPalette)
+        options = palette.query_one(CommandList)
+        shown = [
+            str(options.get_option_at_index(i).prompt).split("\n")[0]
+            for i in range(options.option_count)
+        ]
+        assert shown[0] == "Archive" and shown[-1].startswith("Theme"), shown
+        assert not any(text.startswith(NOISE) for text in shown), shown
+
+
+async def test_the_chosen_theme_is_remembered_and_the_file_kept(demo_store: Store) -> None:
+    from memory_console.settings import load_settings, settings_file
+
+    path = settings_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('# my settings\npage_size = 30\ntheme = "textual-light"  # was\n')
+    settings = load_settings()
+    app = console(demo_store, theme=settings.theme)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.theme == "textual-light"
+        await pilot.press("ctrl+p", *"theme", "enter")
+        await settle(pilot)
+        await pilot.press(*"nord", "enter")
+        await settle(pilot)
+        assert app.theme == "nord"
+    assert path.read_text() == '# my settings\npage_size = 30\ntheme = "nord"\n'
+    assert load_settings().theme == "nord"
+    again = console(demo_store, theme=load_settings().theme)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert again.theme == "nord"
+    path.unlink()
+    third = console(demo_store)
+    async with third.run_test(size=SIZE) as pilot:
+        third.theme = "gruvbox"
+        await settle(pilot)
+    assert path.read_text() == 'theme = "gruvbox"\n', "a new file holds the theme alone"

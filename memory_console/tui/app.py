@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
+from textual.theme import Theme
 
 from memory_console.embed.search import SearchEngine
 from memory_console.literal import visible
@@ -26,7 +27,7 @@ class MemoryConsoleApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "memory-console"
-    COMMANDS = App.COMMANDS | {ConsoleCommands}
+    COMMANDS = {ConsoleCommands}  # it offers Textual's theme and quit after its own
     BINDINGS = [
         Binding(
             "question_mark",
@@ -88,8 +89,22 @@ class MemoryConsoleApp(App[None]):
             self.theme = theme
         else:
             self.notify(f"unknown theme {theme!r}; using {self.theme}", severity="warning")
+        self.theme_changed_signal.subscribe(self, self.remember_theme)
         self.seen_version = self.context.store.data_version()
         self.set_interval(self.watch_interval, self.watch_store, name="watch-store")
+
+    def remember_theme(self, theme: Theme) -> None:
+        """The operator chose a theme: keep it for the next run (config.toml's `theme`)."""
+        from memory_console.settings import SettingsError, save_setting
+
+        if theme.name == self.context.settings.theme:
+            return
+        try:
+            save_setting("theme", theme.name)
+        except (OSError, SettingsError) as error:
+            self.notify(f"theme {theme.name} not remembered: {error}", severity="warning")
+            return
+        self.context.settings = self.context.settings.with_overrides(theme=theme.name)
 
     def watch_store(self) -> None:
         """Another process (an agent, the CLI, another console) may have changed the store:
@@ -197,6 +212,13 @@ class MemoryConsoleApp(App[None]):
             )
         else:
             self.notify(f"{title.lower()} does not apply here", severity="warning")
+
+    def textual_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        """What the console keeps of Textual's own palette commands."""
+        return [
+            ("Theme", "Change the colours (remembered for the next run)", self.action_change_theme),
+            ("Quit", "Leave the console", self.action_quit),
+        ]
 
     def screen_commands(
         self, screen: Screen[object]
