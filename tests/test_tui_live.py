@@ -20,7 +20,7 @@ from memory_console.tui.screens.main import MainScreen
 from memory_console.tui.screens.story import StoryScreen
 from memory_console.tui.widgets.detail import DetailPane
 from memory_console.tui.widgets.topics import TopicsTree
-from tests.helpers import console, notes, settle
+from tests.helpers import NOW, console, notes, settle
 
 SIZE = (120, 36)
 WATCH = 0.05  # the watch interval in these tests (the console's is a second)
@@ -300,3 +300,41 @@ async def test_the_chosen_theme_is_remembered_and_the_file_kept(demo_store: Stor
         third.theme = "gruvbox"
         await settle(pilot)
     assert path.read_text() == 'theme = "gruvbox"\n', "a new file holds the theme alone"
+
+
+def test_plan_reports_each_step(demo_store: Store) -> None:
+    from memory_console.maintenance import plan
+
+    steps: list[tuple[str, int, int]] = []
+    made = plan(demo_store, ("decay", "expire"), now=NOW, progress=lambda *s: steps.append(s))
+    first, second = made.passes  # in the passes' canonical order
+    assert steps == [("reading", 0, 2), (first, 1, 2), (second, 2, 2)]
+
+
+async def test_planning_shows_the_pass_it_is_on(demo_store: Store) -> None:
+    from memory_console.tui.plan_request import PlanRequest
+    from memory_console.tui.screens.preview import PreviewScreen
+    from memory_console.tui.widgets.work_progress import WorkProgress
+
+    shown: list[str] = []
+    original = WorkProgress.tick
+
+    def tick(progress: WorkProgress) -> None:
+        shown.append(progress.what)
+        original(progress)
+
+    WorkProgress.tick = tick  # type: ignore[method-assign]
+    try:
+        app = console(demo_store)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            request = PlanRequest(("decay", "consolidate"), "relevance", now=NOW, real_now=NOW)
+            app.push_screen(PreviewScreen(request))
+            await settle(pilot)
+            preview = app.screen
+            assert isinstance(preview, PreviewScreen) and preview.base is not None
+    finally:
+        WorkProgress.tick = original  # type: ignore[method-assign]
+    assert "planning: reading the store for 2 passes…" in shown
+    assert "planning: pass 1 of 2, consolidate…" in shown
+    assert "planning: pass 2 of 2, decay…" in shown

@@ -157,6 +157,14 @@ class PreviewScreen(MemoryActionsScreen):
         edits: PlanEdits
 
     @dataclass
+    class PlanStep(Message):
+        """Planning began a step: reading the store (number 0), or pass `number` of `total`."""
+
+        step: str
+        number: int
+        total: int
+
+    @dataclass
     class PlanEdited(Message):
         edited: EditedPlan
         edits: PlanEdits
@@ -276,8 +284,12 @@ class PreviewScreen(MemoryActionsScreen):
         worker = get_current_worker()
         try:
             with private_reader(self.context.store) as reader:
+
+                def step(name: str, number: int, total: int) -> None:
+                    self.post_message(self.PlanStep(name, number, total))
+
                 with cancellable(reader, lambda: worker.is_cancelled):
-                    made = plan(reader, request.passes, request.params(), request.now)
+                    made = plan(reader, request.passes, request.params(), request.now, step)
                 if worker.is_cancelled:
                     return  # a plan writes nothing: a cancelled one is simply dropped
                 edited = edit_plan(made, edits, self.merge)
@@ -287,6 +299,17 @@ class PreviewScreen(MemoryActionsScreen):
             return
         if not worker.is_cancelled:
             self.post_message(self.ConfidencesRead(made, ids, confidence))
+
+    @on(PlanStep)
+    def _plan_step(self, message: PlanStep) -> None:
+        progress = self.progress
+        if not progress.busy or self.applying:
+            return
+        if message.number == 0:
+            progress.what = f"planning: reading the store for {message.total} passes…"
+        else:
+            progress.what = f"planning: pass {message.number} of {message.total}, {message.step}…"
+        progress.tick()
 
     @on(PlanBuilt)
     def _plan_built(self, message: PlanBuilt) -> None:
