@@ -338,3 +338,35 @@ async def test_planning_shows_the_pass_it_is_on(demo_store: Store) -> None:
     assert "planning: reading the store for 2 passes…" in shown
     assert "planning: pass 1 of 2, consolidate…" in shown
     assert "planning: pass 2 of 2, decay…" in shown
+
+
+async def test_a_preview_row_is_acted_on_in_its_story_and_back_plans_again(
+    demo_store: Store,
+) -> None:
+    from memory_console.tui.plan_request import PlanRequest
+    from memory_console.tui.screens.preview import PreviewScreen
+
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        request = PlanRequest(("decay",), "relevance", now=NOW, real_now=NOW)
+        app.push_screen(PreviewScreen(request))
+        await settle(pilot)
+        preview = app.screen
+        assert isinstance(preview, PreviewScreen) and preview.base is not None
+        await pilot.press("down", "down")
+        place = preview.table.cursor_row
+        change = preview.table.current
+        assert change is not None
+        await pilot.press("enter")
+        await settle(pilot)
+        story = app.screen
+        assert isinstance(story, StoryScreen) and story.memory_id == change.id
+        await pilot.press("p")  # acted on right there
+        await settle(pilot)
+        assert demo_store.require(change.id).is_protected
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is preview, "back to the same preview"
+        assert preview.base is not None and change.id not in preview.base.touched_ids
+        assert preview.table.cursor_row == place

@@ -218,6 +218,7 @@ class PreviewScreen(MemoryActionsScreen):
         self.planned_seconds: float | None = None
         self.filter_timer: Timer | None = None
         self.told_stale = False
+        self.planned_revision = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -266,6 +267,7 @@ class PreviewScreen(MemoryActionsScreen):
 
     def start_plan(self) -> None:
         self.told_stale = False
+        self.planned_revision = self.context.revision
         last = (
             f"the last plan took {self.planned_seconds:.1f} s"
             if self.planned_seconds is not None
@@ -717,6 +719,11 @@ class PreviewScreen(MemoryActionsScreen):
     def after_change(self, done: DoneAction, undo: bool) -> None:
         self.table.clear_selection()
         self.replan("the store changed: a new plan leaves protected memories alone")
+
+    def on_screen_resume(self) -> None:
+        # Back from a memory's story where the operator acted: the plan must see that.
+        if self.planned_revision != self.context.revision and self.base is not None:
+            self.replan("a memory changed: planning again")
 
     def store_changed(self) -> None:
         # A plan is one state of the store; apply refuses a stale one and says what changed.
