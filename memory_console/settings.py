@@ -115,6 +115,44 @@ def settings_file() -> Path:
     return config_dir() / "config.toml"
 
 
+TOP_LEVEL_KEY = r"^[ \t]*(?:{name}|\"{name}\"|'{name}')[ \t]*="
+
+
+def save_setting(name: str, value: str) -> Path:
+    """Write one string setting into config.toml (created when missing), keeping every other
+    line as it was: the key's line is replaced, or the key is added before the first table.
+    The value is checked as load_settings checks it; the file is replaced atomically, so a
+    failed write leaves the old one. Returns the file's path."""
+    import json
+    import re
+    import tempfile
+
+    parse_setting(name, value, f"{settings_file()}: {name}")
+    path = settings_file()
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    line = f"{name} = {json.dumps(value, ensure_ascii=False)}"  # a TOML basic string
+    lines = text.splitlines()
+    key = re.compile(TOP_LEVEL_KEY.format(name=re.escape(name)))
+    table = next((i for i, old in enumerate(lines) if old.lstrip().startswith("[")), len(lines))
+    found = next((i for i, old in enumerate(lines[:table]) if key.match(old)), None)
+    if found is not None:
+        lines[found] = line
+    else:
+        lines.insert(table, line)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".config.", suffix=".toml", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write("\n".join(lines) + "\n")
+        if path.exists():
+            os.chmod(temporary, path.stat().st_mode & 0o777)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return path
+
+
 def load_settings() -> Settings:
     """Settings from config.toml (if any), then MEMORY_CONSOLE_* variables over it; a bad
     value is a one-line SettingsError naming its variable, or the file and key."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -19,9 +19,11 @@ def plan(
     passes: Sequence[str] = registry.DECAY,
     params: MaintenanceParams | None = None,
     now: float | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Plan:
     """Every change `passes` would make at `now` (default: the clock), one after the other
-    over the same arrays, so each pass sees what the earlier ones proposed.
+    over the same arrays, so each pass sees what the earlier ones proposed. `progress`
+    hears each step as it starts: ("reading", 0, n), then (pass name, i, n) for i in 1..n.
 
     Reads happen in one read transaction: the plan reflects a single state of the store,
     and the revisions it keeps let apply detect any change made after it.
@@ -36,8 +38,12 @@ def plan(
     new_memories: list[NewMemory] = []
     figures: dict[str, dict[str, int]] = {}
     with store.snapshot():
+        if progress is not None:
+            progress("reading", 0, len(names))
         frame = Frame.load(store, rows, registry.columns_of(names))
-        for name in names:
+        for number, name in enumerate(names, start=1):
+            if progress is not None:
+                progress(name, number, len(names))
             if name in registry.DECAY_DISABLED and not settings.decay_enabled:
                 figures[name] = {"disabled": 1}  # decay_enabled is false: plans nothing
                 continue

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from memory_console.store.errors import (
         NotFoundError,
         ReadOnlyError,
+        StoreBusyError,
         StoreError,
         ValidationError,
     )
@@ -40,7 +41,13 @@ if TYPE_CHECKING:
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "erase": ("ErasureRecord", "ErasureScope", "Joined", "PurgeResult"),
-    "errors": ("NotFoundError", "ReadOnlyError", "StoreError", "ValidationError"),
+    "errors": (
+        "NotFoundError",
+        "ReadOnlyError",
+        "StoreBusyError",
+        "StoreError",
+        "ValidationError",
+    ),
     "records": ("ChangeResult", "Cursor", "EventRecord", "MemoryFilter", "MemoryRecord", "Page"),
     "settings": ("StoreSettings",),
     "store": ("Store",),
@@ -59,6 +66,7 @@ __all__ = [
     "PurgeResult",
     "ReadOnlyError",
     "Store",
+    "StoreBusyError",
     "StoreError",
     "StoreSettings",
     "ValidationError",

@@ -17,6 +17,11 @@ class ValidationError(StoreError):
     """A value that a memory field cannot take."""
 
 
+class StoreBusyError(StoreError):
+    """Another process held the store's lock for longer than this one waits: nothing was
+    done, and the same call may succeed in a moment (a caller may retry)."""
+
+
 SQLITE_CORRUPT = 11
 SQLITE_NOTADB = 26
 

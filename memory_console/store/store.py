@@ -19,6 +19,7 @@ from memory_console.store.erase import ErasureRecord, ErasureScope, PurgeResult
 from memory_console.store.errors import (
     NotFoundError,
     ReadOnlyError,
+    StoreBusyError,
     StoreError,
     ValidationError,
     damaged,
@@ -160,7 +161,7 @@ class Store:
                     if "locked" not in str(error) and "busy" not in str(error):
                         raise StoreError(f"{what}: {error}") from error
                     if attempt == LOCK_RETRIES - 1:
-                        raise StoreError(
+                        raise StoreBusyError(
                             f"{what}: the database is busy (another process holds its write lock); "
                             "try again in a moment"
                         ) from error
@@ -176,6 +177,8 @@ class Store:
                     raise StoreError(f"{what}: the disk is full; nothing was written") from error
                 if is_damage(error):
                     raise StoreError(damaged(self.path, error)) from error
+                if "locked" in str(error) or "busy" in str(error):
+                    raise StoreBusyError(f"{what}: {error}; nothing was written") from error
                 raise StoreError(f"{what}: {error}; nothing was written") from error
             except BaseException:
                 if self._conn.in_transaction:
@@ -214,12 +217,25 @@ class Store:
             yield
         except sqlite3.OperationalError as error:
             if "locked" in str(error) or "busy" in str(error):
-                raise StoreError("the database is busy; try again in a moment") from error
+                raise StoreBusyError("the database is busy; try again in a moment") from error
             raise
         except sqlite3.DatabaseError as error:
             if is_damage(error):
                 raise StoreError(damaged(self.path, error)) from error
             raise StoreError(f"{self.path}: damaged database ({error})") from error
+
+    def data_version(self, *, wait: bool = True) -> int | None:
+        """SQLite's `PRAGMA data_version` on this connection: it changes when another
+        connection (another process, or a private reader's writer) commits, so a viewer can
+        poll it cheaply to learn that what it shows may be stale. With wait=False, None when
+        this connection is busy in another thread (ask again later)."""
+        if not self._lock.acquire(blocking=wait):
+            return None
+        try:
+            with self._read_errors():
+                return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        finally:
+            self._lock.release()
 
     def notify(self, kind: str, ids: list[int]) -> None:
         """Tell listeners (the vector index, the console) which memories changed and how."""

@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
+from textual.theme import Theme
 
 from memory_console.embed.search import SearchEngine
 from memory_console.literal import visible
@@ -18,13 +19,15 @@ from memory_console.store import MemoryFilter, Store
 from memory_console.tui.context import ConsoleContext
 from memory_console.tui.palette import ConsoleCommands
 
+WATCH_INTERVAL = 1.0  # seconds between two looks at the store's data_version
+
 
 class MemoryConsoleApp(App[None]):
     """Screens live in tui/screens; this class only wires them to the shared context."""
 
     CSS_PATH = "app.tcss"
     TITLE = "memory-console"
-    COMMANDS = App.COMMANDS | {ConsoleCommands}
+    COMMANDS = {ConsoleCommands}  # it offers Textual's theme and quit after its own
     BINDINGS = [
         Binding(
             "question_mark",
@@ -75,6 +78,8 @@ class MemoryConsoleApp(App[None]):
         self.semantic = semantic
         name = Path(context.store.path).name
         self.sub_title = f"{name} (read-only)" if context.read_only else name
+        self.watch_interval = WATCH_INTERVAL
+        self.seen_version: int | None = None
 
     def on_mount(self) -> None:
         from textual.theme import BUILTIN_THEMES
@@ -84,6 +89,37 @@ class MemoryConsoleApp(App[None]):
             self.theme = theme
         else:
             self.notify(f"unknown theme {theme!r}; using {self.theme}", severity="warning")
+        self.theme_changed_signal.subscribe(self, self.remember_theme)
+        self.seen_version = self.context.store.data_version()
+        self.set_interval(self.watch_interval, self.watch_store, name="watch-store")
+
+    def remember_theme(self, theme: Theme) -> None:
+        """The operator chose a theme: keep it for the next run (config.toml's `theme`)."""
+        from memory_console.settings import SettingsError, save_setting
+
+        if theme.name == self.context.settings.theme:
+            return
+        try:
+            save_setting("theme", theme.name)
+        except (OSError, SettingsError) as error:
+            self.notify(f"theme {theme.name} not remembered: {error}", severity="warning")
+            return
+        self.context.settings = self.context.settings.with_overrides(theme=theme.name)
+
+    def watch_store(self) -> None:
+        """Another process (an agent, the CLI, another console) may have changed the store:
+        SQLite's data_version says so cheaply. The screen showing refreshes what it shows;
+        the others catch up when they show again."""
+        from memory_console.tui.screens.base import ConsoleScreen
+
+        version = self.context.store.data_version(wait=False)  # busy: look again next time
+        if version is None or version == self.seen_version:
+            return
+        self.seen_version = version
+        self.context.outside += 1
+        screen = self.screen
+        if isinstance(screen, ConsoleScreen):
+            screen.catch_up()
 
     def notify(
         self,
@@ -176,6 +212,13 @@ class MemoryConsoleApp(App[None]):
             )
         else:
             self.notify(f"{title.lower()} does not apply here", severity="warning")
+
+    def textual_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        """What the console keeps of Textual's own palette commands."""
+        return [
+            ("Theme", "Change the colours (remembered for the next run)", self.action_change_theme),
+            ("Quit", "Leave the console", self.action_quit),
+        ]
 
     def screen_commands(
         self, screen: Screen[object]

@@ -17,7 +17,8 @@ class ConsoleContext:
 
     `frozen_now` fixes the time for forecasts and actions (tests, screenshots, --now).
     `revision` grows with each change made through the console, so a screen that was not
-    showing knows to reload when it shows again.
+    showing knows to reload when it shows again; `outside` grows each time the console sees
+    that another process changed the store (the app polls for it).
     """
 
     settings: Settings
@@ -26,6 +27,7 @@ class ConsoleContext:
     frozen_now: float | None = None
     done: list[DoneAction] = field(default_factory=list)
     revision: int = 0
+    outside: int = 0
     last_moment: float = 0.0
     semantic_state: str = "keyword search"
 

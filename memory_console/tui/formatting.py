@@ -32,6 +32,7 @@ STATUS_STYLES = {"active": "", "archived": "dim", "consolidated": "dim italic"}
 LAYOUT_RUN = re.compile(r"[ \t\n]+")
 PROTECTED_MARK = "◆"
 SELECTED_MARK = "●"
+CHANGED_MARK = "*"  # a row another process changed since it was shown
 
 
 def confidence_text(value: float, *, short: bool = False) -> Text:

@@ -17,11 +17,13 @@ from memory_console.tui.story_data import Story
 
 @dataclass
 class PageLoaded(Message):
-    """A page of the memory table; `focus_id` is the row the cursor should land on."""
+    """A page of the memory table; `focus_id` is the row the cursor should land on (when it
+    is gone, `focus_row`: the place the cursor held)."""
 
     page: PageSlice
     focus_id: int | None = None
     focus_end: bool = False
+    focus_row: int | None = None
 
 
 @dataclass

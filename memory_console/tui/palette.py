@@ -1,4 +1,5 @@
-"""Command palette provider: every action that applies on the current screen, and the screens."""
+"""Command palette provider: the console's own actions on the current screen and its screens,
+then the theme and quit; not the widgets' cursor and clipboard keys."""
 
 from __future__ import annotations
 
@@ -15,7 +16,13 @@ Command = tuple[str, str, Callable[[], object]]
 
 
 class ConsoleCommands(Provider):
-    """Actions of the focused widget and screen (by their binding descriptions), and screens."""
+    """Actions of the focused widget and screen (by their binding descriptions), and screens,
+    sorted by title; then the few of Textual's own that an operator wants (theme, quit).
+
+    Only the console's bindings count (each has an id): Textual's widgets bring theirs
+    ("Cursor left", "Copy selected text"), which the keys already do and which would bury
+    the console's commands.
+    """
 
     def commands(self) -> list[Command]:
         app = cast("MemoryConsoleApp", self.app)
@@ -23,7 +30,7 @@ class ConsoleCommands(Provider):
         found: dict[str, Command] = {}
         for key, active in screen.active_bindings.items():
             binding = active.binding
-            if not binding.description or binding.system or binding.action in ("command_palette",):
+            if not binding.description or binding.id is None or binding.system:
                 continue
             title = binding.description
             help_text = f"{binding.tooltip or title} ({key})"
@@ -35,7 +42,8 @@ class ConsoleCommands(Provider):
             found.setdefault(title, (title, help_text, run))
         for title, help_text, run in app.screen_commands(screen):
             found.setdefault(title, (title, help_text, run))
-        return sorted(found.values())
+        own = sorted(found.values())
+        return own + [c for c in app.textual_commands() if c[0] not in found]
 
     async def discover(self) -> Hits:
         for title, help_text, run in self.commands():
@@ -43,7 +51,9 @@ class ConsoleCommands(Provider):
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for title, help_text, run in self.commands():
+        commands = self.commands()
+        for rank, (title, help_text, run) in enumerate(commands):
             score = max(matcher.match(title), matcher.match(help_text) * 0.5)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), run, help=help_text)
+                # Equal matches keep the order above: the console's commands first.
+                yield Hit(score - rank * 1e-6, matcher.highlight(title), run, help=help_text)

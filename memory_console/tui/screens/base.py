@@ -122,6 +122,8 @@ def error_text(error: BaseException | None, store_path: object = "the store") ->
 class ConsoleScreen(Screen[None]):
     """A screen of the console: it runs its database work in workers and says what failed."""
 
+    seen_outside: int | None = None  # the context's `outside` count this screen has shown
+
     @property
     def console_app(self) -> MemoryConsoleApp:
         return cast("MemoryConsoleApp", self.app)
@@ -144,6 +146,22 @@ class ConsoleScreen(Screen[None]):
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         """Screens may restore their state after a failed worker."""
+
+    def on_screen_resume(self) -> None:
+        self.catch_up()
+
+    def catch_up(self) -> bool:
+        """Refresh when another process changed the store since this screen last showed it
+        (the app counts those changes while the screen is hidden); True when it did."""
+        seen, self.seen_outside = self.seen_outside, self.context.outside
+        if seen is None or seen == self.context.outside:
+            return False
+        self.store_changed()
+        return True
+
+    def store_changed(self) -> None:
+        """Another process changed the store: show it as it is now, keeping the place
+        (the cursor, the selection). Screens whose figures are slow to read say so instead."""
 
 
 class MemoryActionsScreen(ConsoleScreen):
@@ -172,13 +190,24 @@ class MemoryActionsScreen(ConsoleScreen):
 
     def on_key(self, event: events.Key) -> None:
         """A key of a dimmed write action still says why nothing happened."""
-        if not self.context.read_only:
-            return
         for active in self.active_bindings.values():
-            if event.key == active.binding.key and active.binding.action in WRITE_ACTIONS:
+            action = active.binding.action
+            if event.key != active.binding.key or action not in WRITE_ACTIONS:
+                continue
+            if self.context.read_only:
                 self.notify_read_only(active.binding.description.lower())
                 event.stop()
-                return
+            elif action == "undo" and not self.context.done:
+                self.say_nothing_to_undo()
+                event.stop()
+            return
+
+    def say_nothing_to_undo(self) -> None:
+        self.notify(
+            "nothing to undo: no action of this console is left to take back "
+            "(maintenance runs are undone from the runs screen, R)",
+            severity="warning",
+        )
 
     def notify_read_only(self, what: str) -> None:
         self.notify(
@@ -301,7 +330,7 @@ class MemoryActionsScreen(ConsoleScreen):
 
     def action_undo(self) -> None:
         if not self.context.done:
-            self.notify("nothing to undo")
+            self.say_nothing_to_undo()
             return
         self.undoing = self.context.done.pop()
         self.undo_memories(self.undoing, self.context.action_moment())

@@ -160,7 +160,10 @@ class HealthScreen(ConsoleScreen):
         tiers.move_cursor(column=1)
         self.reload()
 
+    told_stale = False  # the person was told the figures are older than the store
+
     def reload(self) -> None:
+        self.told_stale = False
         now = self.context.now()
         self.stats = self.counts = self.projection = self.candidates = None
         self.scanning = False
@@ -464,6 +467,17 @@ class HealthScreen(ConsoleScreen):
 
     def action_reload(self) -> None:
         self.reload()
+
+    def store_changed(self) -> None:
+        # Its figures take seconds on a large store: say so (once) rather than read them
+        # again at each change an agent makes.
+        if not self.told_stale:
+            self.told_stale = True
+            self.notify(
+                "another process changed the store since these figures were read: "
+                "ctrl+r reads them again",
+                timeout=6,
+            )
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -96,6 +96,7 @@ class MainScreen(MemoryActionsScreen):
         self.paging: str | None = None  # "next"/"previous" while that page is being read
         self.pending_moves = 0  # further moves the person made past the edge meanwhile
         self.origin: str | None = None  # the figure of another screen the table shows
+        self.marking = False  # the next rows shown follow another process's change: mark it
 
     @property
     def pager(self) -> Pager:
@@ -132,8 +133,12 @@ class MainScreen(MemoryActionsScreen):
         self.seen_revision = self.context.revision
 
     def on_screen_resume(self) -> None:
-        if self.context.revision != self.seen_revision:
+        if not self.catch_up() and self.context.revision != self.seen_revision:
             self.refresh_after_change()
+
+    def store_changed(self) -> None:
+        self.marking = True
+        self.refresh_after_change()
 
     # -- loading --------------------------------------------------------------------------
 
@@ -144,8 +149,11 @@ class MainScreen(MemoryActionsScreen):
         focus_id: int | None = None,
         focus_end: bool = False,
         focus_before: int | None = None,
+        focus_row: int | None = None,
     ) -> None:
-        self.fetch_page(how, self.view, self.page, focus_id, focus_end, focus_before, self.count)
+        self.fetch_page(
+            how, self.view, self.page, focus_id, focus_end, focus_before, self.count, focus_row
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="page")
     def fetch_page(
@@ -157,6 +165,7 @@ class MainScreen(MemoryActionsScreen):
         focus_end: bool,
         focus_before: int | None,
         count: int | None,
+        focus_row: int | None = None,
     ) -> None:
         pager = self.pager
         if how == "next" and current is not None:
@@ -177,7 +186,7 @@ class MainScreen(MemoryActionsScreen):
             elif index is None:
                 focus_end = True
         if not get_current_worker().is_cancelled:
-            self.post_message(PageLoaded(page, focus_id, focus_end))
+            self.post_message(PageLoaded(page, focus_id, focus_end, focus_row))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="count")
     def load_count(self, view: View) -> None:
@@ -216,12 +225,15 @@ class MainScreen(MemoryActionsScreen):
         self.page = message.page
         moves = self.pending_moves if self.paging == "next" else -self.pending_moves
         self.paging, self.pending_moves = None, 0
+        marking, self.marking = self.marking, False
         if self.search is None:
             self.table.show_records(
                 message.page.rows,
                 focus_id=message.focus_id,
                 focus_end=message.focus_end,
                 moves=moves,
+                focus_row=message.focus_row,
+                mark_changes=marking,
             )
         if not message.page.rows:
             self.start_semantic()
@@ -257,8 +269,14 @@ class MainScreen(MemoryActionsScreen):
             return
         self.search = (message.query, message.mode, message.hits)
         focus = self.table.current.id if self.table.current and self.table.search_mode else None
+        row = self.table.cursor_row if focus is not None else None
+        marking, self.marking = self.marking, False
         self.table.show_records(
-            [hit.record for hit in message.hits], hits=message.hits, focus_id=focus
+            [hit.record for hit in message.hits],
+            hits=message.hits,
+            focus_id=focus,
+            focus_row=row,
+            mark_changes=marking and self.table.search_mode,
         )
         self.table.focus()
         self.show_position()
@@ -394,6 +412,7 @@ class MainScreen(MemoryActionsScreen):
             self.notify(f"sorted by {SORT_NAMES[sort]} {'▼' if descending else '▲'}", timeout=2)
 
     def reset_view(self, *, keep_count: bool = False) -> None:
+        self.table.changed.clear()  # another view: what changed was seen in the old one
         self.page = None
         self.paging, self.pending_moves = None, 0
         if not keep_count:
@@ -429,6 +448,8 @@ class MainScreen(MemoryActionsScreen):
         self.refresh_after_change()
 
     def refresh_after_change(self) -> None:
+        """Read again what the screen shows; the cursor stays on its memory, else (the
+        memory left the view) on its row, and the selection stays."""
         self.seen_revision = self.context.revision
         current = self.table.current
         focus = current.id if current is not None else None
@@ -436,7 +457,7 @@ class MainScreen(MemoryActionsScreen):
             query = self.search[0]
             self.run_search(query, self.search_filter())
         else:
-            self.load("reload", focus_id=focus)
+            self.load("reload", focus_id=focus, focus_row=self.table.cursor_row)
         self.load_count(self.view)
         self.load_topics(self.view.memory_filter.status)
         if current is not None:

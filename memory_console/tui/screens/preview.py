@@ -157,6 +157,14 @@ class PreviewScreen(MemoryActionsScreen):
         edits: PlanEdits
 
     @dataclass
+    class PlanStep(Message):
+        """Planning began a step: reading the store (number 0), or pass `number` of `total`."""
+
+        step: str
+        number: int
+        total: int
+
+    @dataclass
     class PlanEdited(Message):
         edited: EditedPlan
         edits: PlanEdits
@@ -209,6 +217,8 @@ class PreviewScreen(MemoryActionsScreen):
         self.applying = False
         self.planned_seconds: float | None = None
         self.filter_timer: Timer | None = None
+        self.told_stale = False
+        self.planned_revision = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -256,6 +266,8 @@ class PreviewScreen(MemoryActionsScreen):
     # -- planning -------------------------------------------------------------------------
 
     def start_plan(self) -> None:
+        self.told_stale = False
+        self.planned_revision = self.context.revision
         last = (
             f"the last plan took {self.planned_seconds:.1f} s"
             if self.planned_seconds is not None
@@ -274,8 +286,12 @@ class PreviewScreen(MemoryActionsScreen):
         worker = get_current_worker()
         try:
             with private_reader(self.context.store) as reader:
+
+                def step(name: str, number: int, total: int) -> None:
+                    self.post_message(self.PlanStep(name, number, total))
+
                 with cancellable(reader, lambda: worker.is_cancelled):
-                    made = plan(reader, request.passes, request.params(), request.now)
+                    made = plan(reader, request.passes, request.params(), request.now, step)
                 if worker.is_cancelled:
                     return  # a plan writes nothing: a cancelled one is simply dropped
                 edited = edit_plan(made, edits, self.merge)
@@ -285,6 +301,17 @@ class PreviewScreen(MemoryActionsScreen):
             return
         if not worker.is_cancelled:
             self.post_message(self.ConfidencesRead(made, ids, confidence))
+
+    @on(PlanStep)
+    def _plan_step(self, message: PlanStep) -> None:
+        progress = self.progress
+        if not progress.busy or self.applying:
+            return
+        if message.number == 0:
+            progress.what = f"planning: reading the store for {message.total} passes…"
+        else:
+            progress.what = f"planning: pass {message.number} of {message.total}, {message.step}…"
+        progress.tick()
 
     @on(PlanBuilt)
     def _plan_built(self, message: PlanBuilt) -> None:
@@ -692,6 +719,20 @@ class PreviewScreen(MemoryActionsScreen):
     def after_change(self, done: DoneAction, undo: bool) -> None:
         self.table.clear_selection()
         self.replan("the store changed: a new plan leaves protected memories alone")
+
+    def on_screen_resume(self) -> None:
+        # Back from a memory's story where the operator acted: the plan must see that.
+        if self.planned_revision != self.context.revision and self.base is not None:
+            self.replan("a memory changed: planning again")
+
+    def store_changed(self) -> None:
+        # A plan is one state of the store; apply refuses a stale one and says what changed.
+        if self.base is not None and not self.told_stale:
+            self.told_stale = True
+            self.notify(
+                "another process changed the store since this plan: ctrl+r plans again",
+                timeout=6,
+            )
 
     def action_replan(self) -> None:
         if not self.applying:

@@ -130,6 +130,14 @@ class RunsScreen(ConsoleScreen):
         current = self.current
         self.load_runs(current.id if current is not None else None)
 
+    def catch_up(self) -> bool:
+        """Resuming reads the runs again anyway: only mark the outside change as seen."""
+        self.seen_outside = self.context.outside
+        return False
+
+    def store_changed(self) -> None:
+        self.action_reload()
+
     # -- loading --------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs")

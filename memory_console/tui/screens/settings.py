@@ -62,6 +62,9 @@ class SettingsScreen(ConsoleScreen):
         self.load()
         self.table.focus()
 
+    def store_changed(self) -> None:
+        self.load(self.table.cursor_row)
+
     def load(self, cursor: int = 0) -> None:
         self.rows = self.context.store.settings().rows(parameter_classes())
         self.table.clear()

@@ -162,6 +162,9 @@ class StoryScreen(MemoryActionsScreen):
     def after_change(self, done: DoneAction, undo: bool) -> None:
         self.fetch_story()
 
+    def store_changed(self) -> None:
+        self.fetch_story()
+
     def after_purge(self, done: DoneAction) -> None:
         if self.memory_id in done.ids:
             self.app.pop_screen()  # its story is gone with it

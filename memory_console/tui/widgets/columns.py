@@ -10,6 +10,7 @@ from rich.text import Text
 from memory_console.embed.hits import SearchHit
 from memory_console.store import MemoryRecord
 from memory_console.tui.formatting import (
+    CHANGED_MARK,
     PROTECTED_MARK,
     SELECTED_MARK,
     STATUS_STYLES,
@@ -31,6 +32,7 @@ class Cell:
     hit: SearchHit | None
     selected: bool
     reveal: bool
+    changed: bool = False  # another process changed it since the table first showed it
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +64,13 @@ def _matched(cell: Cell) -> str:
     return "+".join("kw" if part == "keyword" else "sem" for part in cell.hit.matched)
 
 
-SELECT = Column(
-    "selected", " ", 1, None, lambda c: Text(SELECTED_MARK, style="bold") if c.selected else ""
-)
+def _mark(cell: Cell) -> Text | str:
+    if cell.selected:
+        return Text(SELECTED_MARK, style="bold")
+    return Text(CHANGED_MARK, style="bold yellow") if cell.changed else ""
+
+
+SELECT = Column("selected", " ", 1, None, _mark)
 TITLE = Column(
     "title",
     "title",

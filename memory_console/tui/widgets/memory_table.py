@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -118,6 +119,8 @@ class MemoryTable(WindowTable):
         self.hits: dict[int, SearchHit] = {}
         self.search_mode = False
         self.selected: set[int] = set()
+        self.changed: set[int] = set()  # rows another process changed since they were shown
+        self.shown_at = time.time()
         self.reveal = False
         self.sort_key = "last_accessed_at"
         self.descending = True
@@ -133,13 +136,28 @@ class MemoryTable(WindowTable):
         focus_id: int | None = None,
         focus_end: bool = False,
         moves: int = 0,
+        focus_row: int | None = None,
+        mark_changes: bool = False,
     ) -> None:
-        """Replace the rows; the cursor lands on `focus_id` if present, else the first (or
-        with focus_end the last) row, then `moves` rows further (negative: up)."""
+        """Replace the rows; the cursor lands on `focus_id` if present, else on `focus_row`
+        (the place it held), else the first (or with focus_end the last) row, then `moves`
+        rows further (negative: up). With `mark_changes`, rows that changed since they were
+        shown, and rows made since then, are marked (rows that only moved in are not)."""
+        if mark_changes:
+            shown = {record.id: record.revision for record in self.records}
+            self.changed |= {
+                r.id
+                for r in records
+                if (r.id in shown and shown[r.id] != r.revision)
+                or (r.id not in shown and r.created_at >= self.shown_at)
+            }
+        self.shown_at = time.time()  # the real clock: other processes write with it
         self.records = records
         self.search_mode = hits is not None
         self.hits = {hit.record.id: hit for hit in hits or []}
         row = len(records) - 1 if focus_end else 0
+        if focus_row is not None:
+            row = focus_row
         if focus_id is not None:
             row = next((i for i, r in enumerate(records) if r.id == focus_id), row)
         self.rebuild(max(0, min(len(records) - 1, row + moves)))
@@ -165,7 +183,13 @@ class MemoryTable(WindowTable):
         return Text(label, justify="right" if column.right else "left", style="bold")
 
     def cells(self, record: MemoryRecord) -> list[Text | str]:
-        cell = Cell(record, self.hits.get(record.id), record.id in self.selected, self.reveal)
+        cell = Cell(
+            record,
+            self.hits.get(record.id),
+            record.id in self.selected,
+            self.reveal,
+            record.id in self.changed,
+        )
         return [column.render(cell) for column in self.columns_in_view]
 
     def redraw_row(self, record_id: int) -> None:

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from memory_console.tui.context import ConsoleContext
 
 BAR_CELLS = 10
+RETRY_SECONDS = 5.0  # after a busy store, wait this long (times the attempt) and try again
+MAX_RETRIES = 6
 
 
 def progress_bar(done: int, total: int) -> str:
@@ -37,6 +39,7 @@ class SearchReadiness(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.started = False
+        self.retries = 0
 
     @property
     def context(self) -> ConsoleContext:
@@ -92,9 +95,17 @@ class SearchReadiness(Static):
 
     @on(Worker.StateChanged)
     def _failed(self, event: Worker.StateChanged) -> None:
-        """Any failure of the embedder (missing model, bad file) leaves keyword search."""
+        """Any failure of the embedder (missing model, bad file) leaves keyword search; a
+        lock another process held too long is tried again, not taken as final."""
         if event.state == WorkerState.ERROR:
+            from memory_console.store import StoreBusyError
             from memory_console.tui.screens.base import error_text
+
+            if isinstance(event.worker.error, StoreBusyError) and self.retries < MAX_RETRIES:
+                self.retries += 1
+                self.show(f"keyword search (store busy: retry {self.retries})")
+                self.set_timer(RETRY_SECONDS * self.retries, self.prepare)
+                return
 
             detail = error_text(event.worker.error, self.context.store.path)
             self.post_message(SemanticFinished(False, detail))

@@ -52,6 +52,9 @@ class TopicsTree(Tree[Place]):
             by_owner[owner].append((topic, count))
         # Owners the person opened stay open when the counts come again (after an action).
         opened = {node.data[0] for node in self.root.children if node.is_expanded and node.data}
+        # A person moving in the tree keeps the node they are on when the counts come again.
+        moving = self.has_focus and self.cursor_node is not None
+        at = self.cursor_node.data if moving and self.cursor_node is not None else place
         first_time = not self.loaded
         self.clear()
         total = sum(count for _, _, count in counts)
@@ -67,11 +70,11 @@ class TopicsTree(Tree[Place]):
             node = self.root.add(
                 label(owner, sum(c for _, c in topics)), data=(owner, None), expand=expand
             )
-            if place == (owner, None):
+            if at == (owner, None):
                 chosen = node
             for topic, count in topics:
                 leaf = node.add_leaf(label(topic, count), data=(owner, topic))
-                if place == (owner, topic):
+                if at == (owner, topic):
                     chosen = leaf
         self.root.expand()
         self.loaded = True
