@@ -25,6 +25,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "Page",
             "ChangeResult",
             "StoreError",
+            "StoreBusyError",
             "ValidationError",
             "NotFoundError",
             "ReadOnlyError",
