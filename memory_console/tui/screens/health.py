@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Label, Sparkline, Static
+from textual.widgets import Header, Label, Sparkline, Static
 from textual.worker import get_current_worker
 
 from memory_console.maintenance.console_reads import ReadCancelled, cancellable, private_reader
@@ -41,6 +41,7 @@ from memory_console.store import MemoryFilter, Store
 from memory_console.tui.formatting import when
 from memory_console.tui.screens.base import ConsoleScreen
 from memory_console.tui.widgets.figure_table import FigureTable
+from memory_console.tui.widgets.footer import FittedFooter
 
 ACTIVITY_DAYS = 14
 BAR = 16  # cells of the widest bar
@@ -151,7 +152,7 @@ class HealthScreen(ConsoleScreen):
                 with Vertical(id="health-topics-box"):
                     yield Label("topics", classes="section first")
                     yield FigureTable([("topic", 14), ("active", 7)], id="health-topics")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "store health"

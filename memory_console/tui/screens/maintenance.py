@@ -9,7 +9,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import (
     Button,
-    Footer,
     Header,
     Input,
     Label,
@@ -33,6 +32,7 @@ from memory_console.tui.plan_request import (
     param_fields,
 )
 from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.param_form import ParamForm
 
@@ -108,7 +108,7 @@ class MaintenanceScreen(ConsoleScreen):
             with VerticalScroll(id="maintenance-params"):
                 yield Label("parameters (empty: the default)", classes="section first")
                 yield ParamForm(id="maintenance-form")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def pass_choices(self) -> list[tuple[str, str, bool]]:
         return [

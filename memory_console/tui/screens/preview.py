@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Input, Select, Static
+from textual.widgets import Header, Input, Select, Static
 from textual.worker import Worker, get_current_worker
 
 from memory_console.maintenance import Plan, Run, StalePlanError, apply, plan
@@ -42,6 +42,7 @@ from memory_console.tui.preview_text import apply_question, detail_text, head_te
 from memory_console.tui.screens.base import MemoryActionsScreen
 from memory_console.tui.widgets.change_table import ChangeTable
 from memory_console.tui.widgets.chart import ConfidenceChart
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.plan_counts import PlanCounts
 from memory_console.tui.widgets.work_progress import WorkProgress
@@ -236,7 +237,7 @@ class PreviewScreen(MemoryActionsScreen):
             yield Static(id="preview-position")
         yield ChangeTable(id="preview-changes")
         yield Static(id="preview-detail")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     @property
     def table(self) -> ChangeTable:

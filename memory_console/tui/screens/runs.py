@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
 from memory_console.maintenance import Run, UndoReport, list_runs, undo
@@ -24,6 +24,7 @@ from memory_console.tui.actions import plural
 from memory_console.tui.formatting import masked, when
 from memory_console.tui.run_text import counts_text, run_facts
 from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_table import LiteralTable
 from memory_console.tui.widgets.run_changes import RunChangesTable
 
@@ -99,7 +100,7 @@ class RunsScreen(ConsoleScreen):
             with Vertical(id="runs-changes-box"):
                 yield Static(id="runs-changes-head")
                 yield RunChangesTable(id="runs-changes")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     @property
     def table(self) -> DataTable[str | Text]:

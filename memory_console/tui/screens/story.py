@@ -10,7 +10,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Header, Label, Static
 from textual.worker import get_current_worker
 
 from memory_console.describe import change_text
@@ -23,6 +23,7 @@ from memory_console.tui.screens.base import MEMORY_ACTION_BINDINGS, MemoryAction
 from memory_console.tui.story_data import Story, floor_line, load_story
 from memory_console.tui.widgets.chart import ConfidenceChart
 from memory_console.tui.widgets.detail import fields_table, memory_fields
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_table import LiteralTable
 
 CHART_HEIGHT = 12
@@ -62,7 +63,7 @@ class StoryScreen(MemoryActionsScreen):
             yield LiteralTable(id="story-history", cursor_type="row", zebra_stripes=True)
             yield Label("accesses (newest first)", classes="section")
             yield LiteralTable(id="story-accesses", cursor_type="row", zebra_stripes=True)
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         history = self.query_one("#story-history", DataTable)

@@ -122,6 +122,7 @@ class MemoryTable(WindowTable):
         self.sort_key = "last_accessed_at"
         self.descending = True
         self.columns_in_view: list[Column] = []
+        self.loaded = False  # given its rows at least once (before: no row is no answer)
 
     # -- content ------------------------------------------------------------------------
 
@@ -137,6 +138,7 @@ class MemoryTable(WindowTable):
         """Replace the rows; the cursor lands on `focus_id` if present, else the first (or
         with focus_end the last) row, then `moves` rows further (negative: up)."""
         self.records = records
+        self.loaded = True
         self.search_mode = hits is not None
         self.hits = {hit.record.id: hit for hit in hits or []}
         row = len(records) - 1 if focus_end else 0
@@ -148,7 +150,9 @@ class MemoryTable(WindowTable):
         """Draw the rows again (after a resize, a selection or a reveal)."""
         row = self.cursor_row if cursor_row is None else cursor_row
         width = max(20, self.size.width - SCROLLBAR) if self.size.width else 78
-        self.columns_in_view = fit_columns(width, search=self.search_mode)
+        self.columns_in_view = fit_columns(
+            width, search=self.search_mode, relevance=self.has_relevance
+        )
         self.clear(columns=True)
         for column in self.columns_in_view:
             self.add_column(self.header(column), width=column.width, key=column.key)
@@ -157,6 +161,11 @@ class MemoryTable(WindowTable):
         if self.records:
             self.move_cursor(row=min(row, len(self.records) - 1), animate=False)
         self.post_message(self.Highlighted(self, self.current))
+
+    @property
+    def has_relevance(self) -> bool:
+        """The hits carry the search's relevance word (strong, weak, unrelated)."""
+        return any(getattr(hit, "relevance", None) for hit in self.hits.values())
 
     def header(self, column: Column) -> Text:
         label = column.label
@@ -199,7 +208,11 @@ class MemoryTable(WindowTable):
     # -- events and actions -------------------------------------------------------------
 
     def on_resize(self, event: events.Resize) -> None:
-        fitted = fit_columns(max(20, event.size.width - SCROLLBAR), search=self.search_mode)
+        fitted = fit_columns(
+            max(20, event.size.width - SCROLLBAR),
+            search=self.search_mode,
+            relevance=self.has_relevance,
+        )
         if [(c.key, c.width) for c in fitted] != [(c.key, c.width) for c in self.columns_in_view]:
             self.rebuild()
 
