@@ -58,11 +58,14 @@ def reviewable(plan: Plan) -> bool:
     return bool(plan.new_memories) or bool(supersessions(plan))
 
 
+TALL_ROWS = 30  # below this the chart gives way to the changes table
+
+
 class PreviewScreen(MemoryActionsScreen):
     """Builds the plan in a worker (Escape cancels), then shows it; nothing is written until
     Apply, and then in one transaction."""
 
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (TALL_ROWS, "-tall")]
     BINDINGS = [
         Binding(
             "x",
@@ -220,6 +223,10 @@ class PreviewScreen(MemoryActionsScreen):
             with Vertical(id="preview-chart-box"):
                 yield ConfidenceChart(id="preview-chart")
                 yield Static(id="preview-legend")
+                yield Static(
+                    f"The confidence chart needs a terminal of {TALL_ROWS} rows or more.",
+                    id="preview-chart-note",
+                )
         with Horizontal(id="preview-filters"):
             yield Select(
                 [],

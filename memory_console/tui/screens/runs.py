@@ -58,6 +58,8 @@ class UndoDone(Message):
 class RunsScreen(ConsoleScreen):
     """Runs newest first; the one under the cursor in detail below."""
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+
     BINDINGS = [
         Binding(
             "u",
@@ -113,15 +115,17 @@ class RunsScreen(ConsoleScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "maintenance runs"
+        # Whether a run was undone and how much it changed come first: on a narrow
+        # terminal the columns on the right are the ones scrolled out of sight.
         for key, label, width in (
             ("id", "run", 4),
             ("applied", "applied", 16),
-            ("now", "evaluated", 10),
+            ("undone", "undone", 10),
+            ("changed", "changed", 7),
             ("passes", "passes (policy)", 26),
-            ("changed", "changed", 8),
+            ("now", "evaluated", 10),
             ("counts", "counts", 20),
             ("ms", "ms", 6),
-            ("undone", "undone", 10),
         ):
             self.table.add_column(label, key=key, width=width)
         self.table.focus()
@@ -149,12 +153,12 @@ class RunsScreen(ConsoleScreen):
             table.add_row(
                 Text(str(run.id), justify="right"),
                 when(run.started_at)[:16],
-                when(run.now)[:10],
-                f"{', '.join(run.passes)} ({run.policy})",
+                undone,
                 Text(f"{run.changed:,}", justify="right"),
+                f"{', '.join(run.passes)} ({run.policy})",
+                when(run.now)[:10],
                 counts_text(run.counts),
                 Text(f"{run.duration_ms:,}", justify="right"),
-                undone,
             )
         if not self.runs:
             self.query_one("#runs-facts", Static).update(
