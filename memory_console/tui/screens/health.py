@@ -257,6 +257,9 @@ class HealthScreen(ConsoleScreen):
         self.show_attention()
         self.show_counts()
 
+    def on_resize(self) -> None:
+        self.show_head()
+
     def show_head(self) -> None:
         text = Text(" ")
         if self.stats is not None:
@@ -268,8 +271,12 @@ class HealthScreen(ConsoleScreen):
                 f"{status.get('consolidated', 0):,} consolidated · "
             )
         text.append(f"at {when(self.context.now())}")
-        text.append(" · Enter on a number: its memories", style="dim")
-        self.query_one("#health-head", Static).update(text)
+        head = self.query_one("#health-head", Static)
+        hint = " · Enter on a number: its memories"
+        # The hint gives way whole (the footer says it too) rather than be cut mid-word.
+        if not head.size.width or text.cell_len + len(hint) <= head.size.width:
+            text.append(hint, style="dim")
+        head.update(text)
 
     def show_tiers(self) -> None:
         projection = self.projection
@@ -405,9 +412,8 @@ class HealthScreen(ConsoleScreen):
         quota = owner_quota()
         rows: list[tuple[list[Text | str], Target | None]] = []
         for owner, count in owners:
-            share = (
-                f"{100 * count / quota:>3.0f}%" if count < 10 * quota else f"{count / quota:>3.0f}×"
-            )
+            # One unit down the column: 1,300% beside 6% compares at a glance; 13x does not.
+            share = f"{100 * count / quota:>3,.0f}%"
             use = Text(share, style="bold red" if count > quota else "")
             use.append(" ")
             use.append_text(bar(min(count, quota), quota, 5))

@@ -35,6 +35,7 @@ from memory_console.tui.screens.base import ConsoleScreen
 from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.param_form import ParamForm
+from memory_console.tui.widgets.pass_list import PassList
 
 OTHER_DATE = "date"
 PASS_NAMES = {"sensitive": "sensitive scan"}
@@ -72,7 +73,7 @@ class MaintenanceScreen(ConsoleScreen):
         with Horizontal(id="maintenance-body"):
             with VerticalScroll(id="maintenance-choices"):
                 yield Label("passes (space: choose)", classes="section first")
-                yield SelectionList[str](*self.pass_choices(), id="maintenance-passes")
+                yield PassList(*self.pass_choices(), id="maintenance-passes")
                 yield Static(id="maintenance-pass-summary")
                 yield Label("decay policy", classes="section")
                 with RadioSet(id="maintenance-policy"):
