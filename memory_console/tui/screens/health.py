@@ -261,21 +261,32 @@ class HealthScreen(ConsoleScreen):
         self.show_head()
 
     def show_head(self) -> None:
-        text = Text(" ")
+        head = self.query_one("#health-head", Static)
+        width = head.size.width or 1_000
+        pieces: list[tuple[str, str]] = []  # (text, style), dropped from the optional ones
+        consolidated = 0
         if self.stats is not None:
             status = self.stats.stats["counts"]["status"]
-            text.append(f"{self.stats.stats['total']:,} memories", style="bold")
-            text.append(
-                f" · {status.get('active', 0):,} active · "
-                f"{status.get('archived', 0):,} archived · "
-                f"{status.get('consolidated', 0):,} consolidated · "
-            )
-        text.append(f"at {when(self.context.now())}")
-        head = self.query_one("#health-head", Static)
-        hint = " · Enter on a number: its memories"
-        # The hint gives way whole (the footer says it too) rather than be cut mid-word.
-        if not head.size.width or text.cell_len + len(hint) <= head.size.width:
-            text.append(hint, style="dim")
+            consolidated = status.get("consolidated", 0)
+            pieces.append((f"{self.stats.stats['total']:,} memories", "bold"))
+            pieces.append((f"{status.get('active', 0):,} active", ""))
+            pieces.append((f"{status.get('archived', 0):,} archived", ""))
+            pieces.append((f"{consolidated:,} consolidated", ""))
+        pieces.append((f"at {when(self.context.now())}", ""))
+        hint = ("Enter on a number: its memories", "dim")
+        # What does not fit gives way whole, never cut mid-word: first the hint (the footer
+        # says it too), then a count of no consolidated memories.
+        for candidate in (
+            [*pieces, hint],
+            pieces,
+            [p for p in pieces if consolidated or not p[0].endswith(" consolidated")],
+        ):
+            text = Text(" ")
+            for number, (words, style) in enumerate(candidate):
+                text.append(" · " if number else "")
+                text.append(words, style=style)
+            if text.cell_len <= width:
+                break
         head.update(text)
 
     def show_tiers(self) -> None:
