@@ -65,7 +65,7 @@ class FilterBar(Horizontal):
         /* every field whole at 80 columns: 12 + 3 * 10 + 12 + 2 * 8 and the gaps */
         & > Select { width: 10; }
         & > #filter-owner { width: 12; }
-        & > .confidence { width: 8; }
+        & > .confidence { width: 8; min-width: 8; }
         & > #filter-max { margin-right: 0; }
     }
     """
