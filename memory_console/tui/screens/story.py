@@ -72,8 +72,8 @@ class StoryScreen(MemoryActionsScreen):
                     yield ConfidenceChart(id="story-chart")
                     yield Static(id="story-legend")
             yield Label("history", classes="section")
-            yield LiteralTable(id="story-history", cursor_type="row", zebra_stripes=True)
             yield Static(id="story-event")
+            yield LiteralTable(id="story-history", cursor_type="row", zebra_stripes=True)
             yield Label("accesses (newest first)", classes="section")
             yield LiteralTable(id="story-accesses", cursor_type="row", zebra_stripes=True)
         yield FittedFooter()
@@ -150,8 +150,8 @@ class StoryScreen(MemoryActionsScreen):
         history.clear(columns=True)
         # The actor column is as wide as this story's longest actor (mcp:claude-desktop@alice),
         # within reason; the selected row is written out whole below the table anyway.
-        actor = min(ACTOR_MAX, max((len(e.actor) for e in story.history), default=5))
-        kind = max((len(e.kind) for e in story.history), default=4)
+        actor = min(ACTOR_MAX, max([len("actor"), *(len(e.actor) for e in story.history)]))
+        kind = max([len("kind"), *(len(e.kind) for e in story.history)])
         for name, width in (("at", 20), ("actor", actor), ("kind", kind), ("change", None)):
             history.add_column(name, key=name, width=width)
         for event in story.history:
@@ -177,8 +177,8 @@ class StoryScreen(MemoryActionsScreen):
         self.show_event()
 
     def show_event(self) -> None:
-        """The history row under the cursor, whole: a change names fields such as
-        last_accessed_at that the table's column cuts."""
+        """The history row under the cursor, whole, above the table: a change names fields
+        such as last_accessed_at that the table's column cuts."""
         box = self.query_one("#story-event", Static)
         history = self.query_one("#story-history", DataTable)
         events = self.story.history if self.story is not None else []
