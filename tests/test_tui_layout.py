@@ -173,7 +173,8 @@ async def test_preview_on_a_short_terminal_says_where_the_chart_went(demo_store:
 
 
 async def test_runs_list_shows_undone_within_80_columns(demo_store: Store) -> None:
-    from memory_console.maintenance import apply, plan, undo
+    from memory_console.maintenance import apply, plan
+    from memory_console.maintenance.undo import undo  # the package's `undo` can be the module
 
     run = apply(demo_store, plan(demo_store, ("decay",), now=NOW), actor="cli")
     undo(demo_store, run.id, now=NOW + 300)

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from memory_console.maintenance import apply, plan, undo
+from memory_console.maintenance import apply, plan
+from memory_console.maintenance.undo import undo  # the package's `undo` can be the module
 from memory_console.store import Store
 from memory_console.tui.plan_request import PlanRequest
 from tests.helpers import NOW, console, settle

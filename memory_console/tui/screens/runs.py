@@ -13,12 +13,15 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
-from memory_console.maintenance import Run, UndoReport, list_runs, undo
+from memory_console.maintenance import Run, list_runs
 from memory_console.maintenance.console_reads import (
     run_change_count,
     run_changes,
     run_changes_before,
 )
+
+# From its module: once UndoReport is loaded, the package attribute `undo` is that module.
+from memory_console.maintenance.undo import UndoReport, undo
 from memory_console.store import EventRecord
 from memory_console.tui.actions import plural
 from memory_console.tui.formatting import masked, when
