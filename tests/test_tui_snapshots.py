@@ -1,14 +1,16 @@
-"""Snapshots of every console screen on the fixed demo store at a fixed `now`."""
+"""Snapshots of every console screen on the fixed demo store at a fixed `now`, each at 80x24
+and at 120x40: every screen shows its key facts whole on both."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from memory_console.store import MemoryFilter, Store
 from tests.helpers import console, settle
 
-WIDE = (120, 36)
-SMALL = (80, 24)
+SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 
 
 def story_memory(store: Store) -> int:
@@ -22,15 +24,23 @@ def story_memory(store: Store) -> int:
     return rows[0].id
 
 
-def test_main_screen(snap_compare: Any, demo_store: Store) -> None:
-    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=settle)
+def press(*keys: str) -> Any:
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+        await settle(pilot)
+
+    return run_before
 
 
-def test_main_screen_small_terminal(snap_compare: Any, demo_store: Store) -> None:
-    assert snap_compare(console(demo_store), terminal_size=SMALL, run_before=settle)
+@SIZES
+def test_main_screen(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=settle)
 
 
-def test_story_screen(snap_compare: Any, demo_store: Store) -> None:
+@SIZES
+def test_story_screen(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
     ident = story_memory(demo_store)
 
     async def open_story(pilot: Any) -> None:
@@ -40,49 +50,37 @@ def test_story_screen(snap_compare: Any, demo_store: Store) -> None:
         pilot.app.push_screen(StoryScreen(ident))
         await settle(pilot)
 
-    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=open_story)
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=open_story)
 
 
-def test_forget_dialog(snap_compare: Any, demo_store: Store) -> None:
-    async def select_and_forget(pilot: Any) -> None:
-        await settle(pilot)
-        await pilot.press("space", "space", "space", "f")
-        await settle(pilot)
-
-    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=select_and_forget)
+@SIZES
+def test_forget_dialog(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
+    run_before = press("space", "space", "space", "f")
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=run_before)
 
 
-def test_search_results(snap_compare: Any, demo_store: Store) -> None:
-    async def search(pilot: Any) -> None:
-        await settle(pilot)
-        await pilot.press("slash", *"coffee", "enter")
-        await settle(pilot)
-
-    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=search)
+@SIZES
+def test_edit_dialog(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=press("e"))
 
 
-def test_help_screen(snap_compare: Any, demo_store: Store) -> None:
-    async def help_screen(pilot: Any) -> None:
-        await settle(pilot)
-        await pilot.press("question_mark")
-        await settle(pilot)
-
-    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=help_screen)
+@SIZES
+def test_sort_dialog(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=press("s"))
 
 
-def test_purge_dialog(snap_compare: Any, demo_store: Store) -> None:
-    async def select_and_purge(pilot: Any) -> None:
-        await settle(pilot)
-        await pilot.press("space", "space", "space", "X")
-        await settle(pilot)
-
-    assert snap_compare(console(demo_store), terminal_size=(120, 40), run_before=select_and_purge)
+@SIZES
+def test_search_results(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
+    run_before = press("slash", *"coffee", "enter")
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=run_before)
 
 
-def test_purge_dialog_small_terminal(snap_compare: Any, demo_store: Store) -> None:
-    async def select_and_purge(pilot: Any) -> None:
-        await settle(pilot)
-        await pilot.press("space", "space", "space", "X")
-        await settle(pilot)
+@SIZES
+def test_help_screen(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=press("question_mark"))
 
-    assert snap_compare(console(demo_store), terminal_size=SMALL, run_before=select_and_purge)
+
+@SIZES
+def test_purge_dialog(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
+    run_before = press("space", "space", "space", "X")
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=run_before)

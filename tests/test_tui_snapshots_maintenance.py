@@ -1,4 +1,5 @@
-"""Snapshots of the maintenance screens on the fixed demo store at a fixed `now`."""
+"""Snapshots of the maintenance screens on the fixed demo store at a fixed `now`, each at 80x24
+and at 120x40."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from memory_console.maintenance import apply, plan, undo
+from memory_console.maintenance import apply, plan
+from memory_console.maintenance.undo import undo  # the package's `undo` can be the module
 from memory_console.store import Store
 from memory_console.tui.plan_request import PlanRequest
 from tests.helpers import NOW, console, settle
 
-WIDE = (120, 36)
+SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 
 
 @pytest.fixture(autouse=True)
@@ -34,19 +36,22 @@ def press(*keys: str) -> Any:
     return run_before
 
 
-def test_maintenance_screen(snap_compare: Any, demo_store: Store) -> None:
-    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=press("m"))
+@SIZES
+def test_maintenance_screen(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=press("m"))
 
 
-def test_preview_screen(snap_compare: Any, demo_store: Store) -> None:
+@SIZES
+def test_preview_screen(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
     assert snap_compare(
         console(demo_store),
-        terminal_size=WIDE,
+        terminal_size=size,
         run_before=press("m", "ctrl+r", "down", "x", "down"),
     )
 
 
-def test_merge_review_screen(snap_compare: Any, demo_store: Store) -> None:
+@SIZES
+def test_merge_review_screen(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
     async def review(pilot: Any) -> None:
         from memory_console.tui.screens.preview import PreviewScreen
 
@@ -64,17 +69,25 @@ def test_merge_review_screen(snap_compare: Any, demo_store: Store) -> None:
             await pilot.press(key)
             await settle(pilot)
 
-    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=review)
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=review)
 
 
-def test_runs_screen(snap_compare: Any, demo_store: Store) -> None:
+@SIZES
+def test_runs_screen(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
     apply(demo_store, plan(demo_store, ("decay", "cleanup"), now=NOW - 86400 * 30), actor="tui")
     undone = apply(
         demo_store, plan(demo_store, ("sensitive", "decay", "cleanup"), now=NOW), actor="cli"
     )
     undo(demo_store, undone.id, now=NOW + 300)
-    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=press("R"))
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=press("R"))
 
 
-def test_health_screen(snap_compare: Any, demo_store: Store) -> None:
-    assert snap_compare(console(demo_store), terminal_size=WIDE, run_before=press("H"))
+@SIZES
+def test_health_screen(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=press("H"))
+
+
+@SIZES
+def test_apply_confirm_dialog(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
+    run_before = press("m", "ctrl+r", "A")
+    assert snap_compare(console(demo_store), terminal_size=size, run_before=run_before)

@@ -637,7 +637,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    from memory_console.maintenance import undo
+    from memory_console.maintenance.undo import undo  # the package attribute can be the module
 
     if not 1 <= args.run_id <= common.MAX_ID:
         raise UserError(f"no maintenance run with id {args.run_id}")

@@ -64,6 +64,7 @@ class SearchDone(Message):
     query: str
     mode: str
     hits: list[SearchHit]
+    fallback: str | None = None  # why the results are keyword matches only, if they are
 
 
 @dataclass

@@ -17,10 +17,11 @@ from memory_console.tui.widgets.plan_counts import KIND_NAMES, counts_by_pass
 
 
 def head_text(request: PlanRequest, plan: Plan | None) -> Text:
-    """`decay, cleanup · relevance · at now (…) · planned in 15 ms`."""
+    """`decay, cleanup · relevance · evaluated now (…) · planned in 15 ms` (or `evaluated in
+    90 days (…)`: the moment reads whole after one verb)."""
     text = Text(" ")
     text.append(", ".join(request.passes), style="bold")
-    text.append(f" · {request.policy} · at {request.when}")
+    text.append(f" · {request.policy} · evaluated {request.when}")
     if request.simulated:
         text.append(" simulated: nothing accessed until then", style="italic")
     if plan is not None:
@@ -71,7 +72,7 @@ def apply_question(request: PlanRequest, plan: Plan, left_out: int) -> Text:
     """What Apply will write, counted, and how to take it back."""
     text = Text()
     text.append(", ".join(request.passes), style="bold")
-    text.append(f" ({request.policy}) at {request.when}:\n")
+    text.append(f" ({request.policy}), evaluated {request.when}:\n")
     for (pass_name, kind), count in counts_by_pass(plan).items():
         text.append(f"  {pass_name}: {KIND_NAMES.get(kind, kind)} ")
         text.append(f"{count:,}\n", style="bold")

@@ -20,6 +20,9 @@ from memory_console.tui.widgets.literal_input import LiteralInput, LiteralTextAr
 class EditScreen(ModalScreen[dict[str, Any] | None]):
     """Answers {field: new value} for the fields that changed, or None (Escape)."""
 
+    # On a short terminal the content box shrinks so that Save and Cancel stay on screen.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="edit.cancel", tooltip="Close without saving"),
         Binding("ctrl+s", "save", "Save", id="edit.save", tooltip="Save the changed fields"),

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Label, Sparkline, Static
+from textual.widgets import Header, Label, Sparkline, Static
 from textual.worker import get_current_worker
 
 from memory_console.maintenance.console_reads import ReadCancelled, cancellable, private_reader
@@ -41,6 +41,7 @@ from memory_console.store import MemoryFilter, Store
 from memory_console.tui.formatting import when
 from memory_console.tui.screens.base import ConsoleScreen
 from memory_console.tui.widgets.figure_table import FigureTable
+from memory_console.tui.widgets.footer import FittedFooter
 
 ACTIVITY_DAYS = 14
 BAR = 16  # cells of the widest bar
@@ -151,7 +152,7 @@ class HealthScreen(ConsoleScreen):
                 with Vertical(id="health-topics-box"):
                     yield Label("topics", classes="section first")
                     yield FigureTable([("topic", 14), ("active", 7)], id="health-topics")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "store health"
@@ -259,19 +260,37 @@ class HealthScreen(ConsoleScreen):
         self.show_attention()
         self.show_counts()
 
+    def on_resize(self) -> None:
+        self.show_head()
+
     def show_head(self) -> None:
-        text = Text(" ")
+        head = self.query_one("#health-head", Static)
+        width = head.size.width or 1_000
+        pieces: list[tuple[str, str]] = []  # (text, style), dropped from the optional ones
+        consolidated = 0
         if self.stats is not None:
             status = self.stats.stats["counts"]["status"]
-            text.append(f"{self.stats.stats['total']:,} memories", style="bold")
-            text.append(
-                f" · {status.get('active', 0):,} active · "
-                f"{status.get('archived', 0):,} archived · "
-                f"{status.get('consolidated', 0):,} consolidated · "
-            )
-        text.append(f"at {when(self.context.now())}")
-        text.append(" · Enter on a number: its memories", style="dim")
-        self.query_one("#health-head", Static).update(text)
+            consolidated = status.get("consolidated", 0)
+            pieces.append((f"{self.stats.stats['total']:,} memories", "bold"))
+            pieces.append((f"{status.get('active', 0):,} active", ""))
+            pieces.append((f"{status.get('archived', 0):,} archived", ""))
+            pieces.append((f"{consolidated:,} consolidated", ""))
+        pieces.append((f"at {when(self.context.now())}", ""))
+        hint = ("Enter on a number: its memories", "dim")
+        # What does not fit gives way whole, never cut mid-word: first the hint (the footer
+        # says it too), then a count of no consolidated memories.
+        for candidate in (
+            [*pieces, hint],
+            pieces,
+            [p for p in pieces if consolidated or not p[0].endswith(" consolidated")],
+        ):
+            text = Text(" ")
+            for number, (words, style) in enumerate(candidate):
+                text.append(" · " if number else "")
+                text.append(words, style=style)
+            if text.cell_len <= width:
+                break
+        head.update(text)
 
     def show_tiers(self) -> None:
         projection = self.projection
@@ -407,9 +426,8 @@ class HealthScreen(ConsoleScreen):
         quota = owner_quota()
         rows: list[tuple[list[Text | str], Target | None]] = []
         for owner, count in owners:
-            share = (
-                f"{100 * count / quota:>3.0f}%" if count < 10 * quota else f"{count / quota:>3.0f}×"
-            )
+            # One unit down the column: 1,300% beside 6% compares at a glance; 13x does not.
+            share = f"{100 * count / quota:>3,.0f}%"
             use = Text(share, style="bold red" if count > quota else "")
             use.append(" ")
             use.append_text(bar(min(count, quota), quota, 5))

@@ -13,10 +13,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.dom import DOMNode
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from memory_console.policies.confidence import LABEL_EDGES, LABELS
 from memory_console.tui.formatting import PROTECTED_MARK
+from memory_console.tui.widgets.footer import FittedFooter
 
 INTRODUCTION = (
     "Browse an agent's long-term memories, see why it believes each one and how sure it is, "
@@ -181,7 +182,7 @@ class HelpScreen(Screen[None]):
         yield Header()
         with VerticalScroll(id="help"):
             yield Static(help_body())
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "help"

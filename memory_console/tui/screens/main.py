@@ -8,7 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 from textual.worker import get_current_worker
 
 from memory_console.embed.hits import SearchHit
@@ -26,6 +26,7 @@ from memory_console.tui.screens.base import MEMORY_ACTION_BINDINGS, MemoryAction
 from memory_console.tui.story_data import load_story
 from memory_console.tui.widgets.detail import DetailPane
 from memory_console.tui.widgets.filter_bar import FilterBar, FilterValues
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.memory_table import MemoryTable
 from memory_console.tui.widgets.search_bar import SearchBar
 from memory_console.tui.widgets.search_readiness import SearchReadiness
@@ -33,6 +34,15 @@ from memory_console.tui.widgets.status_line import SORT_NAMES, StatusLine
 from memory_console.tui.widgets.topics import TopicsTree
 
 SEARCH_LIMIT = 100
+
+
+def search_fallback(engine: object, hits: object) -> str | None:
+    """The engine's sentence saying its last results are keyword matches only (a field of the
+    result or of the engine, or a method of the engine), else None."""
+    value = getattr(hits, "fallback", None) or getattr(engine, "fallback", None)
+    if callable(value):
+        value = value()
+    return value if isinstance(value, str) and value else None
 
 
 class MainScreen(MemoryActionsScreen):
@@ -114,7 +124,7 @@ class MainScreen(MemoryActionsScreen):
         with Horizontal(id="status-bar"):
             yield StatusLine(id="status")
             yield SearchReadiness(id="search-readiness")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     @property
     def table(self) -> MemoryTable:
@@ -216,7 +226,7 @@ class MainScreen(MemoryActionsScreen):
             query, mode=mode, k=SEARCH_LIMIT, memory_filter=memory_filter, now=self.context.now()
         )
         if not get_current_worker().is_cancelled:
-            self.post_message(SearchDone(query, mode, hits))
+            self.post_message(SearchDone(query, mode, hits, search_fallback(engine, hits)))
 
     @on(PageLoaded)
     def _page_loaded(self, message: PageLoaded) -> None:
@@ -268,6 +278,7 @@ class MainScreen(MemoryActionsScreen):
         if self.search is None and not self.query_one(SearchBar).display:
             return
         self.search = (message.query, message.mode, message.hits)
+        self.query_one(SearchBar).show_fallback(message.fallback)
         focus = self.table.current.id if self.table.current and self.table.search_mode else None
         row = self.table.cursor_row if focus is not None else None
         marking, self.marking = self.marking, False
@@ -312,7 +323,7 @@ class MainScreen(MemoryActionsScreen):
     def _highlighted(self, message: MemoryTable.Highlighted) -> None:
         record = message.record
         hit = self.table.hits.get(record.id) if record is not None else None
-        self.query_one(DetailPane).show(record, hit)
+        self.query_one(DetailPane).show(record, hit, waiting=not self.table.loaded)
         if record is not None:
             self.load_detail(record.id)
 
@@ -482,6 +493,7 @@ class MainScreen(MemoryActionsScreen):
     def leave_search(self) -> None:
         bar = self.query_one(SearchBar)
         bar.display = False
+        bar.show_fallback(None)
         self.workers.cancel_group(self, "search")
         was_searching = self.search is not None
         self.search = None

@@ -9,7 +9,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import (
     Button,
-    Footer,
     Header,
     Input,
     Label,
@@ -33,8 +32,10 @@ from memory_console.tui.plan_request import (
     param_fields,
 )
 from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.param_form import ParamForm
+from memory_console.tui.widgets.pass_list import PassList
 
 OTHER_DATE = "date"
 PASS_NAMES = {"sensitive": "sensitive scan"}
@@ -72,7 +73,7 @@ class MaintenanceScreen(ConsoleScreen):
         with Horizontal(id="maintenance-body"):
             with VerticalScroll(id="maintenance-choices"):
                 yield Label("passes (space: choose)", classes="section first")
-                yield SelectionList[str](*self.pass_choices(), id="maintenance-passes")
+                yield PassList(*self.pass_choices(), id="maintenance-passes")
                 yield Static(id="maintenance-pass-summary")
                 yield Label("decay policy", classes="section")
                 with RadioSet(id="maintenance-policy"):
@@ -108,7 +109,7 @@ class MaintenanceScreen(ConsoleScreen):
             with VerticalScroll(id="maintenance-params"):
                 yield Label("parameters (empty: the default)", classes="section first")
                 yield ParamForm(id="maintenance-form")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def pass_choices(self) -> list[tuple[str, str, bool]]:
         return [

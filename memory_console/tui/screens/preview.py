@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Input, Select, Static
+from textual.widgets import Header, Input, Select, Static
 from textual.worker import Worker, get_current_worker
 
 from memory_console.maintenance import Plan, Run, StalePlanError, apply, plan
@@ -42,6 +42,7 @@ from memory_console.tui.preview_text import apply_question, detail_text, head_te
 from memory_console.tui.screens.base import MemoryActionsScreen
 from memory_console.tui.widgets.change_table import ChangeTable
 from memory_console.tui.widgets.chart import ConfidenceChart
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.plan_counts import PlanCounts
 from memory_console.tui.widgets.work_progress import WorkProgress
@@ -57,11 +58,14 @@ def reviewable(plan: Plan) -> bool:
     return bool(plan.new_memories) or bool(supersessions(plan))
 
 
+TALL_ROWS = 30  # below this the chart gives way to the changes table
+
+
 class PreviewScreen(MemoryActionsScreen):
     """Builds the plan in a worker (Escape cancels), then shows it; nothing is written until
     Apply, and then in one transaction."""
 
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (TALL_ROWS, "-tall")]
     BINDINGS = [
         Binding(
             "x",
@@ -229,6 +233,10 @@ class PreviewScreen(MemoryActionsScreen):
             with Vertical(id="preview-chart-box"):
                 yield ConfidenceChart(id="preview-chart")
                 yield Static(id="preview-legend")
+                yield Static(
+                    f"The confidence chart needs a terminal of {TALL_ROWS} rows or more.",
+                    id="preview-chart-note",
+                )
         with Horizontal(id="preview-filters"):
             yield Select(
                 [],
@@ -246,7 +254,7 @@ class PreviewScreen(MemoryActionsScreen):
             yield Static(id="preview-position")
         yield ChangeTable(id="preview-changes")
         yield Static(id="preview-detail")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     @property
     def table(self) -> ChangeTable:

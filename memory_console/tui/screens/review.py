@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, OptionList, Static
+from textual.widgets import DataTable, Header, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -48,6 +48,7 @@ from memory_console.tui.formatting import (
     shown,
 )
 from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_table import LiteralTable
 
 MATRIX_LIMIT = 12  # members shown in the similarity matrix
@@ -238,7 +239,7 @@ class ReviewScreen(ConsoleScreen):
                     yield Static(id="review-similarity")
                     with VerticalScroll(id="review-merged-box"):
                         yield Static(id="review-merged")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "merge review"

@@ -10,20 +10,24 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
-from memory_console.maintenance import Run, UndoReport, list_runs, undo
+from memory_console.maintenance import Run, list_runs
 from memory_console.maintenance.console_reads import (
     run_change_count,
     run_changes,
     run_changes_before,
 )
+
+# From its module: once UndoReport is loaded, the package attribute `undo` is that module.
+from memory_console.maintenance.undo import UndoReport, undo
 from memory_console.store import EventRecord
 from memory_console.tui.actions import plural
 from memory_console.tui.formatting import masked, when
 from memory_console.tui.run_text import counts_text, run_facts
 from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_table import LiteralTable
 from memory_console.tui.widgets.run_changes import RunChangesTable
 
@@ -56,6 +60,8 @@ class UndoDone(Message):
 
 class RunsScreen(ConsoleScreen):
     """Runs newest first; the one under the cursor in detail below."""
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     BINDINGS = [
         Binding(
@@ -99,7 +105,7 @@ class RunsScreen(ConsoleScreen):
             with Vertical(id="runs-changes-box"):
                 yield Static(id="runs-changes-head")
                 yield RunChangesTable(id="runs-changes")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     @property
     def table(self) -> DataTable[str | Text]:
@@ -112,15 +118,17 @@ class RunsScreen(ConsoleScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "maintenance runs"
+        # Whether a run was undone and how much it changed come first: on a narrow
+        # terminal the columns on the right are the ones scrolled out of sight.
         for key, label, width in (
             ("id", "run", 4),
             ("applied", "applied", 16),
-            ("now", "evaluated", 10),
+            ("undone", "undone", 10),
+            ("changed", "changed", 7),
             ("passes", "passes (policy)", 26),
-            ("changed", "changed", 8),
+            ("now", "evaluated", 10),
             ("counts", "counts", 20),
             ("ms", "ms", 6),
-            ("undone", "undone", 10),
         ):
             self.table.add_column(label, key=key, width=width)
         self.table.focus()
@@ -156,12 +164,12 @@ class RunsScreen(ConsoleScreen):
             table.add_row(
                 Text(str(run.id), justify="right"),
                 when(run.started_at)[:16],
-                when(run.now)[:10],
-                f"{', '.join(run.passes)} ({run.policy})",
+                undone,
                 Text(f"{run.changed:,}", justify="right"),
+                f"{', '.join(run.passes)} ({run.policy})",
+                when(run.now)[:10],
                 counts_text(run.counts),
                 Text(f"{run.duration_ms:,}", justify="right"),
-                undone,
             )
         if not self.runs:
             self.query_one("#runs-facts", Static).update(

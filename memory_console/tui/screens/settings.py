@@ -8,10 +8,11 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from memory_console.maintenance.registry import parameter_classes
 from memory_console.tui.screens.base import ConsoleScreen
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.literal_table import LiteralTable
 
@@ -43,7 +44,7 @@ class SettingsScreen(ConsoleScreen):
         yield LiteralTable(id="settings-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="settings-help")
         yield LiteralInput(id="settings-input", placeholder="new value")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     @property
     def table(self) -> DataTable[str | Text]:

@@ -10,11 +10,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Header, Label, Static
 from textual.worker import get_current_worker
 
 from memory_console.describe import change_text
-from memory_console.store import MemoryRecord
+from memory_console.literal import literal
+from memory_console.store import EventRecord, MemoryRecord
 from memory_console.tui.actions import DoneAction
 from memory_console.tui.chart import build_chart, chart_legend
 from memory_console.tui.formatting import masked, shown, shown_keywords, when
@@ -23,10 +24,22 @@ from memory_console.tui.screens.base import MEMORY_ACTION_BINDINGS, MemoryAction
 from memory_console.tui.story_data import Story, floor_line, load_story
 from memory_console.tui.widgets.chart import ConfidenceChart
 from memory_console.tui.widgets.detail import fields_table, memory_fields
+from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_table import LiteralTable
 
 CHART_HEIGHT = 12
 CHART_WIDTH = 60  # until the layout says how wide the chart's box is
+
+
+ACTOR_MAX = 28  # a longer actor is cut in the table and shown whole below it
+
+
+def history_change(event: EventRecord) -> str:
+    """What an event changed, with the query or reason that caused it."""
+    change = change_text(event)
+    if event.query and event.query not in change:
+        change = f"{change}  ({event.query})" if change else event.query
+    return change
 
 
 class StoryScreen(MemoryActionsScreen):
@@ -59,15 +72,13 @@ class StoryScreen(MemoryActionsScreen):
                     yield ConfidenceChart(id="story-chart")
                     yield Static(id="story-legend")
             yield Label("history", classes="section")
+            yield Static(id="story-event")
             yield LiteralTable(id="story-history", cursor_type="row", zebra_stripes=True)
             yield Label("accesses (newest first)", classes="section")
             yield LiteralTable(id="story-accesses", cursor_type="row", zebra_stripes=True)
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
-        history = self.query_one("#story-history", DataTable)
-        for name, width in (("at", 20), ("actor", 10), ("kind", 11), ("change", None)):
-            history.add_column(name, key=name, width=width)
         accesses = self.query_one("#story-accesses", DataTable)
         for name, width in (("at", 20), ("query", 30), ("scores", None)):
             accesses.add_column(name, key=name, width=width)
@@ -135,14 +146,24 @@ class StoryScreen(MemoryActionsScreen):
 
     def fill_history(self, story: Story) -> None:
         history = self.query_one("#story-history", DataTable)
-        history.clear()
+        row = history.cursor_row
+        history.clear(columns=True)
+        # The actor column is as wide as this story's longest actor (mcp:claude-desktop@alice),
+        # within reason; the selected row is written out whole below the table anyway.
+        actor = min(ACTOR_MAX, max([len("actor"), *(len(e.actor) for e in story.history)]))
+        kind = max([len("kind"), *(len(e.kind) for e in story.history)])
+        for name, width in (("at", 20), ("actor", actor), ("kind", kind), ("change", None)):
+            history.add_column(name, key=name, width=width)
         for event in story.history:
-            change = change_text(event)
-            if event.query and event.query not in change:
-                change = f"{change}  ({event.query})" if change else event.query
             history.add_row(
-                when(event.at), event.actor, event.kind, shown(change, reveal=self.reveal)
+                when(event.at),
+                event.actor,
+                event.kind,
+                shown(history_change(event), reveal=self.reveal),
             )
+        if story.history:
+            history.move_cursor(row=max(0, min(row, len(story.history) - 1)), animate=False)
+        self.show_event()
         accesses = self.query_one("#story-accesses", DataTable)
         accesses.clear()
         for event in story.accesses:
@@ -150,6 +171,26 @@ class StoryScreen(MemoryActionsScreen):
             accesses.add_row(when(event.at), shown(event.query or "", reveal=self.reveal), scores)
         if not story.accesses:
             accesses.add_row("never retrieved", "", "")
+
+    @on(DataTable.RowHighlighted, "#story-history")
+    def _event_highlighted(self) -> None:
+        self.show_event()
+
+    def show_event(self) -> None:
+        """The history row under the cursor, whole, above the table: a change names fields
+        such as last_accessed_at that the table's column cuts."""
+        box = self.query_one("#story-event", Static)
+        history = self.query_one("#story-history", DataTable)
+        events = self.story.history if self.story is not None else []
+        if not 0 <= history.cursor_row < len(events):
+            box.update("")
+            return
+        event = events[history.cursor_row]
+        text = Text(f"{when(event.at)} · ", style="dim")
+        text.append(literal(event.actor, "bold"))
+        text.append(f" · {event.kind}: ", style="dim")
+        text.append(shown(history_change(event), reveal=self.reveal))
+        box.update(text)
 
     # -- actions --------------------------------------------------------------------------
 

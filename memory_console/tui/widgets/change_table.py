@@ -26,6 +26,7 @@ FIXED = (
     ("change", "before → after", 18),
 )
 SCROLLBAR = 2
+MIN_REASON = 30  # narrower, the reason is left to the detail below the table
 
 
 def value_text(name: str, value: Any) -> str:
@@ -147,11 +148,15 @@ class ChangeTable(WindowTable):
         self.rebuild()
 
     def column_widths(self) -> tuple[int, int]:
-        """Title and reason widths sharing what the fixed columns leave."""
+        """Title and reason widths sharing what the fixed columns leave; where the reason
+        would be cut to a few words it is left out (0) and the title takes its room: the
+        detail below the table says the selected change's reason whole."""
         width = max(60, (self.size.width or 118) - SCROLLBAR)
         spare = width - sum(w + 2 for _, _, w in FIXED) - 4
         title = max(6, spare * 9 // 20)
-        return title, max(6, spare - title)
+        if spare - title < MIN_REASON:
+            return spare + 2, 0
+        return title, spare - title
 
     def rebuild(self, cursor_row: int | None = None) -> None:
         row = self.cursor_row if cursor_row is None else cursor_row
@@ -163,7 +168,8 @@ class ChangeTable(WindowTable):
         self.add_column("title", key="title", width=title_width)
         for key, label, width in FIXED[2:]:
             self.add_column(label, key=key, width=width)
-        self.add_column("reason", key="reason", width=reason_width)
+        if reason_width:
+            self.add_column("reason", key="reason", width=reason_width)
         for position, change in enumerate(self.changes):
             self.add_row(*self.cells(change, position in self.left_out), key=str(position))
         if self.changes:
@@ -182,7 +188,7 @@ class ChangeTable(WindowTable):
             literal(change.pass_name, style),
             literal(field_text(change), style),
             literal(change_text(change, change.main_field), style),
-            one_line(change.reason, 200, style=style),
+            *([one_line(change.reason, 200, style=style)] if self.widths[1] else []),
         ]
 
     @property

@@ -58,6 +58,21 @@ def _score(cell: Cell) -> Text:
     return Text(f"{cell.hit.score:.3f}", justify="right")
 
 
+RELEVANCE_STYLES = {"strong": "bold green", "weak": "yellow", "unrelated": "dim"}
+
+
+def _relevance(cell: Cell) -> Text:
+    """The search's word for how well a hit answers the query (strong, weak, unrelated)."""
+    word = getattr(cell.hit, "relevance", None) if cell.hit is not None else None
+    if not isinstance(word, str):
+        return Text("")
+    return Text(word, style=RELEVANCE_STYLES.get(word, ""))
+
+
+def _owner_topic(width: int) -> Callable[[Cell], Text]:
+    return lambda c: one_line(f"{c.record.owner}/{c.record.topic}", width)
+
+
 def _matched(cell: Cell) -> str:
     if cell.hit is None:
         return ""
@@ -114,26 +129,36 @@ LAST_ACCESS = Column(
 TYPE = Column("type", "type", 10, "memory_type", lambda c: one_line(c.record.memory_type))
 TIER = Column("tier", "tier", 10, "tier", lambda c: one_line(c.record.tier))
 IDENT = Column("id", "id", 7, "id", lambda c: Text(str(c.record.id), justify="right"), right=True)
-TOPIC = Column(
-    "topic",
-    "owner/topic",
-    22,
-    "topic",
-    lambda c: one_line(f"{c.record.owner}/{c.record.topic}", 22),
-)
+TOPIC = Column("topic", "owner/topic", 22, "topic", _owner_topic(22))
+# Search results of one wording are told apart by whose and which topic they are: kept on
+# any width, wider when there is room.
+TOPIC_SHORT = Column("topic", "owner/topic", 18, "topic", _owner_topic(18))
+TOPIC_WIDE = Column("topic", "owner/topic", 30, "topic", _owner_topic(30))
+RELEVANCE = Column("relevance", "match", 9, None, _relevance)
 SCORE = Column("score", "score", 6, None, _score, right=True)
 MATCHED = Column("matched", "via", 6, None, _matched)
 
 # Columns kept on any width after the title, then those added while the title keeps a
 # comfortable width, in order (title takes whatever is left).
 ESSENTIAL = (CONFIDENCE_SHORT, STATUS, PROTECTED, RETRIEVALS)
-SEARCH_ESSENTIAL = (SCORE, CONFIDENCE_SHORT, STATUS, PROTECTED)
+SEARCH_ESSENTIAL = (RELEVANCE, TOPIC_SHORT, SCORE, STATUS, PROTECTED)
 OPTIONAL = (LAST_ACCESS, TYPE, CONFIDENCE, TIER, IDENT, TOPIC)
-SEARCH_OPTIONAL = (MATCHED, RETRIEVALS, LAST_ACCESS, TYPE, CONFIDENCE, TIER, IDENT, TOPIC)
+SEARCH_OPTIONAL = (
+    TOPIC_WIDE,
+    CONFIDENCE_SHORT,
+    MATCHED,
+    RETRIEVALS,
+    LAST_ACCESS,
+    TYPE,
+    CONFIDENCE,
+    TIER,
+    IDENT,
+)
 TITLE_COMFORT = 30
 DISPLAY_ORDER = (
     "selected",
     "id",
+    "relevance",
     "score",
     "matched",
     "title",
@@ -152,8 +177,9 @@ def span(column: Column) -> int:
     return column.width + 2 * CELL_PADDING
 
 
-def fit_columns(width: int, *, search: bool) -> list[Column]:
-    """The columns that fit `width` cells, title taking what the others leave."""
+def fit_columns(width: int, *, search: bool, relevance: bool = True) -> list[Column]:
+    """The columns that fit `width` cells, title taking what the others leave; `relevance`:
+    the hits carry the search's relevance word (else its column is left out)."""
     chosen: dict[str, Column] = {}
     used = span(SELECT) + span(TITLE)
     comfort = TITLE_COMFORT - MIN_TITLE
@@ -162,6 +188,8 @@ def fit_columns(width: int, *, search: bool) -> list[Column]:
         (comfort, SEARCH_OPTIONAL if search else OPTIONAL),
     ):
         for column in columns:
+            if column.key == RELEVANCE.key and not relevance:
+                continue
             previous = chosen.get(column.key)
             extra = span(column) - (span(previous) if previous else 0)
             if used + extra + reserve <= width:

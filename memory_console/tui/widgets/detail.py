@@ -107,12 +107,20 @@ class DetailPane(Static):
         self.hit: SearchHit | None = None
         self.story: Story | None = None
         self.reveal = False
+        self.waiting = True  # no rows shown yet: "no memory" would be a wrong answer
 
-    def show(self, record: MemoryRecord | None, hit: SearchHit | None = None) -> None:
+    def show(
+        self, record: MemoryRecord | None, hit: SearchHit | None = None, *, waiting: bool = False
+    ) -> None:
         """Follow the cursor to a memory; the pane redraws once its story (with the forecast)
-        arrives, so a cursor move costs one redraw, not two."""
-        self.record, self.hit = record, hit
-        if record is None or (self.story is not None and self.story.record.id == record.id):
+        arrives, so a cursor move costs one redraw, not two. From an empty pane it draws the
+        memory at once: a note saying there is none must not stay beside listed rows.
+        `waiting`: the table has not been given its rows yet."""
+        was_empty = self.record is None
+        self.record, self.hit, self.waiting = record, hit, waiting
+        story = self.story
+        current = story is not None and record is not None and story.record.id == record.id
+        if record is None or was_empty or current:
             self.render_body()
 
     def show_story(self, story: Story) -> None:
@@ -128,9 +136,12 @@ class DetailPane(Static):
         record = self.record
         if record is None:
             self.story = None
-            self.update(
-                Text("No memory here: change the filter or the topic.", style="dim"), layout=False
+            note = (
+                "Reading the store…"
+                if self.waiting
+                else "No memory here: change the filter or the topic."
             )
+            self.update(Text(note, style="dim"), layout=False)
             return
         title = Text(f"#{record.id} ", style="dim")
         title.append(shown(record.title, reveal=self.reveal, style="bold"))

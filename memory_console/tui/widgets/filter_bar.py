@@ -62,9 +62,10 @@ class FilterBar(Horizontal):
         width: 1fr;
         & > Input, & > Select { margin-right: 1; background: $boost; }
         & > Input { width: 1fr; min-width: 12; }
-        & > Select { width: 11; }
-        & > #filter-owner { width: 14; }
-        & > .confidence { width: 8; }
+        /* every field whole at 80 columns: 12 + 3 * 10 + 12 + 2 * 8 and the gaps */
+        & > Select { width: 10; }
+        & > #filter-owner { width: 12; }
+        & > .confidence { width: 8; min-width: 8; }
         & > #filter-max { margin-right: 0; }
     }
     """

@@ -125,6 +125,7 @@ class MemoryTable(WindowTable):
         self.sort_key = "last_accessed_at"
         self.descending = True
         self.columns_in_view: list[Column] = []
+        self.loaded = False  # given its rows at least once (before: no row is no answer)
 
     # -- content ------------------------------------------------------------------------
 
@@ -153,6 +154,7 @@ class MemoryTable(WindowTable):
             }
         self.shown_at = time.time()  # the real clock: other processes write with it
         self.records = records
+        self.loaded = True
         self.search_mode = hits is not None
         self.hits = {hit.record.id: hit for hit in hits or []}
         row = len(records) - 1 if focus_end else 0
@@ -166,7 +168,9 @@ class MemoryTable(WindowTable):
         """Draw the rows again (after a resize, a selection or a reveal)."""
         row = self.cursor_row if cursor_row is None else cursor_row
         width = max(20, self.size.width - SCROLLBAR) if self.size.width else 78
-        self.columns_in_view = fit_columns(width, search=self.search_mode)
+        self.columns_in_view = fit_columns(
+            width, search=self.search_mode, relevance=self.has_relevance
+        )
         self.clear(columns=True)
         for column in self.columns_in_view:
             self.add_column(self.header(column), width=column.width, key=column.key)
@@ -175,6 +179,11 @@ class MemoryTable(WindowTable):
         if self.records:
             self.move_cursor(row=min(row, len(self.records) - 1), animate=False)
         self.post_message(self.Highlighted(self, self.current))
+
+    @property
+    def has_relevance(self) -> bool:
+        """The hits carry the search's relevance word (strong, weak, unrelated)."""
+        return any(getattr(hit, "relevance", None) for hit in self.hits.values())
 
     def header(self, column: Column) -> Text:
         label = column.label
@@ -223,7 +232,11 @@ class MemoryTable(WindowTable):
     # -- events and actions -------------------------------------------------------------
 
     def on_resize(self, event: events.Resize) -> None:
-        fitted = fit_columns(max(20, event.size.width - SCROLLBAR), search=self.search_mode)
+        fitted = fit_columns(
+            max(20, event.size.width - SCROLLBAR),
+            search=self.search_mode,
+            relevance=self.has_relevance,
+        )
         if [(c.key, c.width) for c in fitted] != [(c.key, c.width) for c in self.columns_in_view]:
             self.rebuild()
 

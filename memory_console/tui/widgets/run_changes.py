@@ -17,6 +17,7 @@ from memory_console.tui.widgets.window_table import WindowTable
 
 FIXED = (("id", "memory", 6), ("kind", "kind", 9), ("change", "change", 18))
 SCROLLBAR = 2
+MIN_REASON = 16  # narrower, the reason column is left out (the story shows it)
 
 
 def compact_change(event: EventRecord) -> str:
@@ -64,10 +65,12 @@ class RunChangesTable(WindowTable):
 
     def column_widths(self) -> tuple[int, int]:
         """Title and reason widths sharing what the fixed columns leave."""
-        width = max(50, (self.size.width or 70) - SCROLLBAR)
+        width = (self.size.width or 70) - SCROLLBAR
         spare = width - sum(w + 2 for _, _, w in FIXED) - 4
         title = max(10, spare // 2)
-        return title, max(10, spare - title)
+        if spare - title < MIN_REASON:
+            return max(8, spare + 2), 0
+        return title, spare - title
 
     def show_events(
         self, events: list[EventRecord], titles: dict[int, str], *, cursor: int = 0
@@ -83,15 +86,18 @@ class RunChangesTable(WindowTable):
         self.add_column("title", key="title", width=title_width)
         for key, label, width in FIXED[1:]:
             self.add_column(label, key=key, width=width)
-        self.add_column("reason", key="reason", width=reason_width)
+        if reason_width:
+            self.add_column("reason", key="reason", width=reason_width)
         for event in self.events:
-            self.add_row(
+            cells: list[Text | str] = [
                 Text(str(event.memory_id), justify="right"),
                 one_line(self.titles.get(event.memory_id, "(deleted since)"), title_width),
                 event.kind,
                 one_line(compact_change(event), 120),
-                one_line(event.query or "", 200),
-            )
+            ]
+            if reason_width:
+                cells.append(one_line(event.query or "", 200))
+            self.add_row(*cells)
         if self.events:
             self.move_cursor(row=max(0, min(row, len(self.events) - 1)), animate=False)
 
