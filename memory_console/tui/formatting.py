@@ -79,4 +79,7 @@ def one_line(text: str, limit: int = 200, *, style: StyleType = "") -> Text:
     newlines and tabs become one space; every other control character is shown escaped."""
     flat = literal(LAYOUT_RUN.sub(" ", text).strip(), style)
     flat.truncate(limit, overflow="ellipsis")
+    # A cell narrower than the text ends it with "…", so a cut title never reads as whole.
+    flat.no_wrap = True
+    flat.overflow = "ellipsis"
     return flat

@@ -29,7 +29,10 @@ class StatusLine(Static):
     """One line under the table saying where the person is."""
 
     DEFAULT_CSS = """
-    StatusLine { height: 1; width: 1fr; padding: 0 1; background: $panel; color: $text-muted; }
+    StatusLine {
+        height: 1; width: 1fr; padding: 0 1; background: $panel; color: $text-muted;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     position = ""
