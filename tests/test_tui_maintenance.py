@@ -283,6 +283,16 @@ async def test_health_numbers_open_their_memories(demo_store: Store) -> None:
         assert main.view.memory_filter == MemoryFilter(owner=owner, status="active")
         assert main.count == health.counts.owners[0][1]
         assert f"owner {owner}" in main.status.position
+        # Acted on right there, and Escape goes back to the same figures (not recomputed).
+        first = main.table.current
+        assert first is not None and not first.is_protected
+        await pilot.press("p")
+        await settle(pilot)
+        assert demo_store.require(first.id).is_protected
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen_of(app, HealthScreen) is health
+        assert health.query_one("#health-owners", FigureTable).has_focus
 
         await pilot.press("H")
         await settle(pilot)

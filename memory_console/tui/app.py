@@ -195,13 +195,11 @@ class MemoryConsoleApp(App[None]):
         self.open_screen(SettingsScreen)
 
     def show_memories(self, memory_filter: MemoryFilter, label: str) -> None:
-        """Back to the main screen, its table showing the memories behind a figure."""
+        """The memories behind a figure of the screen showing (the health screen), on a main
+        screen of their own over it: acted on there, and Escape goes back to the figures."""
         from memory_console.tui.screens.main import MainScreen
 
-        main = next(s for s in self.screen_stack if isinstance(s, MainScreen))
-        while self.screen is not main:
-            self.pop_screen()
-        main.show_memories(memory_filter, label)
+        self.push_screen(MainScreen(figure=(memory_filter, label)))
 
     def explain_disabled(self, title: str) -> None:
         """A palette choice that does not apply here says why."""

@@ -94,8 +94,11 @@ class MainScreen(MemoryActionsScreen):
         ),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, figure: tuple[MemoryFilter, str] | None = None) -> None:
+        """`figure`: the memories behind a figure of another screen (the health screen),
+        shown on a main screen of their own over it; Escape goes back to that screen."""
         super().__init__()
+        self.figure = figure
         self.view = View()
         self.place: tuple[str | None, str | None] = (None, None)
         self.page: PageSlice | None = None
@@ -137,10 +140,14 @@ class MainScreen(MemoryActionsScreen):
     def on_mount(self) -> None:
         self.table.sort_key, self.table.descending = self.view.sort, self.view.descending
         self.table.focus()
+        self.seen_revision = self.context.revision
+        if self.figure is not None:
+            self.load_topics(self.figure[0].status)
+            self.show_memories(*self.figure)
+            return
         self.load("first")
         self.load_count(self.view)
         self.load_topics(self.view.memory_filter.status)
-        self.seen_revision = self.context.revision
 
     def on_screen_resume(self) -> None:
         if not self.catch_up() and self.context.revision != self.seen_revision:
@@ -443,6 +450,7 @@ class MainScreen(MemoryActionsScreen):
                 bool(self.table.selected)
                 or self.search is not None
                 or self.focused is not self.table
+                or self.figure is not None  # back to the screen whose figure this shows
             )
         return super().check_action(action, parameters)
 
@@ -510,6 +518,8 @@ class MainScreen(MemoryActionsScreen):
             self.show_position()
         elif self.search is not None or self.query_one(SearchBar).display:
             self.leave_search()
+        elif self.figure is not None:
+            self.app.pop_screen()  # back to the screen whose figure this table shows
 
     def action_sort(self) -> None:
         from memory_console.tui.screens.sort import SortScreen
