@@ -613,12 +613,44 @@ class MemoryAPI:
         query is below it is left out unless it holds every word of the query, so that fewer
         than k, or none, come back rather than unrelated ones; None keeps the k best whatever
         they are. Keyword search (no embedder) has no cosine: its matches are all kept."""
+        moment = now_ts() if now is None else now
+        scores = self.rank(
+            query,
+            owner,
+            k,
+            tier=tier,
+            session_id=session_id,
+            topic=topic,
+            min_cosine=min_cosine,
+            now=moment,
+        )
+        if not scores:
+            return []
+        self.store.record_access(list(scores), now=moment, query=query, scores=scores)
+        records = self.store.get_many(list(scores))
+        recalled = [Recalled(records[i], scores[i]) for i in scores if i in records]
+        return self._with_superseded(recalled) if include_superseded else recalled
+
+    def rank(
+        self,
+        query: str,
+        owner: str | None = None,
+        k: int = 5,
+        *,
+        tier: str | Sequence[str] | None = None,
+        session_id: str | None = None,
+        topic: str | None = None,
+        min_cosine: float | None = RECALL_MIN_COSINE,
+        now: float | None = None,
+    ) -> dict[int, dict[str, Any]]:
+        """What recall returns, best first: memory id -> its score breakdown, without
+        recall's writes (nothing reinforced, no access logged), as a read-only caller needs."""
         if k < 1:
             raise ValueError("k must be at least 1")
         moment = now_ts() if now is None else now
         memory_filter = recall_filter(owner or self.owner, tier, session_id, topic)
         if memory_filter is None:
-            return []
+            return {}
         engine = self.engine
         mode = "hybrid" if engine.semantic_ready else "keyword"
         hits = above_floor(
@@ -637,16 +669,10 @@ class MemoryAPI:
                 key=lambda pair: (-pair[0], -pair[1].score),
             )
         )[:k]
-        scores = {
+        return {
             hit.record.id: {**hit.breakdown(), "mode": mode, "effective": round(effective, 4)}
             for effective, hit in ranked
         }
-        if not scores:
-            return []
-        self.store.record_access(list(scores), now=moment, query=query, scores=scores)
-        records = self.store.get_many(list(scores))
-        recalled = [Recalled(records[i], scores[i]) for i in scores if i in records]
-        return self._with_superseded(recalled) if include_superseded else recalled
 
     def _with_superseded(self, recalled: list[Recalled]) -> list[Recalled]:
         """Each memory followed by the memories it superseded, the latest first, and theirs."""

@@ -22,13 +22,8 @@ from pydantic import Field
 
 from memory_console import __version__
 from memory_console.api import (
-    CANDIDATE_FACTOR,
-    RECALL_MIN_COSINE,
     MemoryAPI,
     RememberResult,
-    above_floor,
-    effective_of,
-    recall_filter,
 )
 from memory_console.commands.render import forecast_json, memory_json
 from memory_console.forgetting import ClearResult, ForgetResult
@@ -309,25 +304,9 @@ def peek(
 ) -> list[tuple[MemoryRecord, dict[str, Any]]]:
     """recall's ranking without its writes, for a read-only server: nothing is reinforced
     and no access is logged (a read-only store cannot record them)."""
-    scope = recall_filter(api.owner, None, None, topic)
-    if scope is None:
-        return []
-    engine = api.engine
-    mode = "hybrid" if engine.semantic_ready else "keyword"
-    hits = above_floor(
-        engine.search(
-            query, mode=mode, k=max(k * CANDIDATE_FACTOR, 10), memory_filter=scope, now=now
-        ),
-        RECALL_MIN_COSINE,
-    )
-    ranked = sorted(
-        ((effective_of(hit, hits, now), hit) for hit in hits),
-        key=lambda pair: (-pair[0], -pair[1].score),
-    )[:k]
-    return [
-        (hit.record, {**hit.breakdown(), "mode": mode, "effective": round(effective, 4)})
-        for effective, hit in ranked
-    ]
+    scores = api.rank(query, k=k, topic=topic, now=now)
+    records = api.store.get_many(list(scores))
+    return [(records[i], scores[i]) for i in scores if i in records]
 
 
 def remember_result(done: RememberResult) -> CallToolResult:
