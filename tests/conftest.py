@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,9 +18,15 @@ if TYPE_CHECKING:
     from memory_console.api import MemoryAPI
     from memory_console.embed.embedder import Embedder
 
-# The rewritten embedding model is kept in a cache directory: the tests (and the processes
-# they start, which inherit the variable) use one of their own, not the user's.
-os.environ.setdefault("MEMORY_CONSOLE_CACHE_DIR", tempfile.mkdtemp(prefix="mc-cache-"))
+
+@pytest.fixture(scope="session", autouse=True)
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The rewritten embedding model is kept in a cache directory: the tests (and the
+    processes they start, which inherit the variable) use one of their own, not the user's,
+    kept with pytest's other temporary directories."""
+    folder = tmp_path_factory.mktemp("model-cache")
+    os.environ["MEMORY_CONSOLE_CACHE_DIR"] = str(folder)
+    return folder
 
 
 @pytest.fixture(autouse=True)
