@@ -20,31 +20,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from textual.worker import WorkerCancelled, WorkerFailed  # noqa: E402
-
 from memory_console.ingest.demo import build_demo  # noqa: E402
 from memory_console.settings import Settings  # noqa: E402
 from memory_console.store import Store  # noqa: E402
 from memory_console.tui.app import make_app  # noqa: E402
+from tests.helpers import settle  # noqa: E402
 
 NOW = 1_795_000_000.0  # a fixed `now`, so both stores age alike
 SIZE = (120, 36)
 PAGE_SIZE = 50
 PAGE_KEYS = 8  # page-downs: a screenful each; at 36 rows this crosses two 50-row pages
-
-
-async def settle(pilot: Any) -> None:
-    """Wait until the console's workers are done (failed or cancelled ones count as done)."""
-    app = pilot.app
-    for _ in range(20):
-        await pilot.pause()
-        try:
-            await app.workers.wait_for_complete()
-        except (WorkerFailed, WorkerCancelled):
-            pass
-        await pilot.pause()
-        if not any(worker.is_running for worker in app.workers):
-            return
 
 
 async def measure(path: Path, keys: int = PAGE_KEYS) -> tuple[float, float, int]:

@@ -540,3 +540,22 @@ NOT_HEALTH_TEXTS = [
     "- GOOD: mathegeek BYOK bug diagnosis -- correctly identified the blocked credits.",
     "- Note: Ezra hallucinated two versions during initial diagnosis.",
 ]
+
+
+# Every screen's snapshot is taken at both sizes an operator's terminal is likely to have.
+SNAPSHOT_SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+
+
+def press(*keys: str, settle_each: bool = False) -> Any:
+    """A snapshot's run_before: settle, press the keys (settling after each one when asked,
+    for screens that open workers on every key), settle."""
+
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            if settle_each:
+                await settle(pilot)
+        await settle(pilot)
+
+    return run_before

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from memory_console.store import MemoryFilter, Store
-from tests.helpers import console, settle
+from tests.helpers import SNAPSHOT_SIZES, console, press, settle
 
-SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+SIZES = SNAPSHOT_SIZES
 
 
 def story_memory(store: Store) -> int:
@@ -22,16 +20,6 @@ def story_memory(store: Store) -> int:
         limit=1,
     ).rows
     return rows[0].id
-
-
-def press(*keys: str) -> Any:
-    async def run_before(pilot: Any) -> None:
-        await settle(pilot)
-        for key in keys:
-            await pilot.press(key)
-        await settle(pilot)
-
-    return run_before
 
 
 @SIZES

@@ -9,13 +9,17 @@ from typing import Any
 
 import pytest
 
-from memory_console.maintenance import apply, plan
-from memory_console.maintenance.undo import undo  # the package's `undo` can be the module
+from memory_console.maintenance import apply, plan, undo
 from memory_console.store import Store
 from memory_console.tui.plan_request import PlanRequest
-from tests.helpers import NOW, console, settle
+from tests.helpers import NOW, SNAPSHOT_SIZES, console, settle
+from tests.helpers import press as press_keys
 
-SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+SIZES = SNAPSHOT_SIZES
+
+
+def press(*keys: str) -> Any:
+    return press_keys(*keys, settle_each=True)
 
 
 @pytest.fixture(autouse=True)
@@ -24,16 +28,6 @@ def frozen_clocks(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = SimpleNamespace(time=lambda: NOW + 120, perf_counter=lambda: 0.0)
     for module in ("memory_console.maintenance.planner", "memory_console.maintenance.apply"):
         monkeypatch.setattr(importlib.import_module(module), "time", clock)
-
-
-def press(*keys: str) -> Any:
-    async def run_before(pilot: Any) -> None:
-        await settle(pilot)
-        for key in keys:
-            await pilot.press(key)
-            await settle(pilot)
-
-    return run_before
 
 
 @SIZES
