@@ -65,7 +65,7 @@ def test_apply_writes_changes_events_and_the_run_row(mixed: Store) -> None:
     assert run.counts == {"archived": 3, "decayed": 4, "flagged": 1, "promoted": 1}
     assert run.changed == proposal.changed == 7
     events = mixed._query(
-        "SELECT memory_id, actor, kind, before, after, query, at FROM memory_event "
+        "SELECT memory_id, actor, kind, before, after, query, evaluated_at FROM memory_event "
         "WHERE run_id = ? ORDER BY id",
         (run.id,),
     )
@@ -82,6 +82,9 @@ def test_apply_writes_changes_events_and_the_run_row(mixed: Store) -> None:
             NOW,
         )
     ]
+    # The events are stamped with the clock (the run's start) and evaluated at the plan's now.
+    stamps = mixed._query("SELECT DISTINCT at FROM memory_event WHERE run_id = ?", (run.id,))
+    assert stamps == [(run.started_at,)]
     assert mixed.require(2).confidence == 0.958**3
     row = mixed._query(
         "SELECT passes, policy, params, now, actor, duration_ms, changed "

@@ -602,6 +602,7 @@ def event_rows(
         [None] * size,
         query.tolist(),
         scores.tolist(),
+        [None] * size,  # evaluated_at: each event was made at its own time
         strict=True,
     )
 

@@ -114,6 +114,7 @@ def parse_history(entries: Any) -> list[tuple[Any, ...]]:
         actor = entry.get("actor")
         if actor is not None:
             check_text(f"history event {position}: actor", actor, MAX_TITLE)
+        evaluated_at = check_time("history evaluated_at", entry.get("evaluated_at"))
         events.append(
             (
                 at,
@@ -124,6 +125,7 @@ def parse_history(entries: Any) -> list[tuple[Any, ...]]:
                 None,  # runs are not carried between stores
                 query,
                 kept["scores"],
+                evaluated_at,
             )
         )
     return events

@@ -62,9 +62,9 @@ def apply(store: Store, plan: Plan, *, actor: str | None = None, skip_stale: boo
         if skipped.ids:
             row["undo_report"] = dumps(skipped_record(skipped.ids))
         run_id = insert_run(conn, row)
-        keys = insert_new_memories(store, conn, plan, run_id)
+        keys = insert_new_memories(store, conn, plan, run_id, started_at)
         write_changes(conn, plan, keys)
-        store.write_events(event_rows(plan, run_id, keys))
+        store.write_events(event_rows(plan, run_id, keys, started_at))
         duration_ms = round((time.perf_counter() - clock) * 1000)
         update_run(conn, run_id, {"duration_ms": duration_ms})
     for change_set in plan.change_sets:
@@ -164,9 +164,12 @@ def without_stale(plan: Plan, stale_ids: np.ndarray) -> tuple[Plan, Skipped]:
     return narrowed, Skipped(ids, len(gone))
 
 
-def insert_new_memories(store: Store, conn: Any, plan: Plan, run_id: int) -> dict[int, int]:
+def insert_new_memories(
+    store: Store, conn: Any, plan: Plan, run_id: int, at: float
+) -> dict[int, int]:
     """Insert the plan's new memories with their `created` events, inside apply's transaction
-    (`conn`); placeholder key -> id."""
+    (`conn`); placeholder key -> id. The event is stamped with the clock (`at`) and the plan's
+    time; a merged memory's created_at stays its earliest member's, as the plan gives it."""
     keys: dict[int, int] = {}
     for memory in plan.new_memories:
         row = complete_memory(dict(memory.fields), plan.now)
@@ -177,7 +180,7 @@ def insert_new_memories(store: Store, conn: Any, plan: Plan, run_id: int) -> dic
             [
                 (
                     ident,
-                    plan.now,
+                    at,
                     memory.pass_name,
                     memory.kind,
                     None,
@@ -185,6 +188,7 @@ def insert_new_memories(store: Store, conn: Any, plan: Plan, run_id: int) -> dic
                     run_id,
                     memory.reason_text,
                     None,
+                    plan.now,
                 )
             ]
         )
@@ -295,15 +299,19 @@ def json_rows(names: Sequence[str], columns: Sequence[list[Any]]) -> list[str]:
     return [dumps(dict(zip(names, row, strict=True))) for row in zip(*columns, strict=True)]
 
 
-def event_rows(plan: Plan, run_id: int, keys: dict[int, int]) -> Iterator[tuple[Any, ...]]:
-    """(memory_id, at, actor, kind, before, after, run_id, query, scores) per memory and pass;
-    the reason goes where a person's action keeps its reason (the query column)."""
+def event_rows(
+    plan: Plan, run_id: int, keys: dict[int, int], at: float
+) -> Iterator[tuple[Any, ...]]:
+    """(memory_id, at, actor, kind, before, after, run_id, query, scores, evaluated_at) per
+    memory and pass: `at` is the clock time of writing, evaluated_at the plan's (possibly
+    simulated) now. The reason goes where a person's action keeps its reason (the query
+    column)."""
     for change_set in plan.change_sets:
-        yield from change_set_events(change_set, plan.now, run_id, keys)
+        yield from change_set_events(change_set, at, plan.now, run_id, keys)
 
 
 def change_set_events(
-    change_set: ChangeSet, at: float, run_id: int, keys: dict[int, int]
+    change_set: ChangeSet, at: float, evaluated_at: float, run_id: int, keys: dict[int, int]
 ) -> Iterator[tuple[Any, ...]]:
     names = list(change_set.fields)
     befores = json_rows(names, [change_set.values[n][0].tolist() for n in names])
@@ -313,4 +321,4 @@ def change_set_events(
     for ident, before, after, reason in zip(
         change_set.ids.tolist(), befores, afters, index, strict=True
     ):
-        yield (ident, at, actor, kind, before, after, run_id, texts[reason], None)
+        yield (ident, at, actor, kind, before, after, run_id, texts[reason], None, evaluated_at)

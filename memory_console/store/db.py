@@ -15,7 +15,7 @@ from memory_console.store.errors import StoreError, damaged, is_damage
 from memory_console.store.migrations import MIGRATIONS
 
 APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store we create
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5000
 LOW_DISK_BYTES = 64 * 1024  # less free space than this: an open that fails blames the disk

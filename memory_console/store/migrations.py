@@ -56,9 +56,27 @@ def add_superseded_by(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS ix_memory_superseded_by ON memory (superseded_by)")
 
 
+def add_evaluated_at(conn: sqlite3.Connection) -> None:
+    """Schema 6: an event keeps the clock time it was written (`at`) apart from the time its
+    run was evaluated at (`evaluated_at`). Runs before it stamped their events with the
+    evaluated time; those move to evaluated_at and `at` becomes the run's start (the clock)."""
+    names = {row[1] for row in conn.execute("PRAGMA table_info('memory_event')")}
+    if "evaluated_at" in names:  # like IF NOT EXISTS: a migration may meet it done
+        return
+    conn.execute("ALTER TABLE memory_event ADD COLUMN evaluated_at FLOAT")
+    # Undo events were always stamped with the clock; only a run's own changes move.
+    conn.execute(
+        "UPDATE memory_event SET evaluated_at = at, at = ("
+        "SELECT r.started_at FROM maintenance_run AS r WHERE r.id = memory_event.run_id) "
+        "WHERE run_id IS NOT NULL AND actor != 'undo' "
+        "AND EXISTS (SELECT 1 FROM maintenance_run AS r WHERE r.id = memory_event.run_id)"
+    )
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: add_status_owner_topic_index,
     2: add_store_settings,
     3: add_erasure_audit,
     4: add_superseded_by,
+    5: add_evaluated_at,
 }

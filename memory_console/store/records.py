@@ -78,12 +78,21 @@ class EventRecord:
     run_id: int | None
     query: str | None
     scores: dict[str, Any] | None
+    # The (possibly simulated) time a maintenance run evaluated this change at; `at` is the
+    # clock time it was written. None: the same as `at`.
+    evaluated_at: float | None = None
+
+    @property
+    def evaluated(self) -> float:
+        """The time this change was evaluated at (its run's `now`, else when it was made)."""
+        return self.at if self.evaluated_at is None else self.evaluated_at
 
     def as_json(self) -> dict[str, Any]:
-        """The event as exports and `show --json` carry it (times in ISO 8601)."""
+        """The event as exports and `show --json` carry it (times in ISO 8601); a change
+        evaluated at another time than it was written also carries `evaluated_at`."""
         from memory_console.timeutil import to_iso
 
-        return {
+        out: dict[str, Any] = {
             "at": to_iso(self.at),
             "actor": self.actor,
             "kind": self.kind,
@@ -93,10 +102,13 @@ class EventRecord:
             "query": self.query,
             "scores": self.scores,
         }
+        if self.evaluated_at is not None:
+            out["evaluated_at"] = to_iso(self.evaluated_at)
+        return out
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> EventRecord:
-        ident, memory_id, at, actor, kind, before, after, run_id, query, scores = row
+        ident, memory_id, at, actor, kind, before, after, run_id, query, scores, evaluated = row
         return cls(
             ident,
             memory_id,
@@ -108,6 +120,7 @@ class EventRecord:
             run_id,
             query,
             json.loads(scores) if scores else None,
+            evaluated,
         )
 
 

@@ -68,6 +68,15 @@ EVENT_INSERT = (
     f"INSERT INTO memory_event ({', '.join(EVENT_FIELDS)}) "
     f"VALUES ({', '.join('?' * len(EVENT_FIELDS))})"
 )
+EVENT_WIDTH = len(EVENT_FIELDS)
+
+
+def with_evaluated_at(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """Event rows completed with a NULL evaluated_at where they lack one."""
+    for row in rows:
+        yield row if len(row) == EVENT_WIDTH else (*row, None)
+
+
 # Status changes a person can ask for: kind of event -> (field, value it sets).
 FLAG_ACTIONS: dict[str, tuple[str, Any]] = {
     "protected": ("is_protected", 1),
@@ -244,8 +253,9 @@ class Store:
                 listener(kind, ids)
 
     def write_events(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """Insert event rows (memory_id, at, actor, kind, before, after, run_id, query, scores)."""
-        self._conn.executemany(EVENT_INSERT, rows)
+        """Insert event rows (memory_id, at, actor, kind, before, after, run_id, query, scores
+        [, evaluated_at]); a row without evaluated_at was evaluated when it was written."""
+        self._conn.executemany(EVENT_INSERT, with_evaluated_at(rows))
 
     def meta(self, key: str) -> str | None:
         rows = self._query("SELECT value FROM console_meta WHERE key = ?", (key,))

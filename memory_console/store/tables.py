@@ -62,6 +62,9 @@ class MemoryEvent(SQLModel, table=True):
     run_id: int | None = Field(default=None, index=True)
     query: str | None = Field(default=None, description="the query that retrieved the memory")
     scores: str | None = Field(default=None, description="JSON score breakdown of an access")
+    # Schema 6: `at` is the clock time the change was written; a maintenance change also keeps
+    # the (possibly simulated) time its run was evaluated at. NULL: the same as `at`.
+    evaluated_at: float | None = Field(default=None)
 
 
 class MaintenanceRun(SQLModel, table=True):
