@@ -26,7 +26,21 @@ def forecast_line(record: MemoryRecord, now: float, params: Any = None) -> str:
         if forecast.floor_date is not None
         else ""
     )
-    return forecast.text() + tail
+    return forecast_steps(forecast.points, now) + tail
+
+
+def forecast_steps(points: list[tuple[float, float]], now: float) -> str:
+    """`now 0.33, 2026-12-25 0.30, 2027-01-24 0.27`: each step with its date, so nobody
+    reads the steps as days or runs."""
+    return ", ".join(f"{'now' if at <= now else to_date(at)} {value:.2f}" for at, value in points)
+
+
+def evaluated_note(event: EventRecord) -> str:
+    """` (evaluated as of 2027-02-21)` for a change evaluated on another day than the one it
+    was written on (a run previewed at a simulated date); else nothing."""
+    if event.evaluated_at is None or to_date(event.evaluated_at) == to_date(event.at):
+        return ""
+    return f" (evaluated as of {to_date(event.evaluated_at)})"
 
 
 def change_text(event: EventRecord) -> str:
@@ -55,3 +69,23 @@ def change_text(event: EventRecord) -> str:
             before = f"{before} ({current:.3f} by then)"
         parts.append(f"{name} {before if before is not None else '-'} -> {after}")
     return ", ".join(parts)
+
+
+def created_note(record: MemoryRecord, history: list[EventRecord]) -> str:
+    """` (earliest member's; merged on 2026-11-25)` for a memory a maintenance run made (a
+    merge): its created field is its earliest member's time, not when it was written."""
+    for event in history:
+        if event.kind == "created" and event.run_id is not None:
+            return f" (earliest member's; merged on {to_date(event.at)})"
+    return ""
+
+
+def simulated_note(evaluated: float, clock: float) -> str:
+    """`evaluated as of 2027-02-21, 88 days after now` when a plan or run was evaluated at
+    another date than the clock's (a simulated `now`); else nothing."""
+    if to_date(evaluated) == to_date(clock):
+        return ""
+    days = round(abs(evaluated - clock) / 86400)
+    unit = "day" if days == 1 else "days"
+    side = "after" if evaluated > clock else "before"
+    return f"evaluated as of {to_date(evaluated)}, {days} {unit} {side} now"

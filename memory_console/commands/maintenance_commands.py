@@ -495,8 +495,10 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
     from rich.table import Table
     from rich.text import Text
 
+    from memory_console.describe import simulated_note
     from memory_console.maintenance.report import first_changes, largest_drops
     from memory_console.policies import confidence_label
+    from memory_console.timeutil import now_ts
 
     out = common.console()
     summary = proposed.summary()
@@ -504,6 +506,9 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
     line = Text(args.command_name, style="bold")
     line.append(f" ({proposed.policy}) at {to_iso(proposed.now)}: {head}")
     out.print(line)
+    simulated = simulated_note(proposed.now, now_ts())
+    if simulated:
+        out.print(f"  {simulated} (a simulated date; events are stamped with the clock)")
     figures = [
         ("eligible", summary["eligible"]),
         ("decayed", summary["decayed"]),

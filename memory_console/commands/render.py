@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memory_console.commands.common import console
-from memory_console.describe import change_text, forecast_line
+from memory_console.describe import change_text, created_note, evaluated_note, forecast_line
 from memory_console.literal import literal
 from memory_console.maintenance.forecast import memory_forecast
 from memory_console.policies.confidence import confidence_label
@@ -26,15 +26,21 @@ if TYPE_CHECKING:
 
 
 def memory_json(
-    record: MemoryRecord, *, reveal: bool = False, supersedes: list[int] | None = None
+    record: MemoryRecord,
+    *,
+    reveal: bool = False,
+    supersedes: list[int] | None = None,
+    confidence_now: float | None = None,
 ) -> dict[str, Any]:
     """A memory as `list`/`show --json` print it: the export fields plus the confidence label
-    (and, when given, the ids it supersedes); credentials masked in every text (title,
-    content, keywords, metadata) unless reveal."""
+    (and, when given, the confidence a decay run now would set and the ids it supersedes);
+    credentials masked in every text (title, content, keywords, metadata) unless reveal."""
     data = export_record(record)
     if not reveal:
         data = mask_record(data)
-    data["confidence_label"] = confidence_label(record.confidence)
+    data["confidence_label"] = confidence_label(record.confidence, record.source)
+    if confidence_now is not None:
+        data["confidence_now"] = round(confidence_now, 4)
     if supersedes is not None:
         data["supersedes"] = supersedes
     return data
@@ -75,8 +81,26 @@ def forecast_json(record: MemoryRecord, now: float, params: Any = None) -> dict[
     }
 
 
-def confidence_cell(value: float) -> str:
-    return f"{value:.2f} {confidence_label(value)}"
+def confidence_cell(value: float, source: str | None = None, now: float | None = None) -> str:
+    """`0.85 high confidence`; with the value a decay run now would set, where it differs:
+    `0.33 uncertain now (0.85 stored)`."""
+    if now is None or round(now, 2) == round(value, 2):
+        return f"{value:.2f} {confidence_label(value, source)}"
+    return f"{now:.2f} {confidence_label(now, source)} now ({value:.2f} stored)"
+
+
+def confidence_field(record: MemoryRecord, now: float) -> str:
+    """`0.33 uncertain now (0.85 stored, base 0.85)`, or `0.85 high confidence (base 0.85)`."""
+    cell = confidence_cell(record.confidence, record.source, now)
+    base = f"base {record.base_confidence:.2f}"
+    return f"{cell[:-1]}, {base})" if cell.endswith(" stored)") else f"{cell} ({base})"
+
+
+def short_confidence(value: float, now: float | None) -> str:
+    """`0.85` or, when decay would lower it now, `0.85→0.33` (stored, then as of now)."""
+    if now is None or round(now, 2) == round(value, 2):
+        return f"{value:.2f}"
+    return f"{value:.2f}→{now:.2f}"
 
 
 def memories(count: int) -> str:
@@ -90,8 +114,11 @@ def print_memory_table(
     more: bool = False,
     reveal: bool = False,
     out: Console | None = None,
+    now_values: list[float] | None = None,
 ) -> None:
-    """A table of memories; narrow terminals drop the less telling columns, never the title."""
+    """A table of memories; narrow terminals drop the less telling columns, never the title.
+    `now_values`: each memory's confidence as a decay run now would set it (shown beside the
+    stored value where it differs)."""
     from rich.table import Table
 
     out = out or console()
@@ -107,14 +134,19 @@ def print_memory_table(
     if wide:
         table.add_column("last access", no_wrap=True)
         table.add_column("status", no_wrap=True)
-    for record in rows:
+    nows: list[float | None] = list(now_values) if now_values is not None else [None] * len(rows)
+    for record, now in zip(rows, nows, strict=True):
         title = ("🔒 " if record.is_protected else "") + (
             record.title if reveal else mask(record.title)
         )
         cell = literal(title)
         if record.status != "active" and not wide:
             cell.append(f" ({record.status})", style="dim")
-        confidence = confidence_cell(record.confidence) if wide else f"{record.confidence:.2f}"
+        confidence = (
+            confidence_cell(record.confidence, record.source, now)
+            if wide
+            else short_confidence(record.confidence, now)
+        )
         cells: list[str | Text] = [str(record.id)]
         if wide:
             cells += [f"{record.owner}/{record.topic}", record.memory_type]
@@ -139,6 +171,8 @@ def print_memory(
 ) -> None:
     from rich.table import Table
 
+    from memory_console.maintenance.forecast import confidence_now
+
     def shown(text: str) -> str:
         return text if reveal else mask(text)
 
@@ -151,10 +185,10 @@ def print_memory(
     for name, value in (
         ("owner / topic", f"{record.owner} / {record.topic}"),
         ("type / tier", f"{record.memory_type} / {record.tier}"),
-        ("confidence", f"{confidence_cell(record.confidence)} (base {record.base_confidence:.2f})"),
+        ("confidence", confidence_field(record, confidence_now(record, now, params))),
         ("importance", f"{record.importance:.2f}"),
         ("retrievals", str(record.retrieval_count)),
-        ("created", to_iso(record.created_at)),
+        ("created", (to_iso(record.created_at) or "") + created_note(record, history)),
         ("last access", to_iso(record.last_accessed_at) or "never"),
         ("decay policy", record.decay_policy + ("  protected" if record.is_protected else "")),
         (
@@ -177,7 +211,8 @@ def print_memory(
     for name in ("at", "actor", "kind", "change"):
         events.add_column(name)
     for event in history:
-        events.add_row(to_iso(event.at), event.actor, event.kind, shown(change_text(event)))
+        change = shown(change_text(event)) + evaluated_note(event)
+        events.add_row(to_iso(event.at), event.actor, event.kind, change)
     out.print(events)
     if accesses is not None:
         log = Table(title="accesses", show_edge=False, header_style="bold", title_justify="left")

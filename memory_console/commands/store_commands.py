@@ -456,22 +456,34 @@ def cmd_list(args: argparse.Namespace) -> int:
     from memory_console.commands import render  # numpy, via forecasts and policies
 
     common.check_range("--limit", args.limit, 1)
+    from memory_console.maintenance.forecast import confidences_now
+
     store = common.open_store(args)
     try:
         page = store.page(
             common.filter_of(args), sort=args.sort, descending=args.desc, limit=args.limit
         )
+        params = store.settings().params()
     finally:
         store.close()
+    nows = confidences_now(page.rows, common.now_of(args), params).tolist()
     if args.json:
-        common.print_json([render.memory_json(r, reveal=args.reveal) for r in page.rows])
+        common.print_json(
+            [
+                render.memory_json(r, reveal=args.reveal, confidence_now=now)
+                for r, now in zip(page.rows, nows, strict=True)
+            ]
+        )
     else:
-        render.print_memory_table(page.rows, more=page.next_cursor is not None, reveal=args.reveal)
+        render.print_memory_table(
+            page.rows, more=page.next_cursor is not None, reveal=args.reveal, now_values=nows
+        )
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     from memory_console.commands import render  # numpy, via forecasts and policies
+    from memory_console.maintenance.forecast import confidence_now
 
     store = common.open_store(args)
     try:
@@ -486,7 +498,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         store.close()
     now = common.now_of(args)
     if args.json:
-        data = render.memory_json(record, reveal=args.reveal, supersedes=supersedes)
+        data = render.memory_json(
+            record,
+            reveal=args.reveal,
+            supersedes=supersedes,
+            confidence_now=confidence_now(record, now, params),
+        )
         data["history"] = [render.event_json(event, reveal=args.reveal) for event in history]
         data["forecast"] = render.forecast_json(record, now, params)
         if accesses is not None:

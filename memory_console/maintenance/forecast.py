@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from memory_console.policies import (
     TIER_NAMES,
     MemoryForecast,
     PolicyParams,
+    confidence_at,
     decays_mask,
     forecast_memory,
     is_aggressive,
@@ -50,6 +52,46 @@ def memory_forecast(
         params=params,  # type: ignore[arg-type]
         periods_ahead=periods_ahead,
     )
+
+
+def confidences_now(
+    records: Sequence[MemoryRecord], now: float, params: PolicyParams | None = None
+) -> np.ndarray:
+    """Each memory's confidence as a decay run at `now` would set it (the stored value is as
+    of the last run, which may be months old), under `params` (the store's policy) or
+    relevance's defaults; memories that do not decay keep their stored value."""
+    if not records:
+        return np.zeros(0, dtype=np.float64)
+    from memory_console.policies import params_for
+
+    p = params if params is not None else params_for("relevance")
+    confidence = np.array([r.confidence for r in records], dtype=np.float64)
+    decay_policy = np.array([r.decay_policy for r in records])
+    decays = decays_mask(
+        np.array([r.status for r in records]),
+        decay_policy,
+        np.array([r.is_protected for r in records], dtype=np.bool_),
+        np.array([r.memory_type for r in records]),
+        p,  # type: ignore[arg-type]
+    )
+    last = [np.nan if r.last_accessed_at is None else r.last_accessed_at for r in records]
+    decayed = confidence_at(
+        now,
+        confidence,
+        np.array([r.base_confidence for r in records], dtype=np.float64),
+        np.array([r.retrieval_count for r in records], dtype=np.int64),
+        np.array(last, dtype=np.float64),
+        np.array([r.created_at for r in records], dtype=np.float64),
+        is_aggressive(decay_policy),
+        decays,
+        p,  # type: ignore[arg-type]
+    )
+    return np.minimum(decayed, confidence)  # decay only ever lowers confidence
+
+
+def confidence_now(record: MemoryRecord, now: float, params: PolicyParams | None = None) -> float:
+    """One memory's confidence as a decay run at `now` would set it (confidences_now)."""
+    return float(confidences_now([record], now, params)[0])
 
 
 def store_forecast(

@@ -16,10 +16,19 @@ TIER_EDGES: tuple[float, ...] = (0.3, 0.5, 0.7, 0.9)
 TIER_NAMES: tuple[str, ...] = (">=0.9", "0.7-0.9", "0.5-0.7", "0.3-0.5", "<0.3")
 
 
-def confidence_label(c: float) -> str:
-    """The words shown beside a confidence value."""
+# Sources where a person said the memory in so many words; "stated explicitly" is true of
+# no other memory, however high its confidence (a session review infers what it keeps).
+STATED_SOURCES = frozenset({"user_directive", "manual"})
+VERY_HIGH = "very high confidence"  # the top tier's words for a memory nobody stated
+
+
+def confidence_label(c: float, source: str | None = None) -> str:
+    """The words shown beside a confidence value; given the memory's `source`, the top tier
+    reads "stated explicitly" only for a memory a person stated (STATED_SOURCES)."""
     for edge, label in zip(LABEL_EDGES, LABELS, strict=False):
         if c >= edge - FLOOR_TOLERANCE:
+            if label == LABELS[0] and source is not None and source not in STATED_SOURCES:
+                return VERY_HIGH
             return label
     return LABELS[-1]
 

@@ -18,12 +18,14 @@ from memory_console.timeutil import to_date
 # One word per confidence label, for narrow tables.
 SHORT_LABELS = {
     "stated explicitly": "stated",
+    "very high confidence": "v.high",
     "high confidence": "high",
     "inferred": "inferred",
     "uncertain": "uncertain",
 }
 LABEL_STYLES = {
     "stated explicitly": "bold green",
+    "very high confidence": "bold green",
     "high confidence": "green",
     "inferred": "yellow",
     "uncertain": "red",
@@ -35,12 +37,18 @@ SELECTED_MARK = "●"
 CHANGED_MARK = "*"  # a row another process changed since it was shown
 
 
-def confidence_text(value: float, *, short: bool = False) -> Text:
-    """`0.82 high confidence`, the words coloured by how sure the memory is."""
-    label = confidence_label(value)
+def confidence_text(
+    value: float, *, short: bool = False, source: str | None = None, now: float | None = None
+) -> Text:
+    """`0.82 high confidence`, the words coloured by how sure the memory is; with `now` (the
+    value a decay run now would set) where it differs: `0.33 uncertain now (0.85 stored)`."""
+    shown = value if now is None else now
+    label = confidence_label(shown, source)
     words = SHORT_LABELS[label] if short else label
-    text = Text(f"{value:.2f} ")
+    text = Text(f"{shown:.2f} ")
     text.append(words, style=LABEL_STYLES[label])
+    if now is not None and round(now, 2) != round(value, 2):
+        text.append(f" now ({value:.2f} stored)", style="dim")
     return text
 
 

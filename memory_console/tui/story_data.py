@@ -8,7 +8,7 @@ from typing import Any
 # Imported here, not in the worker: an import inside a worker thread can wait behind the
 # background embedder's own (long) imports.
 from memory_console.describe import forecast_line
-from memory_console.maintenance.forecast import memory_forecast
+from memory_console.maintenance.forecast import confidence_now, memory_forecast
 from memory_console.store import EventRecord, MemoryRecord, Store
 
 
@@ -20,29 +20,33 @@ class Story:
     history: list[EventRecord]
     accesses: list[EventRecord]
     forecast: Any  # policies.forecast.MemoryForecast
-    forecast_text: str  # "0.78 -> 0.74; reaches the floor on DATE" or why it does not decay
+    forecast_text: str  # "now 0.78, DATE 0.74; reaches the floor on DATE" or why not
     trajectory: list[tuple[float, float]]  # (unix time, confidence) from the events, then now
     now: float
     supersedes: tuple[int, ...] = ()  # the memories this one superseded (older values)
+    confidence_now: float | None = None  # what a decay run at `now` would set
 
 
 def trajectory(
     record: MemoryRecord, history: list[EventRecord], now: float
 ) -> list[tuple[float, float]]:
-    """The confidence over time: each event's after.confidence at its time, from the created
-    event on, then the current confidence now. An access also gives the value it found (its
-    before.current), so the line fades to it and then jumps by the boost."""
+    """The confidence over time: each event's after.confidence at the clock time it was
+    written (`at`, never its evaluated time), from the created event on, then the current
+    confidence now. An access also gives the value it found (its before.current), so the
+    line fades to it and then jumps by the boost. Nothing is drawn as past beyond `now`:
+    an event written later than it (a console whose now is held) is drawn at now."""
     points: list[tuple[float, float]] = []
     for event in history:
+        at = min(event.at, now)
         found = event.before.get("current")
         if isinstance(found, int | float) and not isinstance(found, bool):
-            points.append((event.at, float(found)))
+            points.append((at, float(found)))
         value = event.after.get("confidence")
         if isinstance(value, int | float) and not isinstance(value, bool):
-            points.append((event.at, float(value)))
+            points.append((at, float(value)))
     if not points:
-        points.append((record.created_at, record.confidence))
-    points.append((max(now, points[-1][0]), record.confidence))
+        points.append((min(record.created_at, now), record.confidence))
+    points.append((now, record.confidence))
     return points
 
 
@@ -60,6 +64,7 @@ def load_story(store: Store, memory_id: int, now: float) -> Story:
         trajectory=trajectory(record, history, now),
         now=now,
         supersedes=tuple(store.superseded_by_each([memory_id]).get(memory_id, [])),
+        confidence_now=confidence_now(record, now, params),
     )
 
 

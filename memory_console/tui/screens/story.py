@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, Label, Static
 from textual.worker import get_current_worker
 
-from memory_console.describe import change_text
+from memory_console.describe import change_text, evaluated_note
 from memory_console.literal import literal
 from memory_console.store import EventRecord, MemoryRecord
 from memory_console.tui.actions import DoneAction
@@ -35,11 +35,12 @@ ACTOR_MAX = 28  # a longer actor is cut in the table and shown whole below it
 
 
 def history_change(event: EventRecord) -> str:
-    """What an event changed, with the query or reason that caused it."""
+    """What an event changed, with the query or reason that caused it, and the date it was
+    evaluated as of when a run was evaluated at a simulated date."""
     change = change_text(event)
     if event.query and event.query not in change:
         change = f"{change}  ({event.query})" if change else event.query
-    return change
+    return change + evaluated_note(event)
 
 
 class StoryScreen(MemoryActionsScreen):
@@ -128,7 +129,7 @@ class StoryScreen(MemoryActionsScreen):
         self.sub_title = f"memory #{record.id}"
         title = Text(f"#{record.id} ", style="dim")
         title.append(shown(record.title, reveal=self.reveal, style="bold"))
-        rows = memory_fields(record, story.supersedes)
+        rows = memory_fields(record, story.supersedes, story.confidence_now, story.history)
         rows.append(("keywords", shown_keywords(record, reveal=self.reveal)))
         rows.append(("forecast", story.forecast_text))
         self.query_one("#story-head", Static).update(Group(title, fields_table(rows)))

@@ -9,9 +9,10 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from memory_console.describe import created_note
 from memory_console.embed.hits import SearchHit
 from memory_console.literal import literal
-from memory_console.store import MemoryRecord
+from memory_console.store import EventRecord, MemoryRecord
 from memory_console.tui.formatting import (
     PROTECTED_MARK,
     confidence_text,
@@ -45,11 +46,17 @@ def fields_text(rows: list[tuple[str, RenderableType]]) -> Text:
 
 
 def memory_fields(
-    record: MemoryRecord, supersedes: Sequence[int] = ()
+    record: MemoryRecord,
+    supersedes: Sequence[int] = (),
+    confidence_now: float | None = None,
+    history: Sequence[EventRecord] = (),
 ) -> list[tuple[str, RenderableType]]:
     """The fields every view of a memory shows, in the order a person reads them; a fact
-    that changed names the memory that superseded it, or those it superseded."""
-    confidence = confidence_text(record.confidence)
+    that changed names the memory that superseded it, or those it superseded. Given
+    `confidence_now` (what a decay run now would set), confidence shows it beside the stored
+    value; given the `history`, a merged memory's created time says it is its earliest
+    member's."""
+    confidence = confidence_text(record.confidence, source=record.source, now=confidence_now)
     confidence.append(f"  (base {record.base_confidence:.2f})", style="dim")
     status = record.status + (
         f" into #{record.consolidated_into}" if record.consolidated_into else ""
@@ -67,7 +74,7 @@ def memory_fields(
         ("confidence", confidence),
         ("importance", f"{record.importance:.2f}"),
         ("retrievals", f"{record.retrieval_count:,}"),
-        ("created", when(record.created_at)),
+        ("created", when(record.created_at) + created_note(record, list(history))),
         ("last access", when(record.last_accessed_at)),
         ("status", literal(f"{status}, {protection}")),
         ("decay policy", literal(record.decay_policy)),
@@ -146,7 +153,12 @@ class DetailPane(Static):
         title = Text(f"#{record.id} ", style="dim")
         title.append(shown(record.title, reveal=self.reveal, style="bold"))
         current = self.story is not None and self.story.record.id == record.id
-        rows = memory_fields(record, self.story.supersedes if self.story and current else ())
+        story = self.story if current else None
+        rows = (
+            memory_fields(record, story.supersedes, story.confidence_now, story.history)
+            if story is not None
+            else memory_fields(record)
+        )
         if self.story is not None and current:
             rows.append(("forecast", self.story.forecast_text))
         if self.hit is not None:
