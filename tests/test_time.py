@@ -178,3 +178,19 @@ def test_migration_from_5_moves_a_runs_stamps_to_evaluated_at(db_path: Path) -> 
     created, decayed = rows
     assert created[0] == "created" and created[2] is None and created[3] is None
     assert decayed == ("decayed", started, LATER, 1)
+
+
+def test_the_apply_dialog_says_the_run_is_evaluated_as_of_a_simulated_date(
+    db_path: Path,
+) -> None:
+    from memory_console.tui.plan_request import PlanRequest
+    from memory_console.tui.preview_text import apply_question
+
+    with Store(db_path) as store:
+        old_memory(store, "decays", 200)
+        proposal = plan(store, now=LATER)
+    later = PlanRequest(("decay",), "relevance", {}, LATER, CLOCK)
+    text = apply_question(later, proposal, 0).plain
+    assert f"This run is evaluated as of {to_date(LATER)}, 90 days after now" in text
+    today = PlanRequest(("decay",), "relevance", {}, CLOCK, CLOCK)
+    assert "evaluated as of" not in apply_question(today, proposal, 0).plain

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from memory_console.describe import forecast_line
+from memory_console.describe import forecast_line, simulated_note
 from memory_console.literal import literal
 from memory_console.maintenance import NewMemory, Plan
 from memory_console.store import MemoryRecord
@@ -78,6 +78,13 @@ def apply_question(request: PlanRequest, plan: Plan, left_out: int) -> Text:
         text.append(f"{count:,}\n", style="bold")
     if left_out:
         text.append(f"  left out by you: {plural(left_out)}\n")
+    simulated = simulated_note(request.now, request.real_now) if request.simulated else ""
+    if simulated:
+        text.append(f"\nThis run is {simulated}, a simulated date", style="bold")
+        text.append(
+            ": its changes are written now, stamped with the clock, and the history shows "
+            "the date they were evaluated as of.\n"
+        )
     text.append(f"\n{plural(plan.changed)} change", style="bold")
     if plan.new_memories:
         text.append(f" and {len(plan.new_memories):,} new ones are added", style="bold")
