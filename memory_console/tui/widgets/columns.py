@@ -94,14 +94,18 @@ TITLE = Column(
     lambda c: one_line(masked(c.record.title, reveal=c.reveal)),
 )
 CONFIDENCE = Column(
-    "confidence", "confidence", 22, "confidence", lambda c: confidence_text(c.record.confidence)
+    "confidence",
+    "confidence",
+    22,
+    "confidence",
+    lambda c: confidence_text(c.record.confidence, source=c.record.source),
 )
 CONFIDENCE_SHORT = Column(
     "confidence",
     "confidence",
     14,
     "confidence",
-    lambda c: confidence_text(c.record.confidence, short=True),
+    lambda c: confidence_text(c.record.confidence, short=True, source=c.record.source),
 )
 STATUS = Column("status", "status", 8, "status", _status)
 PROTECTED = Column(
