@@ -506,9 +506,6 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
     line = Text(args.command_name, style="bold")
     line.append(f" ({proposed.policy}) at {to_iso(proposed.now)}: {head}")
     out.print(line)
-    simulated = simulated_note(proposed.now, now_ts())
-    if simulated:
-        out.print(f"  {simulated} (a simulated date; events are stamped with the clock)")
     figures = [
         ("eligible", summary["eligible"]),
         ("decayed", summary["decayed"]),
@@ -519,6 +516,9 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
         ("memories changed", summary["changed"]),
     ]
     out.print("  " + " · ".join(f"{name} {value:,}" for name, value in figures))
+    simulated = simulated_note(proposed.now, now_ts())
+    if simulated:
+        out.print(f"  {simulated} (a simulated date; events are stamped with the clock)")
     disabled = [name for name, f in proposed.figures.items() if f.get("disabled")]
     if disabled:
         out.print(
