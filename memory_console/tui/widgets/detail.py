@@ -57,7 +57,12 @@ def memory_fields(
     value; given the `history`, a merged memory's created time says it is its earliest
     member's."""
     confidence = confidence_text(record.confidence, source=record.source, now=confidence_now)
-    confidence.append(f"  (base {record.base_confidence:.2f})", style="dim")
+    base = f"base {record.base_confidence:.2f}"
+    if confidence.plain.endswith(" stored)"):  # one parenthesis: (0.85 stored, base 0.85)
+        confidence.right_crop(1)
+        confidence.append(f", {base})", style="dim")
+    else:
+        confidence.append(f"  ({base})", style="dim")
     status = record.status + (
         f" into #{record.consolidated_into}" if record.consolidated_into else ""
     )
