@@ -64,6 +64,14 @@ class State:
     indexes: tuple[str, ...]
 
 
+# Every event column but a run's wall-clock stamp (`at` of a run's events is when apply ran,
+# as its started_at; the time it was evaluated at is kept in evaluated_at).
+EVENT_STATE = (
+    "SELECT id, memory_id, CASE WHEN run_id IS NULL THEN at END, actor, kind, before, after, "
+    "run_id, query, scores, evaluated_at FROM memory_event ORDER BY id"
+)
+
+
 def digest(rows: Any) -> str:
     sha = hashlib.sha256()
     for row in rows:
@@ -94,7 +102,7 @@ def read_state(path: Path) -> State:
             memories=conn.execute("SELECT count(*) FROM memory").fetchone()[0],
             memory_digest=digest(conn.execute("SELECT * FROM memory ORDER BY id")),
             events=conn.execute("SELECT count(*) FROM memory_event").fetchone()[0],
-            event_digest=digest(conn.execute("SELECT * FROM memory_event ORDER BY id")),
+            event_digest=digest(conn.execute(EVENT_STATE)),
             runs=digest(conn.execute(f"SELECT {RUN_COLUMNS} FROM maintenance_run ORDER BY id")),
             version=conn.execute("PRAGMA user_version").fetchone()[0],
             indexes=tuple(
