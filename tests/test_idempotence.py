@@ -230,7 +230,7 @@ def check_subset(
 
 STORE_ROWS = st.lists(memory_rows(), min_size=6, max_size=24)
 QUICK = settings(
-    max_examples=int(os.environ.get("IDEM_EXAMPLES", "40")),
+    max_examples=40,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
