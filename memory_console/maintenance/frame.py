@@ -10,7 +10,7 @@ import numpy as np
 from memory_console.maintenance.changes import ChangeSet, NewMemory
 from memory_console.policies import maintainable
 from memory_console.store import bulk
-from memory_console.store.validate import complete_memory
+from memory_console.store.validate import DEFAULTS
 
 if TYPE_CHECKING:
     from memory_console.store import Store
@@ -117,19 +117,28 @@ class Frame:
         self.touched[rows] = True
 
     def add(self, memories: Sequence[NewMemory], now: float) -> None:
-        """Rows for memories a pass creates, their fields completed as apply will insert them
-        (at `now`); rows stay in id order (the negative keys come first)."""
+        """Rows for memories a pass creates, unset fields at the table's defaults (created at
+        `now` unless told); rows stay in id order (the negative keys come first). Nothing is
+        checked here: apply checks the memories it inserts."""
         if not memories:
             return
         if self.store is not None:
             # A late column could no longer be read in line with the rows: read them all now.
             for name in bulk.EXTRA_COLUMNS:
                 self.column(name)
-        rows = [complete_memory(dict(memory.fields), now) for memory in memories]
+        rows: list[dict[str, Any]] = []
+        for memory in memories:
+            given = dict(memory.fields)
+            # As the store completes a memory: either confidence stands for the other.
+            start = given.get("confidence", given.get("base_confidence", DEFAULTS["confidence"]))
+            rows.append(
+                {**DEFAULTS, "confidence": start, "base_confidence": start, "created_at": now}
+                | given
+            )
         added: dict[str, list[Any]] = {name: [] for name in self._values}
         for row in rows:
             for name in added:
-                value = bool(row[name]) if name == "is_protected" else row[name]
+                value = bool(row[name]) if name == "is_protected" else row.get(name)
                 added[name].append(np.nan if value is None else value)
         ids = np.concatenate([self.ids, np.array([m.key for m in memories], dtype=np.int64)])
         order = np.argsort(ids, kind="stable")
