@@ -59,6 +59,14 @@ class ChangeSet:
     def fields(self) -> tuple[str, ...]:
         return tuple(self.values)
 
+    def take(self, keep: np.ndarray) -> ChangeSet:
+        """The changes of the rows where the boolean mask `keep` is true."""
+        values = {
+            name: (before[keep], after[keep]) for name, (before, after) in self.values.items()
+        }
+        reasons = self.reasons.take(np.flatnonzero(keep))
+        return ChangeSet(self.pass_name, self.kind, self.ids[keep], values, reasons)
+
     def changes(self) -> Iterator[Change]:
         """One Change per memory and field."""
         ids = self.ids.tolist()

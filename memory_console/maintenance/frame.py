@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memory_console.maintenance.changes import ChangeSet
+from memory_console.maintenance.changes import ChangeSet, NewMemory
 from memory_console.policies import maintainable
 from memory_console.store import bulk
+from memory_console.store.validate import DEFAULTS
 
 if TYPE_CHECKING:
     from memory_console.store import Store
@@ -24,7 +25,9 @@ class Frame:
     positions and handed out as string arrays, which the policy functions take; numeric
     columns are float or int arrays, last_accessed_at NaN for memories never accessed.
     `record(change_set)` writes a pass's proposals into the arrays, so a later pass of the
-    same plan sees them (expire archives X, then decay leaves X alone).
+    same plan sees them (expire archives X, then decay leaves X alone). `add(memories)` gives
+    the memories a pass creates rows of their own, under their negative keys, so the later
+    passes decay, flag, count or archive them as a second run would.
     """
 
     def __init__(
@@ -113,9 +116,49 @@ class Frame:
             self.set(rows, name, after)
         self.touched[rows] = True
 
+    def add(self, memories: Sequence[NewMemory], now: float) -> None:
+        """Rows for memories a pass creates, unset fields at the table's defaults (created at
+        `now` unless told); rows stay in id order (the negative keys come first). Nothing is
+        checked here: apply checks the memories it inserts."""
+        if not memories:
+            return
+        if self.store is not None:
+            # A late column could no longer be read in line with the rows: read them all now.
+            for name in bulk.EXTRA_COLUMNS:
+                self.column(name)
+        rows: list[dict[str, Any]] = []
+        for memory in memories:
+            given = dict(memory.fields)
+            # As the store completes a memory: either confidence stands for the other.
+            start = given.get("confidence", given.get("base_confidence", DEFAULTS["confidence"]))
+            rows.append(
+                {**DEFAULTS, "confidence": start, "base_confidence": start, "created_at": now}
+                | given
+            )
+        added: dict[str, list[Any]] = {name: [] for name in self._values}
+        for row in rows:
+            for name in added:
+                value = bool(row[name]) if name == "is_protected" else row.get(name)
+                added[name].append(np.nan if value is None else value)
+        ids = np.concatenate([self.ids, np.array([m.key for m in memories], dtype=np.int64)])
+        order = np.argsort(ids, kind="stable")
+        self.ids = ids[order]
+        self.revision = np.concatenate([self.revision, np.full(len(rows), -1)])[order]
+        self.touched = np.concatenate([self.touched, np.zeros(len(rows), np.bool_)])[order]
+        for name, column in self._values.items():
+            extended = np.concatenate([column, np.array(added[name], dtype=column.dtype)])
+            self._values[name] = extended[order]
+        for name, codes in self._codes.items():
+            lookup = {value: position for position, value in enumerate(bulk.CATEGORIES[name])}
+            new = [lookup.get(str(row[name]), len(lookup)) for row in rows]
+            self._codes[name] = np.concatenate([codes, np.array(new, dtype=codes.dtype)])[order]
+        self._strings.clear()
+
     def touched_revisions(self) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, revisions as loaded) of every memory some pass changed."""
-        return self.ids[self.touched], self.revision[self.touched]
+        """(ids, revisions as loaded) of every stored memory some pass changed (a memory
+        the plan creates has no revision to check)."""
+        stored = self.touched & (self.ids >= 0)
+        return self.ids[stored], self.revision[stored]
 
     def maintainable(self) -> np.ndarray:
         """Rows any pass may change: active, not protected, decay_policy not none."""

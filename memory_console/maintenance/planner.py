@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +26,10 @@ def plan(
     """Every change `passes` would make at `now` (default: the clock), one after the other
     over the same arrays, so each pass sees what the earlier ones proposed. `progress`
     hears each step as it starts: ("reading", 0, n), then (pass name, i, n) for i in 1..n.
+
+    A pass that `closes` runs again after the last one; what later passes propose for a
+    memory the plan creates becomes that memory's fields. Either way one run does what a
+    second run at the same `now` would otherwise find to do.
 
     Reads happen in one read transaction: the plan reflects a single state of the store,
     and the revisions it keeps let apply detect any change made after it.
@@ -50,7 +56,15 @@ def plan(
             result = registry.get(name).plan(frame, params, moment)
             change_sets.extend(s for s in result.change_sets if len(s))
             new_memories.extend(result.new_memories)
+            frame.add(result.new_memories, moment)
             figures[name] = dict(result.figures)
+        for number, name in enumerate(names, start=1):
+            if registry.get(name).closes and number < len(names) and name in figures:
+                result = registry.get(name).plan(frame, params, moment)
+                change_sets.extend(s for s in result.change_sets if len(s))
+                for key, value in result.figures.items():
+                    figures[name][key] = figures[name].get(key, 0) + value
+    change_sets, new_memories = folded(change_sets, new_memories)
     touched_ids, touched_revisions = frame.touched_revisions()
     return Plan(
         passes=names,
@@ -65,3 +79,25 @@ def plan(
         planned_at=time.time(),
         duration_ms=round((time.perf_counter() - started) * 1000),
     )
+
+
+def folded(
+    change_sets: list[ChangeSet], new_memories: list[NewMemory]
+) -> tuple[list[ChangeSet], list[NewMemory]]:
+    """Changes proposed for memories the plan creates (negative keys) moved into their
+    fields: a merged memory decayed or archived by a later pass is created so."""
+    if not new_memories:
+        return change_sets, new_memories
+    fields: dict[int, dict[str, Any]] = {m.key: dict(m.fields) for m in new_memories}
+    kept: list[ChangeSet] = []
+    for change_set in change_sets:
+        new = change_set.ids < 0
+        if not new.any():
+            kept.append(change_set)
+            continue
+        for name, (_, after) in change_set.values.items():
+            for key, value in zip(change_set.ids[new].tolist(), after[new].tolist(), strict=True):
+                fields[key][name] = int(value) if name == "is_protected" else value
+        if not new.all():
+            kept.append(change_set.take(~new))
+    return kept, [replace(m, fields=fields[m.key]) for m in new_memories]

@@ -54,6 +54,9 @@ class PassSpec:
     any, registered under its `name` class attribute. narrow: optionally, a SQL condition
     that every row the pass may change or count satisfies (a superset is fine); a plan loads
     only those rows when all its passes narrow (parameter names must be unique per pass).
+    closes: a pass whose rows a later pass can make (protect-facts: promote makes facts) runs
+    once more after the plan's last pass, over what the others proposed, so that one run
+    reaches what a second run at the same `now` would.
     """
 
     name: str
@@ -65,6 +68,7 @@ class PassSpec:
     param_sets: tuple[str, ...] = ()
     params_class: type[PolicyParams] | None = None
     narrow: Narrowing | None = None
+    closes: bool = False
 
     def scope_for(self, params: MaintenanceParams) -> str:
         return self.scope(params) if callable(self.scope) else self.scope

@@ -17,12 +17,13 @@ from memory_console.store import bulk
 
 
 def plan_classify(frame: Frame, params: MaintenanceParams, now: float) -> PassResult:
-    """Each active, unprotected memory's content classified; a different type is proposed with
+    """Each maintainable memory's content classified; a different type is proposed with
     the rules' reason ("episodic: a time it happened or will ("yesterday")")."""
     if frame.store is None:
         raise ValueError("the classify pass reads memory texts: the frame needs its store")
-    status = frame.column("status")
-    protected = frame.column("is_protected")
+    # Maintainable only: decay_policy none is never touched by a pass, and promote makes its
+    # semantic memories so (retyping them back would undo promote at every run).
+    open_rows = frame.maintainable()
     stored = frame.column("memory_type")
     rows: list[int] = []
     after: list[str] = []
@@ -31,7 +32,7 @@ def plan_classify(frame: Frame, params: MaintenanceParams, now: float) -> PassRe
         position = int(np.searchsorted(frame.ids, ident))
         if position >= len(frame) or frame.ids[position] != ident:
             continue
-        if status[position] != "active" or protected[position]:
+        if not open_rows[position]:
             continue
         found, reason = classify_type(content)
         if found != stored[position]:

@@ -43,6 +43,7 @@ PASS = PassSpec(
     summary="protect semantic memories at confidence 0.9 or more (facts no pass may remove)",
     order=6,
     scope="active",
+    closes=True,  # promote (order 60) raises episodic memories to semantic at up to 0.95
     narrow=lambda params, now: (
         "memory_type = 'semantic' AND is_protected = 0 AND confidence >= :protect_facts_min",
         {"protect_facts_min": MIN_CONFIDENCE},
