@@ -142,7 +142,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "changed, while a later run that is not undone changed the same memories (undo it "
         "first, or give --cascade), while a memory the run merged others into changed since "
         "(choose --keep-edit or --leave-merged), or when it would restore nothing.",
-        epilog=common.examples("undo 7", "undo 7 --cascade", "undo 7 --keep-edit", "undo 7 --json"),
+        epilog=common.examples("undo 7", "undo 7 --cascade", "undo 7 --keep-edit --json"),
     )
     common.add_common(undo)
     undo.add_argument("run_id", type=int, metavar="RUN_ID", help="the run's id (see `runs`)")
