@@ -8,13 +8,19 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
+from textual.widgets import Button, Static
 
 from memory_console.embed.search import SearchEngine
 from memory_console.maintenance import UndoRefused, apply, get_run, plan, undo, undo_check
 from memory_console.store import MemoryFilter, Store
-from tests.helpers import NOW, memory, snapshot
+from memory_console.tui.app import MemoryConsoleApp
+from memory_console.tui.screens.confirm import ChoiceScreen
+from memory_console.tui.screens.runs import RunsScreen
+from tests.helpers import NOW, console, memory, settle, snapshot
 
 DAY = 86400.0
 
@@ -187,3 +193,66 @@ def test_the_cli_names_the_conflicting_group_and_takes_a_choice(
     assert done.returncode == 0, done.stderr
     assert f"#{merged}: merged memory changed since, kept as a memory of its own" in done.stdout
     assert active(store) == 6
+
+
+# -- the console's runs screen ----------------------------------------------------------------
+
+
+async def open_runs_on(app: MemoryConsoleApp, pilot: Pilot[Any], run_id: int) -> RunsScreen:
+    await settle(pilot)
+    await pilot.press("R")
+    await settle(pilot)
+    screen = app.screen
+    assert isinstance(screen, RunsScreen)
+    screen.table.move_cursor(row=[r.id for r in screen.runs].index(run_id))
+    await settle(pilot)
+    return screen
+
+
+async def test_the_console_says_what_blocks_an_undo_and_offers_the_cascade(
+    store: Store, db_path: Path, two_decays: tuple[dict[int, tuple[object, ...]], int, int]
+) -> None:
+    before, first, second = two_decays
+    app = console(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_runs_on(app, pilot, first)
+        await pilot.press("u")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ChoiceScreen)
+        said = str(dialog.query_one(".explain", Static).render())
+        assert f"run {second} changed 4 of them" in said and "not done" in said
+        assert str(dialog.query_one("#choice-cascade", Button).label) == (
+            f"Undo {second}, then {first}"
+        )
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not get_run(store, first).undone  # Escape leaves both runs as they are
+        await pilot.press("u")
+        await settle(pilot)
+        await pilot.press("enter")  # the focused choice: the cascade
+        await settle(pilot)
+        assert screen.current is not None and screen.current.id == first
+    assert get_run(store, first).undone and get_run(store, second).undone
+    assert snapshot(db_path) == before
+
+
+async def test_the_console_shows_an_edited_merge_and_the_two_choices(
+    store: Store, merged_twice: tuple[int, list[int], list[int], int, int]
+) -> None:
+    run_id, first, _, merged, _ = merged_twice
+    app = console(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_runs_on(app, pilot, run_id)
+        await pilot.press("u")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ChoiceScreen)
+        said = str(dialog.query_one(".explain", Static).render())
+        assert f"#{merged} (merged from {', '.join(f'#{i}' for i in first)})" in said
+        labels = [str(b.label) for b in dialog.query(Button)]
+        assert labels == ["Keep the edits", "Leave merged", "Cancel"]
+        await pilot.click("#choice-leave-merged")
+        await settle(pilot)
+    assert get_run(store, run_id).undone
+    assert active(store) == 3
