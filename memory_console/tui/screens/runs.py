@@ -95,7 +95,7 @@ class RunsScreen(ConsoleScreen):
             "Undo run",
             id="runs.undo",
             tooltip="Undo the run under the cursor (asks first; memories changed since "
-            "stay as they are and are listed)",
+            "stay as they are and are listed; later runs that block it can be undone first)",
         ),
         Binding(
             "tab",
