@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
@@ -72,6 +72,12 @@ class ForgetAnswer:
 class ForgetScreen(ModalScreen[ForgetAnswer | None]):
     """Answers the reason and the ids to forget (Enter or the button), or None (Escape)."""
 
+    DEFAULT_CSS = """
+    ForgetScreen #dialog {
+        height: auto;
+    }
+    """
+
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="forget.cancel", tooltip="Keep the memories"),
     ]
@@ -85,7 +91,8 @@ class ForgetScreen(ModalScreen[ForgetAnswer | None]):
         self.protected = protected or {}
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog", classes="dialog") as dialog:
+        # It scrolls: with protected memories named it is taller than a 24-row terminal.
+        with VerticalScroll(id="dialog", classes="dialog") as dialog:
             dialog.border_title = f"Forget {plural(len(self.ids))}?"
             if self.titles:
                 yield Label(one_line(mask(self.titles[0]), 70, style="bold"))
