@@ -85,3 +85,24 @@ async def test_archive_of_protected_memories_asks_and_skips_them(store: Store) -
         await pilot.press("enter")  # the first, focused choice: skip the protected
         await settle(pilot)
     assert statuses(store, ids) == ["archived", "active", "active"]
+
+
+async def test_the_forget_dialog_with_protected_ones_fits_a_small_terminal(store: Store) -> None:
+    ids = store.add_many(
+        [
+            memory(f"Note {i}", days_old=3, title=f"Title {i} " + "long " * 12, is_protected=i > 0)
+            for i in range(9)
+        ],
+        now=NOW,
+    )
+    app = console(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_on(app, pilot, ids)
+        await pilot.press("asterisk", "f")
+        await settle(pilot)
+        assert isinstance(app.screen, ForgetScreen)
+        screen = app.screen.region
+        for part in ("#forget-reason", "#forget-yes", "#forget-protected"):
+            region = app.screen.query_one(part).region
+            assert screen.contains_region(region), part
+        assert app.focused is app.screen.query_one("#forget-reason", Input)
