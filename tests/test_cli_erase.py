@@ -85,15 +85,17 @@ def test_forget_by_filters_is_refused_without_yes_on_a_non_terminal(demo: Path) 
 
 def test_forget_by_filters_with_yes_archives_exactly_what_list_lists(demo: Path) -> None:
     filters = ("--owner", "alice", "--topic", "projects", "--status", "active")
-    expected = listed(demo, *filters)
-    assert len(expected) > 3
+    protected = listed(demo, *filters, "--protected")
+    expected = listed(demo, *filters, "--no-protected")
+    assert len(expected) > 3 and protected  # --yes leaves the protected ones out
     result = cli(demo, "forget", *filters, "--yes", "--reason", "asked to", "--json")
     assert result.code == 0, result
     data = json.loads(result.out)
     assert data["changed"] == expected and data["selection"] == "owner, topic, status"
+    assert data["left_out_protected"] == protected
     after = statuses(demo)
     assert [i for i in expected if after[i] != "archived"] == []
-    assert listed(demo, *filters) == []
+    assert listed(demo, *filters) == protected
     with Store(demo, read_only=True) as store:
         assert store.require(expected[0]).metadata["forget_reason"] == "asked to"
 
@@ -190,7 +192,8 @@ def test_dry_run_and_erase_report_touch_nothing(demo: Path) -> None:
 
 def test_purge_by_owner_reports_before_and_after_and_records_no_text(demo: Path) -> None:
     ids = listed(demo, "--owner", "carol")
-    result = cli(demo, "purge", "--owner", "carol", "--yes", "--json")
+    # An erasure request takes in the protected memories too: said explicitly.
+    result = cli(demo, "purge", "--owner", "carol", "--yes", "--include-protected", "--json")
     assert result.code == 0, result
     data = json.loads(result.out)
     assert set(ids) <= set(data["purged"])

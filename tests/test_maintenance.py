@@ -16,8 +16,10 @@ from memory_console.maintenance import (
     PassResult,
     PassSpec,
     StalePlanError,
+    UndoRefused,
     apply,
     build_params,
+    get_run,
     list_runs,
     memory_forecast,
     plan,
@@ -117,6 +119,9 @@ def test_undo_restores_every_field_exactly(mixed: Store, db_path: Path) -> None:
         "restored": 7,
         "deleted": [],
         "not_restored": [],
+        "kept_edits": [],
+        "left_merged": [],
+        "cascade": [],
     }
     kinds = mixed._query(
         "SELECT DISTINCT actor, kind FROM memory_event WHERE run_id = ? AND actor = 'undo'",
@@ -243,13 +248,17 @@ def test_new_memories_are_inserted_and_undo_deletes_them(
     assert purged == [("created",), ("purged",)]
 
 
-def test_undo_keeps_a_new_memory_that_was_used_since(store: Store, with_merge_pass: None) -> None:
-    store.add_many([memory(f"dup {i}", days_old=3) for i in range(2)], now=NOW)
+def test_undo_of_a_merge_used_since_asks_what_to_do(store: Store, with_merge_pass: None) -> None:
+    ids = store.add_many([memory(f"dup {i}", days_old=3) for i in range(2)], now=NOW)
     run = apply(store, plan(store, ("merge",), now=NOW))
     new_id = store._query("SELECT max(id) FROM memory")[0][0]
     store.record_access([new_id], now=NOW + 5)
-    report = undo(store, run.id, now=NOW + 6)
-    assert report.deleted == [] and [n.id for n in report.not_restored] == [new_id]
+    with pytest.raises(UndoRefused, match="--keep-edit .* or --leave-merged") as refused:
+        undo(store, run.id, now=NOW + 6)
+    assert [(c.merged, c.sources) for c in refused.value.conflicts] == [(new_id, ids)]
+    assert not get_run(store, run.id).undone
+    report = undo(store, run.id, now=NOW + 6, merged_edits="keep-edit")
+    assert report.kept_edits == [new_id] and sorted(report.restored) == ids
     assert store.require(new_id).status == "active"
 
 

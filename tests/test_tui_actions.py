@@ -11,6 +11,7 @@ from memory_console.embed.search import SearchEngine
 from memory_console.settings import Settings
 from memory_console.store import MemoryFilter, Store
 from memory_console.tui.app import MemoryConsoleApp
+from memory_console.tui.screens.confirm import ChoiceScreen
 from memory_console.tui.screens.edit import EditScreen
 from memory_console.tui.screens.forget import ForgetScreen
 from memory_console.tui.screens.main import MainScreen
@@ -61,11 +62,19 @@ async def test_actions_in_bulk_and_undo(demo_store: Store) -> None:
         assert not demo_store.require(first).is_protected
         await pilot.press("asterisk", "a")
         await settle(pilot)
+        # One of the three is protected: archiving asks, and the test takes all three.
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.click("#choice-all")
+        await settle(pilot)
         assert all(demo_store.require(i).status == "archived" for i in ids)
         await pilot.press("u")
         await settle(pilot)
         assert all(demo_store.require(i).status == "active" for i in ids)
-        await pilot.press("asterisk", "a", "asterisk", "r")
+        await pilot.press("asterisk", "a")
+        await settle(pilot)
+        await pilot.click("#choice-all")
+        await settle(pilot)
+        await pilot.press("asterisk", "r")
         await settle(pilot)
         assert all(demo_store.require(i).status == "active" for i in ids)
         await pilot.press("u")

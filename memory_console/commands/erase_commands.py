@@ -11,6 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from memory_console.commands import common
 from memory_console.commands.common import UsageError, UserError
+from memory_console.commands.protected import (
+    add_protected_options,
+    leave_out_protected,
+    left_out_line,
+)
 from memory_console.commands.store_commands import cmd_action, report_missing
 from memory_console.files import not_new, purge_file_beside
 from memory_console.store.errors import StoreError
@@ -52,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="kept in each memory's history (default: forgotten by an operator)",
     )
     add_asking_options(forget, "forget")
+    add_protected_options(forget, "forget", yes=False)
     common.add_filter_options(forget)
     forget.set_defaults(handler=cmd_forget, action="forget")
 
@@ -81,6 +87,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "terminal, or named and kept)",
     )
     add_asking_options(purge, "purge")
+    add_protected_options(purge, "purge", yes=False)
     common.add_filter_options(purge)
     purge.set_defaults(handler=cmd_purge)
 
@@ -193,8 +200,11 @@ def cmd_forget(args: argparse.Namespace) -> int:
         talk = sys.stderr if args.json else sys.stdout
         print(f"{filter_words(args, names)} selects {render.memories(len(ids))}:", file=talk)
         print_preview(store, ids, stream=talk)
+        ids, left_out = leave_out_protected(store, ids, args, "forget", common.filter_of(args))
         question = f"Forget {render.memories(len(ids))}?"
-        if not common.confirmed(question, yes=args.yes, refusal=refusal("forget", len(ids))):
+        if not ids or not common.confirmed(
+            question, yes=args.yes, refusal=refusal("forget", len(ids))
+        ):
             print("nothing forgotten", file=talk)
             return 0
         result = store.forget(ids, args.reason, now=now)
@@ -210,6 +220,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
                 "changed": result.changed,
                 "unchanged": result.unchanged,
                 "missing": result.missing,
+                "left_out_protected": left_out,
             }
         )
     else:
@@ -217,6 +228,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
             f"forgot {render.memories(len(result.changed))}"
             + (f"; {len(result.unchanged)} already archived" if result.unchanged else "")
         )
+        if left_out:
+            print(left_out_line(left_out, "forget"))
     return 0
 
 
@@ -318,11 +331,16 @@ def cmd_purge(args: argparse.Namespace) -> int:
             ids = common.parse_ids(args.ids)
         if args.dry_run:
             return dry_run(store, ids, names, args)
+        left_out: list[int] = []
         if names:
-            scope = store.erasure_scope(ids)
-            erased = len(scope.ids)
             print(f"{filter_words(args, names)} selects {render.memories(len(ids))}:", file=talk)
             print_preview(store, ids, stream=talk)
+            ids, left_out = leave_out_protected(store, ids, args, "purge", common.filter_of(args))
+            if not ids:
+                print("nothing purged", file=talk)
+                return 0
+            scope = store.erasure_scope(ids)
+            erased = len(scope.ids)
             print_scope(scope, stream=talk)
             question = f"Purge {render.memories(erased)} for good?"
             if not common.confirmed(question, yes=args.yes, refusal=refusal("purge", erased)):
@@ -340,9 +358,12 @@ def cmd_purge(args: argparse.Namespace) -> int:
         store.close()
     deleted = delete_backups(result, args, talk, ask=bool(names)) if result.changed else []
     if args.json:
-        common.print_json(purge_json(result, out, store_path, names, deleted))
+        made = purge_json(result, out, store_path, names, deleted)
+        common.print_json({**made, "left_out_protected": left_out})
     elif result.changed:
         print_purged(result, out, store_path, deleted, report=bool(names))
+    if left_out and not args.json:
+        print(left_out_line(left_out, "purge"))
     return report_missing(result.missing, failed=not result.changed)
 
 

@@ -137,12 +137,38 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     undo = subparsers.add_parser(
         "undo",
         help=SUMMARIES["undo"],
-        description="Restore every field a run changed, except "
-        "memories changed again since (reported, left as they are).",
-        epilog=common.examples("undo 7", "undo 7 --json"),
+        description="Restore every field a run changed, except memories changed again "
+        "since by hand or by recall (reported, left as they are). Refused, with nothing "
+        "changed, while a later run that is not undone changed the same memories (undo it "
+        "first, or give --cascade), while a memory the run merged others into changed since "
+        "(choose --keep-edit or --leave-merged), or when it would restore nothing.",
+        epilog=common.examples("undo 7", "undo 7 --cascade", "undo 7 --keep-edit --json"),
     )
     common.add_common(undo)
     undo.add_argument("run_id", type=int, metavar="RUN_ID", help="the run's id (see `runs`)")
+    undo.add_argument(
+        "--cascade",
+        action="store_true",
+        help="first undo the later runs that changed the same memories, newest first, all "
+        "in one transaction",
+    )
+    choice = undo.add_mutually_exclusive_group()
+    choice.add_argument(
+        "--keep-edit",
+        dest="merged_edits",
+        action="store_const",
+        const="keep-edit",
+        help="a merged memory changed since the run stays, as a memory of its own (marked "
+        "kept_by_undo in its metadata), and its sources return",
+    )
+    choice.add_argument(
+        "--leave-merged",
+        dest="merged_edits",
+        action="store_const",
+        const="leave-merged",
+        help="a merged memory changed since the run stays merged with its sources; the rest "
+        "of the run is undone",
+    )
     undo.set_defaults(handler=cmd_undo)
 
 
@@ -642,27 +668,47 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    from memory_console.maintenance.undo import undo  # the package attribute can be the module
+    # From its module: the package attribute `undo` can be the module.
+    from memory_console.maintenance.undo import UndoRefused, undo
 
     if not 1 <= args.run_id <= common.MAX_ID:
         raise UserError(f"no maintenance run with id {args.run_id}")
     now = common.now_of(args)
     store = common.open_store(args, write="undo")
     try:
-        report = undo(store, args.run_id, now=now)
+        report = undo(
+            store, args.run_id, now=now, cascade=args.cascade, merged_edits=args.merged_edits
+        )
+    except UndoRefused as refused:
+        if args.json:
+            common.print_json(refused.to_json())
+        raise UserError(str(refused)) from refused
     finally:
         store.close()
     if args.json:
         common.print_json(report.to_json())
         return 0
+    for done in [*report.cascade, report]:
+        print_undo(done)
+    return 0
+
+
+def print_undo(report: Any) -> None:
+    """What one undo did, as `undo` prints it."""
     print(
         f"undid run {report.run_id}: restored {len(report.restored):,} memories"
         + (f", deleted {len(report.deleted):,} it created" if report.deleted else "")
     )
+    for ident in report.kept_edits:
+        print(
+            f"  #{ident}: merged memory changed since, kept as a memory of its own "
+            "(metadata kept_by_undo); its sources are back"
+        )
+    for group in report.left_merged:
+        print(f"  left merged: {visible(group.words(), layout=False)}")
     if report.not_restored:
         print(f"{len(report.not_restored):,} memories not restored (changed since the run):")
         for item in report.not_restored[:50]:
             print(f"  #{item.id}: {visible(item.reason, layout=False)}")
         if len(report.not_restored) > 50:
             print(f"  ... and {len(report.not_restored) - 50:,} more (see --json)")
-    return 0

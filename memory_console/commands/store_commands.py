@@ -15,6 +15,11 @@ from typing import IO
 
 from memory_console.commands import common
 from memory_console.commands.common import UserError
+from memory_console.commands.protected import (
+    add_protected_options,
+    leave_out_protected,
+    left_out_line,
+)
 from memory_console.files import not_regular
 from memory_console.ingest.formats import EXPORT_FORMATS
 from memory_console.ingest.formats import FORMATS as IMPORT_FORMATS
@@ -198,6 +203,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         )
         common.add_common(action)
         common.add_ids(action)
+        if name == "archive":
+            add_protected_options(action, name, yes=True)
         action.set_defaults(handler=cmd_action, action=name)
 
     stats = subparsers.add_parser(
@@ -558,7 +565,10 @@ def cmd_action(args: argparse.Namespace) -> int:
     ids = common.parse_ids(args.ids)
     now = common.now_of(args)
     store = common.open_store(args, write=args.action)
+    left_out: list[int] = []
     try:
+        if args.action in ("archive", "forget"):  # they take memories out of recall
+            ids, left_out = leave_out_protected(store, ids, args, args.action)
         if args.action == "forget":
             result = store.forget(ids, args.reason, now=now)
         else:
@@ -575,6 +585,7 @@ def cmd_action(args: argparse.Namespace) -> int:
                 "unchanged": result.unchanged,
                 "missing": result.missing,
             }
+            | ({"left_out_protected": left_out} if args.action in ("archive", "forget") else {})
         )
     else:
         past = {
@@ -588,6 +599,8 @@ def cmd_action(args: argparse.Namespace) -> int:
             f"{past} {len(result.changed)} memories"
             + (f"; {len(result.unchanged)} already so" if result.unchanged else "")
         )
+        if left_out:
+            print(left_out_line(left_out, args.action))
     return report_missing(result.missing, failed=not result.changed and not result.unchanged)
 
 

@@ -39,16 +39,23 @@ from memory_console.maintenance.runs import (
     list_runs,
 )
 from memory_console.maintenance.undo import (
+    Blocker,
+    MergeConflict,
     NotRestored,
+    UndoCheck,
+    UndoRefused,
     UndoReport,
     undo,
+    undo_check,
 )
 
 __all__ = [
+    "Blocker",
     "Change",
     "ChangeSet",
     "MaintenanceError",
     "MaintenanceParams",
+    "MergeConflict",
     "NewMemory",
     "NotRestored",
     "PassResult",
@@ -58,6 +65,8 @@ __all__ = [
     "Reasons",
     "Run",
     "StalePlanError",
+    "UndoCheck",
+    "UndoRefused",
     "UndoReport",
     "apply",
     "build_params",
@@ -69,4 +78,5 @@ __all__ = [
     "registered_passes",
     "store_forecast",
     "undo",
+    "undo_check",
 ]

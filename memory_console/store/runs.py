@@ -37,3 +37,11 @@ def run_row(conn: sqlite3.Connection, run_id: int) -> tuple[Any, ...] | None:
     return conn.execute(
         f"SELECT {RUN_COLUMNS} FROM maintenance_run WHERE id = ?", (run_id,)
     ).fetchone()
+
+
+def undone_runs_after(conn: sqlite3.Connection, run_id: int) -> set[int]:
+    """The ids of runs later than `run_id` that were undone."""
+    rows = conn.execute(
+        "SELECT id FROM maintenance_run WHERE id > ? AND undone_at IS NOT NULL", (run_id,)
+    ).fetchall()
+    return {row[0] for row in rows}

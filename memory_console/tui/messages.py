@@ -78,6 +78,17 @@ class ActionDone(Message):
 
 
 @dataclass
+class RemovalAsked(Message):
+    """The memories an archive or forget would take out of recall, with the protected ones
+    among them (id -> title) that its dialog names; `title` is the one memory's title."""
+
+    name: str
+    ids: list[int]
+    protected: dict[int, str]
+    title: str | None
+
+
+@dataclass
 class PurgeAsked(Message):
     """What purging the chosen memories would erase, and the purge file it would write:
     the confirmation dialog shows it."""

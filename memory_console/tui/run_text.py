@@ -58,15 +58,31 @@ def undo_text(run: Run) -> Text:
     """`undone at …: restored 12, deleted 2, not restored 1` and what and why."""
     if run.undone_at is None:
         return Text(
-            "not undone: u undoes it (memories changed since stay as they are)", style="dim"
+            "not undone: u undoes it (memories changed since stay as they are; later runs "
+            "that changed the same memories are undone first, if you choose)",
+            style="dim",
         )
     report = run.undo_report or {}
     text = Text(f"undone {when(run.undone_at)}: ", style="bold")
     deleted = report.get("deleted") or []
     missed = report.get("not_restored") or []
+    kept = report.get("kept_edits") or []
+    left = report.get("left_merged") or []
     text.append(f"restored {int(report.get('restored', 0)):,}")
     if deleted:
         text.append(f", deleted {len(deleted):,} it created")
+    if kept:
+        shown = ", ".join(f"#{i}" for i in kept[:SHOWN_NOT_RESTORED])
+        text.append(f", kept {len(kept):,} merged memories changed since as their own ({shown})")
+    if left:
+        shown = ", ".join(f"#{g.get('merged')}" for g in left[:SHOWN_NOT_RESTORED])
+        text.append(f", left {len(left):,} groups merged ({shown})")
+    cascade = report.get("cascade") or []
+    if cascade:
+        text.append(
+            f", after undoing run{'s' if len(cascade) > 1 else ''} "
+            + ", ".join(str(r.get("run_id")) for r in cascade)
+        )
     text.append(
         f", not restored {len(missed):,} (changed since the run):"
         if missed

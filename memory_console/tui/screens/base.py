@@ -21,7 +21,13 @@ from memory_console.tui.actions import (
     run_action,
     undo_action,
 )
-from memory_console.tui.messages import ActionDone, EditRefused, PurgeAsked, Purged
+from memory_console.tui.messages import (
+    ActionDone,
+    EditRefused,
+    PurgeAsked,
+    Purged,
+    RemovalAsked,
+)
 
 if TYPE_CHECKING:
     from memory_console.tui.app import MemoryConsoleApp
@@ -229,26 +235,61 @@ class MemoryActionsScreen(ConsoleScreen):
         self.start("unprotect", self.action_targets())
 
     def action_archive(self) -> None:
-        self.start("archive", self.action_targets())
+        self.ask_removal("archive", self.action_targets())
 
     def action_restore(self) -> None:
         self.start("restore", self.action_targets())
 
     def action_forget(self) -> None:
-        from memory_console.tui.screens.forget import ForgetScreen
+        self.ask_removal("forget", self.action_targets())
 
-        ids = self.action_targets()
+    def ask_removal(self, name: str, ids: list[int]) -> None:
         if not ids:
-            self.notify("no memory here to forget", severity="warning")
+            self.notify(f"no memory here to {name}", severity="warning")
             return
-        record = self.current_record()
-        titles = [record.title] if record is not None and len(ids) == 1 else []
+        self.read_protected(name, ids)
 
-        def answered(reason: str | None) -> None:
-            if reason is not None:
-                self.start("forget", ids, reason=reason)
+    @work(thread=True, exclusive=True, exit_on_error=False, group="removal")
+    def read_protected(self, name: str, ids: list[int]) -> None:
+        """Which of the memories are protected (their titles), before the question."""
+        records = self.context.store.get_many(ids)
+        protected = {i: records[i].title for i in ids if i in records and records[i].is_protected}
+        title = records[ids[0]].title if len(ids) == 1 and ids[0] in records else None
+        if not get_current_worker().is_cancelled:
+            self.post_message(RemovalAsked(name, ids, protected, title))
 
-        self.app.push_screen(ForgetScreen(ids, titles), answered)
+    @on(RemovalAsked)
+    def _removal_asked(self, message: RemovalAsked) -> None:
+        from memory_console.tui.screens.forget import ForgetAnswer, ForgetScreen, protected_choice
+
+        ids, protected = message.ids, message.protected
+        if message.name == "forget":
+
+            def forget(answer: ForgetAnswer | None) -> None:
+                if answer is None:
+                    return
+                if not answer.ids:
+                    self.notify("nothing forgotten: the protected memories were skipped")
+                    return
+                self.start("forget", answer.ids, reason=answer.reason)
+
+            titles = [message.title] if message.title is not None else []
+            self.app.push_screen(ForgetScreen(ids, titles, protected), forget)
+            return
+        if not protected:
+            self.start("archive", ids)
+            return
+
+        def archive(choice: str | None) -> None:
+            chosen = ids if choice == "all" else [i for i in ids if i not in protected]
+            if choice is None:
+                return
+            if not chosen:
+                self.notify("nothing archived: the protected memories were skipped")
+                return
+            self.start("archive", chosen)
+
+        self.app.push_screen(protected_choice("archive", ids, protected), archive)
 
     def action_purge(self) -> None:
         ids = self.action_targets()

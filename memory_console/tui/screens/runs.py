@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from rich.text import Text
 from textual import events, on, work
@@ -11,8 +12,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
+from textual.widgets.button import ButtonVariant
 from textual.worker import get_current_worker
 
+from memory_console.literal import literal
 from memory_console.maintenance import Run, list_runs
 from memory_console.maintenance.console_reads import (
     run_change_count,
@@ -21,7 +24,14 @@ from memory_console.maintenance.console_reads import (
 )
 
 # From its module: once UndoReport is loaded, the package attribute `undo` is that module.
-from memory_console.maintenance.undo import UndoReport, undo
+from memory_console.maintenance.undo import (
+    MergeChoice,
+    UndoCheck,
+    UndoRefused,
+    UndoReport,
+    undo,
+    undo_check,
+)
 from memory_console.store import EventRecord
 from memory_console.tui.actions import plural
 from memory_console.tui.formatting import masked, when
@@ -58,6 +68,21 @@ class UndoDone(Message):
     report: UndoReport
 
 
+@dataclass
+class UndoChecked(Message):
+    """What undoing the run would meet now: the dialog says it and offers the ways on."""
+
+    run: Run
+    check: UndoCheck
+
+
+@dataclass
+class UndoStopped(Message):
+    """The undo was refused and nothing changed."""
+
+    refused: UndoRefused
+
+
 class RunsScreen(ConsoleScreen):
     """Runs newest first; the one under the cursor in detail below."""
 
@@ -70,7 +95,7 @@ class RunsScreen(ConsoleScreen):
             "Undo run",
             id="runs.undo",
             tooltip="Undo the run under the cursor (asks first; memories changed since "
-            "stay as they are and are listed)",
+            "stay as they are and are listed; later runs that block it can be undone first)",
         ),
         Binding(
             "tab",
@@ -267,12 +292,46 @@ class RunsScreen(ConsoleScreen):
             event.stop()
 
     def action_undo_run(self) -> None:
-        from memory_console.tui.screens.confirm import ConfirmScreen
-
         run = self.current
         if run is None or run.undone:
             self.notify(
                 "this run is already undone" if run else "no run to undo", severity="warning"
+            )
+            return
+        self.check_undo(run)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="undo-check")
+    def check_undo(self, run: Run) -> None:
+        """What blocks the undo and which merged memories need a choice (read-only)."""
+        check = undo_check(self.context.store, run.id)
+        if not get_current_worker().is_cancelled:
+            self.post_message(UndoChecked(run, check))
+
+    @on(UndoChecked)
+    def _undo_checked(self, message: UndoChecked) -> None:
+        from memory_console.tui.screens.confirm import ChoiceScreen, ConfirmScreen
+
+        run, check = message.run, message.check
+        title = f"Undo run {run.id}?"
+        if check.blocked_by:
+            order = ", ".join(str(b.run_id) for b in check.blocked_by)
+            body = Text(blocked_words(run.id, check))
+            choices: list[tuple[str, str, ButtonVariant]] = [
+                ("cascade", f"Undo {order}, then {run.id}", "warning")
+            ]
+            self.app.push_screen(
+                ChoiceScreen(title, body, choices),
+                lambda choice: self.begin_undo(run.id, cascade=True) if choice else None,
+            )
+            return
+        if check.conflicts:
+            choices = [
+                ("keep-edit", "Keep the edits", "warning"),
+                ("leave-merged", "Leave merged", "primary"),
+            ]
+            self.app.push_screen(
+                ChoiceScreen(title, conflict_words(run, check), choices),
+                lambda choice: self.begin_undo(run.id, merged_edits=choice) if choice else None,
             )
             return
         created = run.counts.get("created", 0)
@@ -283,33 +342,58 @@ class RunsScreen(ConsoleScreen):
         body.append(
             "Undo puts every field it changed back to its value before the run"
             + (f" and deletes the {created:,} memories it created" if created else "")
-            + ", in one transaction. A memory changed since the run (recalled, edited, "
-            "another run) is left as it is and listed with the reason."
+            + ", in one transaction. A memory changed since the run (recalled, edited) is "
+            "left as it is and listed with the reason; if that leaves nothing to restore, "
+            "the run stays as it is."
         )
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.undoing = run.id
-                self.refresh_bindings()
-                self.notify(f"undoing run {run.id}…", timeout=3)
-                self.undo_worker(run.id, self.context.action_moment())
-
         self.app.push_screen(
-            ConfirmScreen(f"Undo run {run.id}?", body, "Undo run", variant="warning"), answered
+            ConfirmScreen(title, body, "Undo run", variant="warning"),
+            lambda yes: self.begin_undo(run.id) if yes else None,
         )
+
+    def begin_undo(
+        self, run_id: int, *, cascade: bool = False, merged_edits: str | None = None
+    ) -> None:
+        self.undoing = run_id
+        self.refresh_bindings()
+        self.notify(f"undoing run {run_id}…", timeout=3)
+        choice = cast("MergeChoice | None", merged_edits)
+        self.undo_worker(run_id, self.context.action_moment(), cascade, choice)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="undo", name="undo")
-    def undo_worker(self, run_id: int, moment: float) -> None:
-        self.post_message(UndoDone(undo(self.context.store, run_id, now=moment)))
+    def undo_worker(
+        self, run_id: int, moment: float, cascade: bool, merged_edits: MergeChoice | None
+    ) -> None:
+        try:
+            report = undo(
+                self.context.store, run_id, now=moment, cascade=cascade, merged_edits=merged_edits
+            )
+        except UndoRefused as refused:
+            self.post_message(UndoStopped(refused))
+            return
+        self.post_message(UndoDone(report))
+
+    @on(UndoStopped)
+    def _undo_stopped(self, message: UndoStopped) -> None:
+        self.undoing = None
+        self.refresh_bindings()
+        self.notify(
+            str(message.refused), title="not undone", severity="error", timeout=15, markup=False
+        )
 
     @on(UndoDone)
     def _undone(self, message: UndoDone) -> None:
         report = message.report
         self.undoing = None
         self.context.revision += 1
-        text = f"run {report.run_id} undone: {plural(len(report.restored))} restored"
+        text = "".join(f"run {done.run_id} undone first; " for done in report.cascade)
+        text += f"run {report.run_id} undone: {plural(len(report.restored))} restored"
         if report.deleted:
             text += f", {plural(len(report.deleted))} it created deleted"
+        if report.kept_edits:
+            text += f", {plural(len(report.kept_edits))} merged and changed since kept"
+        if report.left_merged:
+            text += f", {len(report.left_merged):,} merged groups left merged"
         if report.not_restored:
             text += (
                 f"; {plural(len(report.not_restored))} not restored (changed since): "
@@ -335,3 +419,33 @@ class RunsScreen(ConsoleScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def blocked_words(run_id: int, check: UndoCheck) -> str:
+    """Why a run cannot be undone alone, and the way on the dialog offers."""
+    later = "; ".join(f"run {b.run_id} changed {b.memories:,} of them" for b in check.blocked_by)
+    order = ", ".join(str(b.run_id) for b in check.blocked_by)
+    return (
+        f"Later runs changed memories that run {run_id} changed: {later}. Undoing run "
+        f"{run_id} alone would restore none of those, so it is not done. Undo {order} "
+        f"first (newest first), or here undo {order}, then {run_id}, in one transaction."
+    )
+
+
+def conflict_words(run: Run, check: UndoCheck) -> Text:
+    """The merged memories changed since the run, and what each choice does."""
+    text = Text(
+        f"Run {run.id} merged memories that changed since ({len(check.conflicts):,}):",
+        style="bold",
+    )
+    for conflict in check.conflicts[:8]:
+        text.append("\n  ")
+        text.append(literal(conflict.words()))
+    if len(check.conflicts) > 8:
+        text.append(f"\n  … and {len(check.conflicts) - 8:,} more", style="dim")
+    text.append(
+        "\n\nKeep the edits: the sources return and each changed merged memory stays as a "
+        "memory of its own (marked kept_by_undo). Leave merged: those groups stay merged and "
+        "the rest of the run is undone."
+    )
+    return text
