@@ -47,6 +47,24 @@ def memory(content: str, *, days_old: float, **fields: Any) -> dict[str, Any]:
     return {"content": content, "created_at": NOW - days_old * DAY, **fields}
 
 
+DUPLICATE_TEXTS = (
+    "Prefers green tea in the afternoon.",
+    "Keeps the release checklist in the team wiki.",
+    "Likes the aisle seat on short flights.",
+    "Writes commit messages in the imperative mood.",
+)
+
+
+def add_duplicate_groups(store: Store, sizes: tuple[int, ...] = (3, 4, 3)) -> list[list[int]]:
+    """Groups of exact duplicates (one text said again, as consolidation merges without
+    vectors), one group per size, each of its own text; returns their ids."""
+    groups = []
+    for size, text in zip(sizes, DUPLICATE_TEXTS, strict=False):
+        row = {"owner": "alice", "topic": "general", "content": text, "keywords": ["duplicate"]}
+        groups.append(store.add_many([dict(row) for _ in range(size)], now=NOW - 40 * DAY))
+    return groups
+
+
 def snapshot(path: Path) -> dict[int, tuple[Any, ...]]:
     """Every memory's fields except revision, by id."""
     with sqlite3.connect(path) as conn:
