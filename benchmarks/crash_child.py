@@ -194,7 +194,7 @@ def prepare_operations(folder: Path, count: int) -> dict[str, Operation]:
     remove_store(base)
     build_demo(base, count=count, seed=11, now=NOW)
     settle(base)
-    params = build_params(APPLY_PASSES, overrides={"keyword_mode": 1})
+    params = build_params(APPLY_PASSES)  # the demo's exact duplicates merge without vectors
     operations: dict[str, Operation] = {}
 
     apply_op = Operation("apply", base, folder / "apply.db", lambda: lambda: None)

@@ -383,7 +383,7 @@ class Console:
         raise LiveCheckError(f"the agent changed no planned memory in {STALE_WAIT_S:g} s")
 
     def consolidate(self) -> None:
-        params = build_params(["consolidate"], overrides={"keyword_mode": 1})
+        params = build_params(["consolidate"])
         for _ in range(PLAN_ATTEMPTS):
             proposal = plan(self.store, ["consolidate"], params, now=time.time())
             if proposal.is_empty:

@@ -60,6 +60,9 @@ CANDIDATE_FACTOR = 3  # recall re-ranks this many times k of the best search hit
 # word of it, is left out rather than put into an agent's prompt (MiniLM: unrelated ~0-0.15;
 # operator search keeps such hits and calls them "unrelated" instead).
 RECALL_MIN_COSINE = 0.2
+# A text this close to a memory of its owner repeats it (remember reinforces instead of storing):
+# the consolidation threshold it used to share, kept when consolidation went to 0.85 with guards.
+DUPLICATE_COSINE = 0.92
 SESSION_ENDED = "session ended"  # the reason end_session archives with
 ORIGINAL_LIMIT = 200  # metadata.original_message keeps this much of the message...
 SPLIT_ORIGINAL_LIMIT = 2000  # ...or this much when split, so every statement's source shows
@@ -468,10 +471,8 @@ class MemoryAPI:
         self, scope: MemoryFilter, content: str, vector: Any
     ) -> list[tuple[int, float | None]]:
         """(id, cosine) of the memories in `scope` this text may repeat, nearest first: the
-        same normalised text (cosine None), else up to three at cosine >= the consolidation
-        threshold when semantic search is ready (`vector` is the text's query vector)."""
-        from memory_console.maintenance.passes.consolidate import ConsolidateParams
-
+        same normalised text (cosine None), else up to three at cosine >= DUPLICATE_COSINE
+        when semantic search is ready (`vector` is the text's query vector)."""
         wanted = rules.normalise(content)
         for record, _ in self.store.keyword_search(content, scope, limit=20):
             if rules.normalise(record.content) == wanted:
@@ -479,7 +480,7 @@ class MemoryAPI:
         semantic = self._semantic()
         if semantic is None or vector is None:
             return []
-        threshold = ConsolidateParams().min_cosine
+        threshold = DUPLICATE_COSINE
         return [
             (ident, round(cosine, 4))
             for ident, cosine in semantic.nearest_to(vector, scope, 3)

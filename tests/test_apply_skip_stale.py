@@ -132,7 +132,7 @@ def test_changed_since_finds_changed_and_gone_memories(store: Store, revision: i
 
 
 def family(topic: str, words: list[str]) -> list[dict[str, Any]]:
-    """Three near-duplicates (keyword Jaccard >= 0.5) of one owner and topic."""
+    """Three duplicates (one text said again) of one owner and topic."""
     base = {
         "owner": "alice",
         "topic": topic,
@@ -140,8 +140,8 @@ def family(topic: str, words: list[str]) -> list[dict[str, Any]]:
         "created_at": NOW - 20 * DAY,
     }
     return [
-        {**base, "content": f"{topic} note {n}: {' '.join(words)}.", "keywords": words}
-        for n in range(3)
+        {**base, "content": f"{topic} note: {' '.join(words)}.", "keywords": words}
+        for _ in range(3)
     ]
 
 

@@ -96,10 +96,11 @@ def fill_hostile(store: Store) -> list[int]:
             [ident], now=NOW - 200 * DAY, query=text, scores={ident: {"keyword_rank": 1}}
         )
     store.forget([ids[1]], reason=CORPUS[14], now=NOW - 150 * DAY)
-    # Near-duplicates of one hostile owner, which the consolidate pass proposes to merge.
+    # Duplicates of one hostile owner (one text, three titles), which the consolidate pass
+    # proposes to merge.
     for text in (CORPUS[0], CORPUS[4], CORPUS[13]):
-        duplicate = hostile_memory(0, text)
-        duplicate.update(owner=DUPLICATE_OWNER, keywords=["green", "tea", "[/] t"])
+        duplicate = hostile_memory(0, " ".join((CORPUS[0], CORPUS[4], CORPUS[13])))
+        duplicate.update(owner=DUPLICATE_OWNER, keywords=["green", "tea", "[/] t"], title=text)
         ids.append(store.add(duplicate, now=NOW - 400 * DAY))
     return ids
 

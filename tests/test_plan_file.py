@@ -25,7 +25,7 @@ from memory_console.tui.screens.confirm import ConfirmScreen
 from memory_console.tui.screens.preview import PreviewScreen
 from memory_console.tui.screens.review import ReviewScreen
 from memory_console.tui.screens.runs import RunsScreen
-from tests.helpers import NOW
+from tests.helpers import NOW, add_duplicate_groups
 
 SIZE = (120, 36)
 
@@ -37,6 +37,8 @@ def demo_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     path = tmp_path_factory.mktemp("plan-file") / "demo.db"
     build_demo(path, count=300, seed=7, now=NOW)
+    with Store(path) as store:
+        add_duplicate_groups(store, (3, 4, 3))
     return path
 
 
@@ -131,7 +133,7 @@ def test_dry_run_edit_apply_undo_through_the_cli(
         str(db.resolve()),
     )
     merge = data["new_memories"][0]["reason"]
-    assert merge["code"] == "merge_group" and merge["measure"] in ("cosine", "keyword Jaccard")
+    assert merge["code"] == "merge_group" and merge["measure"] in ("cosine", "same text")
     capsys.readouterr()
 
     edited = tmp_path / "edited.json"

@@ -32,7 +32,9 @@ def test_config_shows_every_setting_with_its_default(db_path: Path) -> None:
     # The bank TTLs are the expire_banks pass's parameters, settings like every parameter.
     assert data["expire_banks.working_ttl_hours"] == {"value": 1.0, "source": "default"}
     assert data["expire_banks.short_term_ttl_hours"]["value"] == 24.0
-    assert data["consolidate.min_cosine"]["value"] == 0.92
+    assert (
+        data["consolidate.min_cosine"]["value"] == 0.85
+    )  # the threshold chosen on the labelled pairs
     assert data["update_threshold"]["value"] == 0.55
     assert data["interval.decay"]["value"] == 6 * 3600
     assert data["interval.expire-banks"]["value"] == 3600

@@ -22,7 +22,7 @@ from memory_console.tui.screens.preview import PreviewScreen
 from memory_console.tui.screens.review import ReviewScreen
 from memory_console.tui.screens.runs import RunsScreen
 from memory_console.tui.widgets.figure_table import FigureTable
-from tests.helpers import NOW, console, notes, settle
+from tests.helpers import NOW, add_duplicate_groups, console, notes, settle
 
 SIZE = (120, 36)
 
@@ -176,6 +176,7 @@ async def test_protect_or_a_stale_plan_plans_again(demo_store: Store) -> None:
 
 
 async def test_merge_review_rejects_and_splits_groups(demo_store: Store) -> None:
+    add_duplicate_groups(demo_store, (3, 4))
     app = console(demo_store)
     request = PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)
     async with app.run_test(size=SIZE) as pilot:

@@ -71,6 +71,8 @@ def test_rejected_and_split_merges_reach_the_store(demo_store: Store) -> None:
 
 
 def test_a_group_left_with_one_member_is_dropped(demo_store: Store) -> None:
+    copy = {"owner": "alice", "topic": "general", "content": "Waters the plants on Sundays."}
+    demo_store.add_many([copy, copy, copy], now=NOW)
     proposed = plan(demo_store, ("consolidate",), now=NOW)
     groups = merge_groups(proposed)
     key = next(k for k, members in groups.items() if len(members) == 3)

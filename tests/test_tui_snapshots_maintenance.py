@@ -12,7 +12,7 @@ import pytest
 from memory_console.maintenance import apply, plan, undo
 from memory_console.store import Store
 from memory_console.tui.plan_request import PlanRequest
-from tests.helpers import NOW, SNAPSHOT_SIZES, console, settle
+from tests.helpers import NOW, SNAPSHOT_SIZES, add_duplicate_groups, console, settle
 from tests.helpers import press as press_keys
 
 SIZES = SNAPSHOT_SIZES
@@ -57,12 +57,13 @@ def test_merge_review_screen(snap_compare: Any, demo_store: Store, size: tuple[i
         await pilot.press("c")
         await settle(pilot)
         groups: Any = pilot.app.screen.query_one("#review-groups")
-        groups.highlighted = 0  # the largest group: four memories
+        groups.highlighted = 2  # the group of four duplicates, added last
         await settle(pilot)
         for key in ("space", "space", "s"):
             await pilot.press(key)
             await settle(pilot)
 
+    add_duplicate_groups(demo_store, (4,))
     assert snap_compare(console(demo_store), terminal_size=size, run_before=review)
 
 

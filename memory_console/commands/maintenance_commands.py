@@ -295,6 +295,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             store.require_writable(f"{args.command_name} --apply")
         with common.progress(f"planning {', '.join(names)}"):
             proposed = plan(store, names, params, now)
+        warn_plan(proposed)
         if args.out is not None:
             save_plan(Path(args.out), proposed)
         run = None
@@ -327,6 +328,14 @@ def due_names(args: argparse.Namespace, store: Any, now: float) -> tuple[str, ..
         if not due:
             print("nothing due; nothing planned or written")
     return due
+
+
+def warn_plan(proposed: Any) -> None:
+    """The plan's warnings on stderr (--json carries them too)."""
+    from memory_console.maintenance.report import plan_warnings
+
+    for line in plan_warnings(proposed):
+        warn(line)
 
 
 def warn(line: str) -> None:
@@ -377,6 +386,7 @@ def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
         try:
             check_store(plan_file, store.path)
             edited = plan_file.edited().plan
+            warn_plan(edited)
         except PlanFileError as error:
             raise UserError(f"{path}: {error}") from error
         with common.progress(f"applying {edited.changed:,} changes"):

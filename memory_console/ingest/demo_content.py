@@ -882,8 +882,8 @@ TEMPLATES: tuple[Template, ...] = (
         "calendar review {day.kw} planning", "weekly planning routine"),
 )
 
-# Paraphrases of one fact. Each variant adds at most one keyword to its family's core, so any
-# two variants have keyword Jaccard >= 0.5 and keyword-mode consolidation groups them.
+# Paraphrases of one fact (each variant adds at most one keyword to its family's core): with
+# vectors, consolidation merges those whose wording its guards let through.
 FAMILIES: tuple[Template, ...] = (
     tpl(P, SEM, "Prefers dark mode in the editor ({dark_theme}).",
         "editor dark mode {dark_theme.kw}", "which editor theme does the user like?|dark mode",

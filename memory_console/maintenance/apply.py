@@ -15,6 +15,7 @@ from memory_console.maintenance.changes import ChangeSet, Plan
 from memory_console.maintenance.errors import MaintenanceError, StalePlanError
 from memory_console.maintenance.runs import Run, skipped_record
 from memory_console.store import Store, bulk
+from memory_console.store.consolidation import copy_vector
 from memory_console.store.runs import insert_run, update_run
 from memory_console.store.store import dumps
 from memory_console.store.validate import complete_memory
@@ -175,6 +176,9 @@ def insert_new_memories(
         row = complete_memory(dict(memory.fields), plan.now)
         ident = bulk.insert_memory(conn, row)
         keys[memory.key] = ident
+        members = dict(memory.fields.get("metadata") or {}).get("consolidated_from") or []
+        if members:  # the merge kept a member's words: it keeps that member's vector too
+            copy_vector(conn, ident, members)
         after = {"confidence": row["confidence"], "status": row["status"]}
         store.write_events(
             [

@@ -86,8 +86,10 @@ def keyword_similarity(records: Sequence[MemoryRecord]) -> np.ndarray:
 def similarities(
     store: Store, records: Sequence[MemoryRecord], reason: ReasonItem
 ) -> tuple[np.ndarray, str]:
-    """Pairwise cosine of the stored embeddings when the plan grouped by them, else keyword
-    Jaccard (the measure the consolidate pass used, kept in its reason)."""
+    """Pairwise cosine of the stored embeddings when the plan grouped by them; for a group of
+    exact duplicates, ones; else (vectors gone since) keyword Jaccard."""
+    if isinstance(reason, Reason) and reason.get("measure") == "same text":
+        return np.ones((len(records), len(records))), "same text"
     if isinstance(reason, Reason) and reason.get("measure") == "cosine":
         found = group_vectors(store, [r.id for r in records])
         if found is not None and len(found[0]) == len(records):

@@ -61,7 +61,9 @@ def reason_text(item: ReasonItem) -> str:
 
 
 def similarity_text(values: Mapping[str, Any]) -> str:
-    """`cosine >= 0.92`: the measure a merge grouped by and its threshold."""
+    """`cosine >= 0.92`: the measure a merge grouped by and its threshold (or `same text`)."""
+    if values["measure"] == "same text":
+        return "same text"
     return f"{values['measure']} >= {float(values['threshold']):g}"
 
 

@@ -13,9 +13,19 @@ from memory_console.maintenance.changes import Change, ChangeSet, Plan
 from memory_console.timeutil import to_iso
 
 
+def plan_warnings(plan: Plan) -> list[str]:
+    """What an operator must know before trusting the plan (memories consolidation could
+    only compare as exact duplicates, for want of a vector)."""
+    from memory_console.maintenance.passes.consolidate import missing_vector_warning
+
+    found = missing_vector_warning(plan.figures.get("consolidate", {}))
+    return [found] if found else []
+
+
 def plan_header(plan: Plan) -> dict[str, Any]:
     """Everything about a plan but its changes: policy, now, headline figures, parameters."""
     return {
+        "warnings": plan_warnings(plan),
         "policy": plan.policy,
         "now": to_iso(plan.now),
         "passes": list(plan.passes),

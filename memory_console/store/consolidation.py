@@ -63,3 +63,21 @@ def group_vectors(store: Store, ids: Sequence[int]) -> tuple[np.ndarray, np.ndar
             return None
         found, _, matrix = vectors_of(store.connection, models[0], list(ids))
     return (found, matrix) if len(found) else None
+
+
+def copy_vector(conn: sqlite3.Connection, new_id: int, member_ids: Sequence[int]) -> bool:
+    """Give a merged memory the stored vector of a member with the same title, content and
+    keywords (the text embedded, so the same content hash): the next plan compares it at
+    once instead of counting it among the memories without a vector. True when one was."""
+    for member in member_ids:
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO embedding (memory_id, model_id, content_hash, vector) "
+            "SELECT n.id, e.model_id, e.content_hash, e.vector FROM embedding e "
+            "JOIN memory s ON s.id = e.memory_id JOIN memory n ON n.id = ? "
+            "WHERE e.memory_id = ? AND s.title = n.title AND s.content = n.content "
+            "AND s.keywords = n.keywords",
+            (new_id, member),
+        )
+        if cursor.rowcount:
+            return True
+    return False

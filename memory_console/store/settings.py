@@ -271,7 +271,7 @@ class StoreSettings:
 
     @property
     def consolidation_threshold(self) -> float:
-        return float(self.stored.get("consolidate.min_cosine", 0.92))
+        return float(self.stored.get("consolidate.min_cosine", 0.85))
 
     def interval(self, pass_name: str) -> float | None:
         """Seconds between due runs of a pass; None for a pass without an interval."""

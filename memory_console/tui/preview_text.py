@@ -7,6 +7,7 @@ from rich.text import Text
 from memory_console.describe import forecast_line, simulated_note
 from memory_console.literal import literal
 from memory_console.maintenance import NewMemory, Plan
+from memory_console.maintenance.report import plan_warnings
 from memory_console.store import MemoryRecord
 from memory_console.tui.actions import plural
 from memory_console.tui.formatting import masked, one_line
@@ -29,6 +30,17 @@ def head_text(request: PlanRequest, plan: Plan | None) -> Text:
     if request.overrides:
         changed = ", ".join(f"{k}={v}" for k, v in request.overrides.items())
         text.append(f" · {changed}", style="dim")
+    return text
+
+
+def warning_text(plan: Plan | None) -> Text:
+    """The plan's warnings (memories consolidation compared only as exact duplicates), one a
+    line; empty when there are none."""
+    text = Text()
+    for line in plan_warnings(plan) if plan is not None else []:
+        text.append(" warning: ", style="bold reverse")
+        text.append(f" {line}\n")
+    text.rstrip()
     return text
 
 

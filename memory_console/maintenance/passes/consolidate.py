@@ -1,203 +1,375 @@
-"""The consolidate pass: near-duplicates within one owner and topic become one memory.
+"""The consolidate pass: the same fact said again, within one owner and topic, becomes one memory.
 
-Groups come from cosine similarity of the stored embeddings (>= min_cosine), or, in a store
-without embeddings, from keyword Jaccard similarity (>= min_jaccard, groups of at least
-min_keyword_group). Identical texts (or keyword sets) are compared once, so a store that
-repeats itself costs what its distinct texts cost. The merged memory is extractive (see
-docs/ARCHITECTURE.md, 'Consolidation'). Planning reads the store and nothing else: a
+Conservative by design (see docs/ARCHITECTURE.md, 'Consolidation'): two memories are near
+duplicates when their texts are equal once case, spacing and punctuation are set aside, or when
+both have a current vector, their cosine reaches min_cosine and no guard vetoes the pair (a
+differing number, date, weekday or month, negation, name or slot value; an episodic memory
+must be near-identical in words). A memory without a vector merges only with exact duplicates,
+and the plan says how many lacked one. Groups form around the best-supported memory (most
+retrievals, then confidence, then newest), whose wording the merged memory keeps, so a second
+plan at the same time finds nothing more to merge. Planning reads the store and nothing else: a
 configured merge command runs only when the plan is applied (maintenance/merge_command.py).
-Reasons are data (the measure, its threshold, the group's size), worded only when shown.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from difflib import SequenceMatcher
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from memory_console.embed.embedder import content_hash, embedding_text
+from memory_console.ingest.facts import differences
 from memory_console.maintenance.changes import ChangeSet, NewMemory, PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.reasons import Reason
 from memory_console.maintenance.registry import PassSpec
+from memory_console.policies import (
+    ExponentialParams,
+    PeriodicParams,
+    RelevanceParams,
+    cleanup_flags,
+    relevance_eligible,
+)
+from memory_console.policies.forecast_arrays import confidence_at, decays_mask
 from memory_console.policies.params import PolicyParams
 from memory_console.store import MemoryRecord
 from memory_console.store.consolidation import candidate_rows, stored_models, vectors_of
 
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-BLOCK = 2048  # rows per similarity block: bounds memory at BLOCK x distinct vectors
+BLOCK = 2048  # rows per similarity block: bounds memory at BLOCK x vectors in one scope
+NEAR_IDENTICAL = 0.9  # word-sequence similarity an episodic pair needs (difflib ratio)
+EPISODE_WINDOW = 86400.0  # seconds between two tellings of one episode
+
+# Punctuation that is not inside a number ("1.20.5", "10:00" and "555-0141" keep theirs).
+_PUNCTUATION = re.compile(r"(?<!\d)[^\w\s]|[^\w\s](?!\d)")
+_MONTHS = (
+    "january february march april may june july august september october november december"
+).split()
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_WHEN_WORDS = frozenset(
+    _MONTHS
+    + _DAYS
+    + "today tonight yesterday tomorrow morning afternoon evening night weekend week month "
+    "year spring summer autumn fall winter q1 q2 q3 q4 ago last next".split()
+)
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty hundred thousand "
+    "million billion half double twice first second third fourth fifth once".split()
+)
+_NEGATIONS = frozenset("not no never nor without cannot neither none nobody nothing".split())
+_TOKEN = re.compile(r"\d[\d.,:/-]*\d|[\w']+")
 
 
 @dataclass(frozen=True)
 class ConsolidateParams(PolicyParams):
-    """Consolidation: similarity thresholds and the keyword fallback."""
+    """Consolidation: the cosine at which two memories may state the same fact."""
 
     name: ClassVar[str] = "consolidate"
 
-    min_cosine: float = 0.92
-    min_jaccard: float = 0.5
-    min_keyword_group: int = 3
-    keyword_mode: int = 0  # 1: group by keywords even where embeddings exist
-    max_group: int = 100  # larger groups are merged in parts of at most this many, by id
+    min_cosine: float = 0.85  # chosen on tests/data/consolidation_pairs.jsonl
+
+    # The keyword mode and the split of large groups are gone (keyword overlap merged
+    # different facts; split parts merged again on the next run): stores and plan files that
+    # still name them keep working.
+    RETIRED: ClassVar[tuple[str, ...]] = (
+        "min_jaccard",
+        "min_keyword_group",
+        "keyword_mode",
+        "max_group",
+    )
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Self:
+        return super().from_dict({k: v for k, v in d.items() if k not in cls.RETIRED})
 
     def _validate(self) -> None:
         self._check("min_cosine", 0.0, 1.0, low_open=True)
-        self._check("min_jaccard", 0.0, 1.0, low_open=True)
-        self._check("min_keyword_group", 2)
-        self._check("keyword_mode", 0, 1)
-        self._check("max_group", 2)
 
 
-def leader_groups(order: Sequence[int], neighbours: dict[int, set[int]]) -> dict[int, list[int]]:
-    """Leader clustering: in `order`, each item not yet taken starts a group with every
-    untaken neighbour. Every member is similar to its group's first item, so no chain of
-    pairwise look-alikes drags unrelated memories together (connected components would)."""
-    taken: set[int] = set()
-    groups: dict[int, list[int]] = {}
-    for item in order:
-        if item in taken:
+def text_key(text: str) -> str:
+    """The text with case, spacing and punctuation set aside: equal keys are exact duplicates."""
+    return " ".join(_PUNCTUATION.sub(" ", text.casefold()).split())
+
+
+def markers(text: str) -> frozenset[str]:
+    """What tells one episode or fact from another: numbers, date and day words, negations."""
+    words = _TOKEN.findall(text.casefold().replace("n't", " not"))
+    return frozenset(
+        w.rstrip(".,:/-")
+        for w in words
+        if any(c.isdigit() for c in w) or w in _WHEN_WORDS or w in _NUMBER_WORDS or w in _NEGATIONS
+    )
+
+
+# Words a rewording swaps freely; any other small edit is a changed value or an added detail.
+_SYNONYMS = (
+    frozenset(["prefers", "likes", "loves", "enjoys", "favours", "favors", "wants"]),
+    frozenset(["chose", "decided to use", "decided on", "picked", "selected", "went with"]),
+    frozenset(["uses", "using", "use"]),
+    frozenset(["is", "was", "are"]),
+)
+_STOPWORDS = frozenset(
+    "a an the of in on at to for with and or is are was be it its this that there every each "
+    "some as by from user has have also always now".split()
+)
+SMALL_EDIT = 3  # words: an edit this short inside a shared sentence changes what it says
+
+
+def small_edits(one: str, other: str) -> list[tuple[str, str]]:
+    """The short edits between two texts that otherwise read alike: a value swapped for
+    another ("backend" for "frontend", "computer science" for "mathematics") or a detail
+    added ("Deploys scheduler with ..."); synonyms and filler words aside."""
+    a, b = text_key(one).split(), text_key(other).split()
+    edits = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        left, right = a[i1:i2], b[j1:j2]
+        if op == "equal" or (op == "replace" and max(len(left), len(right)) > SMALL_EDIT):
+            continue  # a long replacement is a rewording; words only added are a detail
+        said, instead = " ".join(left), " ".join(right)
+        if any(said in group and instead in group for group in _SYNONYMS):
             continue
-        members = [item] + sorted(j for j in neighbours.get(item, ()) if j not in taken)
-        taken.update(members)
-        groups[item] = members
+        # Words moved elsewhere in the sentence (or filler) change nothing it says.
+        if not (set(left) - set(b) - _STOPWORDS or set(right) - set(a) - _STOPWORDS):
+            continue
+        edits.append((said, instead))
+    return edits
+
+
+_POSSESSIVE = re.compile(r"(?<=\w)'s\b")
+_PLURAL_DAY = re.compile(r"\b(" + "|".join(_DAYS) + r")s\b", re.IGNORECASE)
+
+
+def plain(text: str) -> str:
+    """The text with what a rewording changes freely made alike: possessives ("Ben's email",
+    "email for Ben") and plural weekdays ("on Tuesdays", "every Tuesday")."""
+    return _PLURAL_DAY.sub(r"\1", _POSSESSIVE.sub("", text))
+
+
+def vetoed(one: str, other: str) -> bool:
+    """Whether two similar texts state different facts or episodes, whatever their cosine."""
+    one, other = plain(one), plain(other)
+    return (
+        markers(one) != markers(other)
+        or bool(differences(one, other))
+        or bool(small_edits(one, other))
+    )
+
+
+def near_identical(one: str, other: str) -> bool:
+    return SequenceMatcher(None, text_key(one).split(), text_key(other).split()).ratio() >= (
+        NEAR_IDENTICAL
+    )
+
+
+def episodic(record: MemoryRecord) -> bool:
+    return record.memory_type == "episodic" or record.tier == "episodic"
+
+
+def same_episode(one: MemoryRecord, other: MemoryRecord) -> bool:
+    """Episodic memories are the same episode only when told the same day in near-identical
+    words: "on Tuesday" written a week apart is another Tuesday."""
+    return abs(one.created_at - other.created_at) <= EPISODE_WINDOW and near_identical(
+        one.content, other.content
+    )
+
+
+def same_fact(
+    one: MemoryRecord, other: MemoryRecord, cosine: float | None, threshold: float
+) -> bool:
+    """Whether two memories state the same fact: equal text keys, or (`cosine` given: both
+    have a vector) a cosine >= threshold with no veto; episodic ones must be the same episode."""
+    if episodic(one) or episodic(other):
+        if not same_episode(one, other):
+            return False
+    if text_key(one.content) == text_key(other.content):
+        return True
+    return cosine is not None and cosine >= threshold and not vetoed(one.content, other.content)
+
+
+def support(record: MemoryRecord) -> tuple[float, ...]:
+    """Best-supported first: most retrievals, then highest confidence, then newest."""
+    return (-record.retrieval_count, -record.confidence, -record.created_at, -record.id)
+
+
+def star_groups(
+    members: Sequence[MemoryRecord], neighbours: dict[int, set[int]]
+) -> list[list[int]]:
+    """Groups (positions) around leaders taken best-supported first, each with its untaken
+    neighbours. Leaders are never neighbours of one another and a memory left alone has no
+    untaken neighbour, so merging every group (in its leader's words) leaves nothing that a
+    second plan would merge."""
+    order = sorted(range(len(members)), key=lambda i: support(members[i]))
+    taken: set[int] = set()
+    groups: list[list[int]] = []
+    for leader in order:
+        if leader in taken:
+            continue
+        group = [leader] + sorted(j for j in neighbours.get(leader, ()) if j not in taken)
+        taken.update(group)
+        if len(group) >= 2:
+            groups.append(group)
     return groups
 
 
-def vector_groups(keys: list[str], matrix: np.ndarray, threshold: float) -> list[list[int]]:
-    """Groups (positions) of vectors within `threshold` cosine of their group's first; rows
-    with the same key (content hash) are one vector, compared once."""
-    distinct = list(dict.fromkeys(keys))
-    first = {key: keys.index(key) for key in reversed(distinct)}
-    reps = np.array([first[key] for key in distinct], dtype=np.int64)
-    vectors = matrix[reps]
+def scope_neighbours(
+    members: Sequence[MemoryRecord], vectors: dict[int, np.ndarray], threshold: float
+) -> dict[int, set[int]]:
+    """Near-duplicate pairs among one scope's members (positions): equal text keys, or (both
+    with a vector) cosine >= threshold with no veto."""
     neighbours: dict[int, set[int]] = {}
-    for start in range(0, len(reps), BLOCK):
-        sims = vectors[start : start + BLOCK] @ vectors.T
+
+    def pair(one: int, other: int, cosine: float | None) -> None:
+        if same_fact(members[one], members[other], cosine, threshold):
+            neighbours.setdefault(one, set()).add(other)
+            neighbours.setdefault(other, set()).add(one)
+
+    by_key: dict[str, list[int]] = {}
+    for position, record in enumerate(members):
+        by_key.setdefault(text_key(record.content), []).append(position)
+    for same in by_key.values():
+        for i, one in enumerate(same):
+            for other in same[i + 1 :]:
+                pair(one, other, None)
+    with_vector = [p for p, record in enumerate(members) if record.id in vectors]
+    if len(with_vector) < 2:
+        return neighbours
+    matrix = np.stack([vectors[members[p].id] for p in with_vector])
+    for start in range(0, len(with_vector), BLOCK):
+        sims = matrix[start : start + BLOCK] @ matrix.T
         rows, cols = np.nonzero(sims >= threshold)
         for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
-            if start + row != col:
-                neighbours.setdefault(start + row, set()).add(col)
-    position_of = {key: i for i, key in enumerate(distinct)}
-    copies: dict[int, list[int]] = {}
-    for position, key in enumerate(keys):
-        copies.setdefault(position_of[key], []).append(position)
-    groups = leader_groups(range(len(distinct)), neighbours)
-    expanded = [[p for d in members for p in copies[d]] for members in groups.values()]
-    return [group for group in expanded if len(group) >= 2]
+            one, other = with_vector[start + row], with_vector[col]
+            if one < other and other not in neighbours.get(one, ()):
+                pair(one, other, float(sims[row, col]))
+    return neighbours
 
 
-def keyword_groups(
-    keyword_sets: list[frozenset[str]], threshold: float, smallest: int
-) -> list[list[int]]:
-    """Groups (positions) of at least `smallest` whose keyword sets have Jaccard >= threshold
-    with their group's first; identical sets are compared once."""
-    distinct = list(dict.fromkeys(s for s in keyword_sets if s))
-    postings: dict[str, list[int]] = {}
-    for i, keywords in enumerate(distinct):
-        for word in keywords:
-            postings.setdefault(word, []).append(i)
-    neighbours: dict[int, set[int]] = {}
-    for i, keywords in enumerate(distinct):
-        shared: Counter[int] = Counter()
-        for word in keywords:
-            shared.update(postings[word])
-        neighbours[i] = {
-            j
-            for j, common in shared.items()
-            if j != i and common / (len(keywords) + len(distinct[j]) - common) >= threshold
-        }
-    position_of = {keywords: i for i, keywords in enumerate(distinct)}
-    copies: dict[int, list[int]] = {}
-    for position, keywords in enumerate(keyword_sets):
-        if keywords:
-            copies.setdefault(position_of[keywords], []).append(position)
-    groups = leader_groups(range(len(distinct)), neighbours)
-    expanded = [[p for d in members for p in copies[d]] for members in groups.values()]
-    return [group for group in expanded if len(group) >= smallest]
+def current_vectors(frame: Frame, members: list[MemoryRecord]) -> dict[int, np.ndarray]:
+    """{id: unit vector} of the members whose stored vector is of their current text, when the
+    store holds one embedding model (with several, none is comparable with all)."""
+    assert frame.store is not None
+    models = frame.store.read(stored_models)
+    if len(models) != 1 or not members:
+        return {}
+    ids, hashes, matrix = frame.store.read(vectors_of, models[0], [c.id for c in members])
+    by_id = {c.id: c for c in members}
+    found: dict[int, np.ndarray] = {}
+    for ident, digest, vector in zip(ids.tolist(), hashes, matrix, strict=True):
+        record = by_id[int(ident)]
+        if digest != content_hash(embedding_text(record.title, record.content, record.keywords)):
+            continue  # embedded before its last edit: as good as none
+        norm = float(np.linalg.norm(vector))
+        found[int(ident)] = vector / norm if norm > 0 else vector
+    return found
 
 
-def distinct_sentences(contents: Sequence[str]) -> str:
-    """The members' sentences in order, each once (compared without case and spacing)."""
-    seen: set[str] = set()
-    kept: list[str] = []
-    for content in contents:
-        for sentence in SENTENCE_END.split(content.strip()):
-            key = " ".join(sentence.lower().split()).rstrip(".!?")
-            if key and key not in seen:
-                seen.add(key)
-                kept.append(sentence.strip())
-    return " ".join(kept)
+def merged_fields(
+    group: Sequence[MemoryRecord], now: float | None = None, params: MaintenanceParams | None = None
+) -> dict[str, Any]:
+    """The merged memory: the best-supported member's words (title, content, keywords, type,
+    tier, decay policy), max importance, summed retrievals, earliest creation, latest access.
+
+    With `now`, its confidence is the one a decay run at `now` would leave it with (and the
+    cleanup flag it would get), so the merged memory is no work for the next run."""
+    leader = min(group, key=support)
+    ordered = sorted(group, key=lambda c: (c.created_at, c.id))
+    accesses = [c.last_accessed_at for c in group if c.last_accessed_at is not None]
+    base = max(c.base_confidence for c in group)
+    fields: dict[str, Any] = {
+        "owner": leader.owner,
+        "topic": leader.topic,
+        "tier": leader.tier,
+        "memory_type": leader.memory_type,
+        "title": leader.title,
+        "content": leader.content,
+        "keywords": list(leader.keywords),
+        "source": "consolidation",
+        "importance": max(c.importance for c in group),
+        "confidence": max(c.confidence for c in group),
+        "base_confidence": base,
+        "retrieval_count": sum(c.retrieval_count for c in group),
+        # An episode happened when its best-supported telling says: the window that joined
+        # the group is measured from it, so the merged memory stays where its group was.
+        "created_at": leader.created_at if any(map(episodic, group)) else ordered[0].created_at,
+        "last_accessed_at": max(accesses) if accesses else None,
+        "decay_policy": leader.decay_policy,
+        "metadata": {"consolidated_from": [c.id for c in ordered]},
+    }
+    if now is not None and params is not None:
+        settle(fields, now, params)
+    return fields
 
 
-def most_common(values: Sequence[str]) -> str:
-    return Counter(values).most_common(1)[0][0]
+def settle(fields: dict[str, Any], now: float, params: MaintenanceParams) -> None:
+    """Give a merged memory the confidence and flag the store's policy gives it at `now`."""
+    policy = params.decay
+    if not isinstance(policy, RelevanceParams | PeriodicParams | ExponentialParams):
+        return
+
+    def one(name: str) -> np.ndarray:
+        return np.array([fields[name]])
+
+    last = np.array([np.nan if fields["last_accessed_at"] is None else fields["last_accessed_at"]])
+    decays = decays_mask(
+        np.array(["active"]), one("decay_policy"), np.array([False]), one("memory_type"), policy
+    )
+    at_now = confidence_at(
+        now,
+        one("confidence"),
+        one("base_confidence"),
+        one("retrieval_count"),
+        last,
+        one("created_at"),
+        one("decay_policy") == "aggressive",
+        decays,
+        policy,
+    )
+    fields["confidence"] = min(fields["confidence"], float(at_now[0]))
+    if isinstance(policy, RelevanceParams):
+        eligible = relevance_eligible(
+            np.array(["active"]), one("decay_policy"), np.array([False]), one("memory_type")
+        )
+        if cleanup_flags(one("confidence"), one("created_at"), now, eligible, policy)[0]:
+            fields["decay_policy"] = "pending_deletion"
 
 
 def extractive_merge(group: Sequence[MemoryRecord]) -> dict[str, Any]:
-    """The merged memory: distinct sentences, keyword union, max importance and confidence,
-    summed retrievals, earliest creation, latest access."""
-    ordered = sorted(group, key=lambda c: (c.created_at, c.id))
-    strongest = max(group, key=lambda c: (c.confidence, -c.id))
-    accesses = [c.last_accessed_at for c in group if c.last_accessed_at is not None]
-    confidence = max(c.confidence for c in group)
-    return {
-        "owner": strongest.owner,
-        "topic": strongest.topic,
-        "tier": strongest.tier,
-        "memory_type": most_common([c.memory_type for c in ordered]),
-        "title": strongest.title,
-        "content": distinct_sentences([c.content for c in ordered]),
-        "keywords": list(dict.fromkeys(k for c in ordered for k in c.keywords)),
-        "source": "consolidation",
-        "importance": max(c.importance for c in group),
-        "confidence": confidence,
-        "base_confidence": confidence,
-        "retrieval_count": sum(c.retrieval_count for c in group),
-        "created_at": ordered[0].created_at,
-        "last_accessed_at": max(accesses) if accesses else None,
-        "decay_policy": most_common([c.decay_policy for c in ordered]),
-        "metadata": {"consolidated_from": [c.id for c in ordered]},
-    }
+    """The merged memory of `group` without a time to settle its confidence at (review)."""
+    return merged_fields(group)
 
 
 def find_groups(
     frame: Frame, candidates: list[MemoryRecord], p: ConsolidateParams
-) -> tuple[list[list[MemoryRecord]], str]:
-    """Groups of near-duplicates per owner and topic, and the mode that found them."""
-    assert frame.store is not None
-    store = frame.store
-    models = store.read(stored_models)
+) -> tuple[list[list[MemoryRecord]], int]:
+    """Groups of near-duplicates per owner and topic, and how many candidates had no vector."""
+    vectors = current_vectors(frame, candidates)
     by_scope: dict[tuple[str, str], list[MemoryRecord]] = {}
     for candidate in candidates:
         by_scope.setdefault((candidate.owner, candidate.topic), []).append(candidate)
-    use_vectors = not p.keyword_mode and len(models) == 1
     groups: list[list[MemoryRecord]] = []
     for members in by_scope.values():
         if len(members) < 2:
             continue
-        if use_vectors:
-            ids, hashes, matrix = store.read(vectors_of, models[0], [c.id for c in members])
-            if len(ids) < 2:
-                continue
-            with_vector = {c.id: c for c in members}
-            embedded = [with_vector[int(i)] for i in ids]
-            for group in vector_groups(hashes, matrix, p.min_cosine):
-                groups.append([embedded[i] for i in group])
-        else:
-            sets = [frozenset(k.lower() for k in c.keywords) for c in members]
-            for group in keyword_groups(sets, p.min_jaccard, p.min_keyword_group):
-                groups.append([members[i] for i in group])
-    parts = [
-        ordered[start : start + p.max_group]
-        for group in groups
-        for ordered in [sorted(group, key=lambda c: c.id)]
-        for start in range(0, len(ordered), p.max_group)
-    ]
-    return [part for part in parts if len(part) >= 2], ("embeddings" if use_vectors else "keywords")
+        neighbours = scope_neighbours(members, vectors, p.min_cosine)
+        groups.extend([members[i] for i in group] for group in star_groups(members, neighbours))
+    return groups, sum(1 for c in candidates if c.id not in vectors)
+
+
+def missing_vector_warning(figures: dict[str, int]) -> str | None:
+    """The plan's warning when memories lacked a vector (only exact duplicates among them were
+    considered), from consolidate's figures; None when every candidate had one."""
+    missing, total = figures.get("without_vector", 0), figures.get("candidates", 0)
+    if not missing:
+        return None
+    return (
+        f"consolidation: {missing:,} of {total:,} memories have no vector yet; only exact "
+        "duplicates among them were considered; run `memory-console reindex`"
+    )
 
 
 def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> PassResult:
@@ -209,10 +381,8 @@ def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> Pas
     candidates = [
         record for record in frame.store.read(candidate_rows, frame.scope) if record.id in open_ids
     ]
-    groups, mode = find_groups(frame, candidates, p)
-    measure, threshold = (
-        ("cosine", p.min_cosine) if mode == "embeddings" else ("keyword Jaccard", p.min_jaccard)
-    )
+    groups, without_vector = find_groups(frame, candidates, p)
+    settled = params if frame.store.settings().decay_enabled else None
     new_memories: list[NewMemory] = []
     member_ids: list[int] = []
     into: list[int] = []
@@ -220,18 +390,20 @@ def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> Pas
     for number, group in enumerate(sorted(groups, key=lambda g: min(c.id for c in g)), start=1):
         key = -number
         ids = sorted(c.id for c in group)
+        measure = "same text" if len({text_key(c.content) for c in group}) == 1 else "cosine"
         why = Reason.of(
             "merge_group",
             size=len(group),
             measure=measure,
-            threshold=threshold,
+            threshold=p.min_cosine,
             owner=group[0].owner,
             topic=group[0].topic,
         )
-        new_memories.append(
-            NewMemory(key, "consolidate", extractive_merge(group), why, kind="created")
+        fields = merged_fields(group, now, settled)
+        new_memories.append(NewMemory(key, "consolidate", fields, why, kind="created"))
+        member = Reason.of(
+            "merged_into", others=len(ids) - 1, measure=measure, threshold=p.min_cosine
         )
-        member = Reason.of("merged_into", others=len(ids) - 1, measure=measure, threshold=threshold)
         for ident in ids:
             member_ids.append(ident)
             into.append(key)
@@ -242,7 +414,8 @@ def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> Pas
             "groups": len(groups),
             "consolidated": len(member_ids),
             "merge_command_failures": 0,  # the merge command runs at review or apply
-            "keyword_mode": int(mode == "keywords"),
+            "candidates": len(candidates),
+            "without_vector": without_vector,
         },
     )
     if member_ids:
@@ -268,7 +441,7 @@ def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> Pas
 PASS = PassSpec(
     name="consolidate",
     plan=plan_consolidate,
-    summary="merge near-duplicate memories of one owner and topic into one",
+    summary="merge memories of one owner and topic that state the same fact again into one",
     order=25,
     scope="maintainable",
     params_class=ConsolidateParams,

@@ -38,7 +38,13 @@ from memory_console.tui.plan_chart import (
 )
 from memory_console.tui.plan_request import PlanRequest
 from memory_console.tui.plan_rows import SORT_NAMES, SORTS, ChangeRows, RowChange
-from memory_console.tui.preview_text import apply_question, detail_text, head_text, new_detail
+from memory_console.tui.preview_text import (
+    apply_question,
+    detail_text,
+    head_text,
+    new_detail,
+    warning_text,
+)
 from memory_console.tui.screens.base import MemoryActionsScreen
 from memory_console.tui.widgets.change_table import ChangeTable
 from memory_console.tui.widgets.chart import ConfidenceChart
@@ -227,6 +233,7 @@ class PreviewScreen(MemoryActionsScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="preview-head")
+        yield Static(id="preview-warning")
         yield WorkProgress(id="preview-progress")
         with Horizontal(id="preview-top"):
             yield PlanCounts(id="preview-counts")
@@ -347,6 +354,9 @@ class PreviewScreen(MemoryActionsScreen):
         left_out = len(edits.excluded | edits.apart)
         self.query_one(PlanCounts).show(self.base, edited.plan, left_out)
         self.query_one("#preview-head", Static).update(head_text(self.request, self.base))
+        warning = self.query_one("#preview-warning", Static)
+        warning.update(warning_text(self.base))
+        warning.display = bool(warning_text(self.base).plain)
         self.apply_filter(keep_place=True)
         self.request_chart()
 
