@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,6 +49,9 @@ class Frame:
         self._values["is_protected"] = bulk.decode(codes, "is_protected")
         self.touched = np.zeros(self.ids.shape[0], dtype=np.bool_)
         self._strings: dict[str, np.ndarray] = {}
+        # (key, title, content, metadata JSON) of the memories passes created: texts that are
+        # not in the store yet, which a closing pass reads as it reads the stored ones.
+        self._created_texts: list[tuple[int, str, str, str]] = []
 
     @classmethod
     def load(cls, store: Store, rows: bulk.Rows, extra: Sequence[str] = ()) -> Frame:
@@ -122,6 +126,16 @@ class Frame:
         checked here: apply checks the memories it inserts."""
         if not memories:
             return
+        self._created_texts += [
+            (
+                memory.key,
+                str(memory.fields.get("title", "")),
+                str(memory.fields.get("content", "")),
+                metadata if isinstance(metadata, str) else json.dumps(metadata),
+            )
+            for memory in memories
+            for metadata in [memory.fields.get("metadata", {})]
+        ]
         if self.store is not None:
             # A late column could no longer be read in line with the rows: read them all now.
             for name in bulk.EXTRA_COLUMNS:
@@ -153,6 +167,14 @@ class Frame:
             new = [lookup.get(str(row[name]), len(lookup)) for row in rows]
             self._codes[name] = np.concatenate([codes, np.array(new, dtype=codes.dtype)])[order]
         self._strings.clear()
+
+    def texts(self) -> Iterator[tuple[int, str, str, str]]:
+        """(id, title, content, metadata JSON) of every row: the created memories' first (their
+        keys are negative), then the stored ones in id order, read as they are iterated."""
+        if self.store is None:
+            raise ValueError("reading memory texts needs the frame's store")
+        yield from sorted(self._created_texts)
+        yield from self.store.read(bulk.iter_texts, self.rows)
 
     def touched_revisions(self) -> tuple[np.ndarray, np.ndarray]:
         """(ids, revisions as loaded) of every stored memory some pass changed (a memory

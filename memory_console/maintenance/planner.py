@@ -15,6 +15,9 @@ from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
 from memory_console.store import Store
 
+# Closing sweeps at most: three closing passes settle in two, the last one confirms.
+CLOSING_SWEEPS = 4
+
 
 def plan(
     store: Store,
@@ -27,7 +30,7 @@ def plan(
     over the same arrays, so each pass sees what the earlier ones proposed. `progress`
     hears each step as it starts: ("reading", 0, n), then (pass name, i, n) for i in 1..n.
 
-    A pass that `closes` runs again after the last one; what later passes propose for a
+    Passes that `closes` run again after the last one, in sweeps until none proposes more; what later passes propose for a
     memory the plan creates becomes that memory's fields. Either way one run does what a
     second run at the same `now` would otherwise find to do.
 
@@ -58,12 +61,24 @@ def plan(
             new_memories.extend(result.new_memories)
             frame.add(result.new_memories, moment)
             figures[name] = dict(result.figures)
-        for number, name in enumerate(names, start=1):
-            if registry.get(name).closes and number < len(names) and name in figures:
+        closing = [
+            name
+            for number, name in enumerate(names, start=1)
+            if registry.get(name).closes and number < len(names) and name in figures
+        ]
+        # One closing pass can give another work (classify retypes a merged memory, promote
+        # then lifts it, protect-facts then shields it): sweep until a sweep proposes nothing.
+        for _sweep in range(CLOSING_SWEEPS):
+            proposed = 0
+            for name in closing:
                 result = registry.get(name).plan(frame, params, moment)
-                change_sets.extend(s for s in result.change_sets if len(s))
+                found = [s for s in result.change_sets if len(s)]
+                proposed += sum(len(s) for s in found)
+                change_sets.extend(found)
                 for key, value in result.figures.items():
                     figures[name][key] = figures[name].get(key, 0) + value
+            if not proposed:
+                break
     change_sets, new_memories = folded(change_sets, new_memories)
     touched_ids, touched_revisions = frame.touched_revisions()
     return Plan(

@@ -13,7 +13,6 @@ from memory_console.maintenance.changes import ChangeSet, PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.registry import PassSpec
-from memory_console.store import bulk
 
 
 def plan_classify(frame: Frame, params: MaintenanceParams, now: float) -> PassResult:
@@ -28,7 +27,7 @@ def plan_classify(frame: Frame, params: MaintenanceParams, now: float) -> PassRe
     rows: list[int] = []
     after: list[str] = []
     reasons: list[str] = []
-    for ident, _title, content, _metadata in frame.store.read(bulk.iter_texts, frame.rows):
+    for ident, _title, content, _metadata in frame.texts():
         position = int(np.searchsorted(frame.ids, ident))
         if position >= len(frame) or frame.ids[position] != ident:
             continue
@@ -53,4 +52,5 @@ PASS = PassSpec(
     summary="retype memories the type rules read otherwise (facts semantic, events episodic)",
     order=5,
     scope="active",
+    closes=True,  # consolidate (order 25) creates memories in its leader's type, unread by rules
 )

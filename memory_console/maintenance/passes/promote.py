@@ -55,4 +55,5 @@ PASS = PassSpec(
     order=60,
     scope="maintainable",
     param_sets=("relevance",),
+    closes=True,  # a merged memory classify retypes as episodic in its closing run may qualify
 )

@@ -13,7 +13,6 @@ from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.passes.archive import archived_set
 from memory_console.maintenance.registry import PassSpec
 from memory_console.sensitive import find_sensitive
-from memory_console.store import bulk
 
 ARTICLES = {
     "api key": "an api key",
@@ -45,7 +44,7 @@ def plan_sensitive(frame: Frame, params: MaintenanceParams, now: float) -> PassR
     open_rows = frame.maintainable()
     rows: list[int] = []
     reasons: list[str] = []
-    for ident, title, content, metadata in frame.store.read(bulk.iter_texts, frame.rows):
+    for ident, title, content, metadata in frame.texts():
         position = int(np.searchsorted(frame.ids, ident))
         if position >= len(frame) or frame.ids[position] != ident or not open_rows[position]:
             continue
