@@ -30,9 +30,9 @@ def plan(
     over the same arrays, so each pass sees what the earlier ones proposed. `progress`
     hears each step as it starts: ("reading", 0, n), then (pass name, i, n) for i in 1..n.
 
-    Passes that `closes` run again after the last one, in sweeps until none proposes more; what later passes propose for a
-    memory the plan creates becomes that memory's fields. Either way one run does what a
-    second run at the same `now` would otherwise find to do.
+    Passes that `closes` run again after the last one, in sweeps until none proposes more;
+    what later passes propose for a memory the plan creates becomes that memory's fields.
+    Either way one run does what a second run at the same `now` would otherwise find to do.
 
     Reads happen in one read transaction: the plan reflects a single state of the store,
     and the revisions it keeps let apply detect any change made after it.
