@@ -202,8 +202,9 @@ class MainScreen(MemoryActionsScreen):
                 focus_id = page.rows[index - 1].id
             elif index is None:
                 focus_end = True
+        values = pager.confidence_now(page.rows, self.context.now())
         if not get_current_worker().is_cancelled:
-            self.post_message(PageLoaded(page, focus_id, focus_end, focus_row))
+            self.post_message(PageLoaded(page, focus_id, focus_end, focus_row, values))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="count")
     def load_count(self, view: View) -> None:
@@ -232,8 +233,11 @@ class MainScreen(MemoryActionsScreen):
         hits = engine.search(
             query, mode=mode, k=SEARCH_LIMIT, memory_filter=memory_filter, now=self.context.now()
         )
+        records = [hit.record for hit in hits]
+        values = self.pager.confidence_now(records, self.context.now())
         if not get_current_worker().is_cancelled:
-            self.post_message(SearchDone(query, mode, hits, search_fallback(engine, hits)))
+            fallback = search_fallback(engine, hits)
+            self.post_message(SearchDone(query, mode, hits, fallback, values))
 
     @on(PageLoaded)
     def _page_loaded(self, message: PageLoaded) -> None:
@@ -251,6 +255,7 @@ class MainScreen(MemoryActionsScreen):
                 moves=moves,
                 focus_row=message.focus_row,
                 mark_changes=marking,
+                confidence_now=message.confidence_now,
             )
         if not message.page.rows:
             self.start_semantic()
@@ -295,6 +300,7 @@ class MainScreen(MemoryActionsScreen):
             focus_id=focus,
             focus_row=row,
             mark_changes=marking and self.table.search_mode,
+            confidence_now=message.confidence_now,
         )
         self.table.focus()
         self.show_position()
