@@ -76,7 +76,9 @@ async def test_the_memory_table_shows_the_stored_confidence_then_the_one_as_of_n
         assert cells[fresh].startswith("0.90 ") and "→" not in cells[fresh]
 
 
-async def test_search_results_show_the_confidence_as_of_now_too(db_path: Path) -> None:
+async def test_search_results_and_the_page_after_them_show_the_confidence_as_of_now(
+    db_path: Path,
+) -> None:
     stale, _ = stale_store(db_path)
     now_value = as_of_now(db_path, stale)
     with Store(db_path, actor="tui") as store:
@@ -88,6 +90,12 @@ async def test_search_results_show_the_confidence_as_of_now_too(db_path: Path) -
             await settle(pilot)
             table = app.screen.query_one(MemoryTable)
             assert table.search_mode and [r.id for r in table.records] == [stale]
+            keys = [c.key for c in table.columns_in_view]
+            cell = plain(table.get_row(str(stale))[keys.index("confidence")])
+            assert cell.startswith(f"0.95→{now_value:.2f}")
+            await pilot.press("escape")  # back to the page: its own values again
+            await settle(pilot)
+            assert not table.search_mode and len(table.records) == 2
             keys = [c.key for c in table.columns_in_view]
             cell = plain(table.get_row(str(stale))[keys.index("confidence")])
             assert cell.startswith(f"0.95→{now_value:.2f}")

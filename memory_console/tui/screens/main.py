@@ -102,6 +102,7 @@ class MainScreen(MemoryActionsScreen):
         self.view = View()
         self.place: tuple[str | None, str | None] = (None, None)
         self.page: PageSlice | None = None
+        self.page_confidence_now: dict[int, float] = {}  # the page's rows', by id
         self.count: int | None = None
         self.search: tuple[str, str, list[SearchHit]] | None = None
         self.seen_revision = 0
@@ -244,6 +245,7 @@ class MainScreen(MemoryActionsScreen):
         if message.page.view != self.view:
             return
         self.page = message.page
+        self.page_confidence_now = message.confidence_now
         moves = self.pending_moves if self.paging == "next" else -self.pending_moves
         self.paging, self.pending_moves = None, 0
         marking, self.marking = self.marking, False
@@ -512,7 +514,7 @@ class MainScreen(MemoryActionsScreen):
         was_searching = self.search is not None
         self.search = None
         if self.page is not None and (was_searching or self.table.search_mode):
-            self.table.show_records(self.page.rows)
+            self.table.show_records(self.page.rows, confidence_now=self.page_confidence_now)
         self.table.focus()
         self.show_position()
         self.refresh_bindings()

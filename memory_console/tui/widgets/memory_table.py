@@ -127,7 +127,7 @@ class MemoryTable(WindowTable):
         self.columns_in_view: list[Column] = []
         self.loaded = False  # given its rows at least once (before: no row is no answer)
         # Each shown memory's confidence as a decay run now would set it, by id (computed
-        # with the page, in its worker); kept while the same rows come back (leaving search).
+        # with the page, in its worker).
         self.confidence_now: dict[int, float] = {}
 
     # -- content ------------------------------------------------------------------------
@@ -160,7 +160,7 @@ class MemoryTable(WindowTable):
         self.shown_at = time.time()  # the real clock: other processes write with it
         self.records = records
         if confidence_now is not None:
-            self.confidence_now.update(confidence_now)
+            self.confidence_now = confidence_now
         self.loaded = True
         self.search_mode = hits is not None
         self.hits = {hit.record.id: hit for hit in hits or []}
