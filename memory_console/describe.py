@@ -6,12 +6,17 @@ from typing import Any
 
 from memory_console.maintenance.forecast import memory_forecast
 from memory_console.store import EventRecord, MemoryRecord
-from memory_console.timeutil import to_date
+from memory_console.timeutil import DAY, to_date
+
+# The forecast steps a line shows after now (1-based): the first, third and sixth period, so
+# the line (with the floor's date) fits two lines of a detail pane at 80 columns.
+SHOWN_STEPS = (1, 3, 6)
 
 
 def forecast_line(record: MemoryRecord, now: float, params: Any = None) -> str:
-    """`0.78 -> 0.74 -> 0.70; reaches the floor on 2027-03-01`, or why it does not decay;
-    under `params` (the store's policy parameters), else relevance's defaults."""
+    """`now 0.78, 2026-12-25 0.74, 2027-02-23 0.70, 2027-05-24 0.65; reaches the floor on
+    2027-09-01`, or why it does not decay; under `params` (the store's policy parameters),
+    else relevance's defaults."""
     if record.is_protected:
         return "protected: does not decay"
     if record.decay_policy == "none":
@@ -26,13 +31,20 @@ def forecast_line(record: MemoryRecord, now: float, params: Any = None) -> str:
         if forecast.floor_date is not None
         else ""
     )
-    return forecast_steps(forecast.points, now) + tail
+    shown = [point for step, point in enumerate(forecast.points) if step in (0, *SHOWN_STEPS)]
+    return forecast_steps(shown, now) + tail
 
 
 def forecast_steps(points: list[tuple[float, float]], now: float) -> str:
     """`now 0.33, 2026-12-25 0.30, 2027-01-24 0.27`: each step with its date, so nobody
     reads the steps as days or runs."""
     return ", ".join(f"{'now' if at <= now else to_date(at)} {value:.2f}" for at, value in points)
+
+
+def is_simulated(evaluated: float, clock: float) -> bool:
+    """A run (or plan) evaluated a day or more away from the clock time it was made at: its
+    `now` was simulated (--now, or a preview's date)."""
+    return abs(evaluated - clock) >= DAY
 
 
 def evaluated_note(event: EventRecord) -> str:

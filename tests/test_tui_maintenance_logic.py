@@ -7,7 +7,7 @@ import pytest
 
 from memory_console.maintenance import apply, plan, store_forecast
 from memory_console.maintenance.edits import PlanEdits, edit_plan, merge_groups
-from memory_console.maintenance.health import project_tiers, tier_filter
+from memory_console.maintenance.health import MAX_IDS, project_tiers
 from memory_console.maintenance.merge_review import load_group, merge_members
 from memory_console.store import MemoryFilter, Store
 from memory_console.store.readers import (
@@ -146,9 +146,11 @@ def test_tier_projection_matches_the_store_forecast(demo_store: Store) -> None:
     forecast = store_forecast(demo_store, NOW)
     assert [projection.count(0, t) for t in range(5)] == list(forecast["current"].values())
     assert [projection.count(6, t) for t in range(5)] == list(forecast["months"]["6"].values())
-    assert [demo_store.count(tier_filter(t)) for t in range(5)] == list(
-        forecast["current"].values()
-    )
+    # The figures now count by the confidence as of now, so each opens its memories by id.
+    for tier in range(5):
+        target = projection.target(0, tier)
+        assert target.finder is not None and target.total == projection.count(0, tier)
+        assert len(target.finder(demo_store)) == min(MAX_IDS, target.total)
 
 
 def test_run_changes_page_through_a_run(demo_store: Store) -> None:

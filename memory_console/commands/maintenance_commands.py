@@ -634,6 +634,7 @@ def skipped_line(run: Any) -> str:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    from memory_console.describe import is_simulated
     from memory_console.maintenance import list_runs
 
     common.check_range("--limit", args.limit, 1)
@@ -665,7 +666,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         table.add_row(
             str(run.id),
             to_iso(run.started_at),
-            to_iso(run.now),
+            (to_iso(run.now) or "")
+            + (" (simulated)" if is_simulated(run.now, run.started_at) else ""),
             ",".join(run.passes),
             run.policy,
             f"{run.changed:,}",

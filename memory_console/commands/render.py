@@ -231,10 +231,14 @@ def print_stats(figures: dict[str, Any]) -> None:
     head = literal(f"{figures['total']:,} memories", style="bold")
     head.append(f" (evaluated at {to_iso(figures['now'])})")
     out.print(head)
-    tiers = Table(title="confidence tiers (active)", show_edge=False, title_justify="left")
+    tiers = Table(
+        title="confidence tiers (active, by confidence as of now)",
+        show_edge=False,
+        title_justify="left",
+    )
     for name in ("tier", "count", "mean"):
         tiers.add_column(name, justify="right" if name != "tier" else "left")
-    for name, value in figures["confidence_tiers"].items():
+    for name, value in figures["confidence_tiers_now"].items():
         mean = value["mean"]
         tiers.add_row(name, f"{value['count']:,}", f"{mean:.3f}" if mean is not None else "-")
     out.print(tiers)

@@ -616,11 +616,11 @@ def report_missing(missing: list[int], *, failed: bool) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from memory_console.commands import render  # numpy, via forecasts and policies
-    from memory_console.store.stats import store_stats
+    from memory_console.maintenance.health import stats_as_of_now
 
     store = common.open_store(args)
     try:
-        figures = store_stats(store, common.now_of(args))
+        figures = stats_as_of_now(store, common.now_of(args))
     finally:
         store.close()
     if args.json:

@@ -20,6 +20,7 @@ from memory_console.policies import (
     tier_counts,
 )
 from memory_console.store import MemoryRecord, Store, bulk
+from memory_console.store.stats import TIER_BUCKETS
 from memory_console.timeutil import to_iso
 
 MONTHS = (1, 3, 6, 12)
@@ -94,6 +95,48 @@ def confidence_now(record: MemoryRecord, now: float, params: PolicyParams | None
     return float(confidences_now([record], now, params)[0])
 
 
+def frame_confidences_now(frame: Frame, now: float, p: PolicyParams) -> np.ndarray:
+    """confidences_now over a frame's columns (one vectorised pass for the whole store)."""
+    confidence = frame.column("confidence")
+    decay_policy = frame.column("decay_policy")
+    decays = decays_mask(
+        frame.column("status"),
+        decay_policy,
+        frame.column("is_protected"),
+        frame.column("memory_type"),
+        p,  # type: ignore[arg-type]
+    )
+    decayed = confidence_at(
+        now,
+        confidence,
+        frame.column("base_confidence"),
+        frame.column("retrieval_count"),
+        frame.column("last_accessed_at"),
+        frame.column("created_at"),
+        is_aggressive(decay_policy),
+        decays,
+        p,  # type: ignore[arg-type]
+    )
+    return np.minimum(decayed, confidence)  # decay only ever lowers confidence
+
+
+def stats_tiers_now(
+    store: Store, now: float, params: PolicyParams | None = None
+) -> dict[str, dict[str, Any]]:
+    """`stats`' confidence tiers (store.stats.TIER_BUCKETS: count and mean) of the active
+    memories, by the confidence a decay run at `now` would set, not the stored one."""
+    p = params or store.settings().params()
+    with store.snapshot():
+        frame = Frame.load(store, bulk.Rows("active"))
+    values = frame_confidences_now(frame, now, p)
+    tiers: dict[str, dict[str, Any]] = {}
+    for name, low, high in TIER_BUCKETS:
+        inside = values[(values >= low) & (values < high)]
+        mean = round(float(inside.mean()), 4) if inside.size else None
+        tiers[name] = {"count": int(inside.size), "mean": mean}
+    return tiers
+
+
 def store_forecast(
     store: Store,
     now: float,
@@ -101,8 +144,9 @@ def store_forecast(
     months: tuple[int, ...] = MONTHS,
     params: PolicyParams | None = None,
 ) -> dict[str, Any]:
-    """Active memories per confidence tier now and 1, 3, 6 and 12 months ahead if nothing is
-    accessed (policies.project_tiers), under the store's policy unless `params` says."""
+    """Active memories per confidence tier now (by the confidence as of now: what a decay run
+    now would set) and 1, 3, 6 and 12 months ahead if nothing is accessed
+    (policies.project_tiers), under the store's policy unless `params` says."""
     p = params or store.settings().params()
     with store.snapshot():
         frame = Frame.load(store, bulk.Rows("active"))
@@ -133,7 +177,7 @@ def store_forecast(
         "active": len(frame),
         "decaying": int(np.count_nonzero(decays)),
         "tiers": list(TIER_NAMES),
-        "current": tier_dict(tier_counts(confidence)),
+        "current": tier_dict(tier_counts(frame_confidences_now(frame, now, p))),
         "months": {str(m): tier_dict(counts) for m, counts in projected.items()},
     }
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from memory_console.maintenance.edits import merge_groups
-from memory_console.maintenance.forecast import MONTHS
+from memory_console.maintenance.forecast import MONTHS, frame_confidences_now, stats_tiers_now
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.planner import plan
 from memory_console.policies import (
-    TIER_EDGES,
     TIER_NAMES,
     ImportanceParams,
     decays_mask,
@@ -25,7 +25,7 @@ from memory_console.policies import (
     promotion_candidates,
     tier_index,
 )
-from memory_console.policies.common import FLOOR_TOLERANCE, MONTH_DAYS, SECONDS_PER_DAY
+from memory_console.policies.common import MONTH_DAYS, SECONDS_PER_DAY
 from memory_console.policies.forecast_arrays import AnyParams, confidence_at
 from memory_console.store import MemoryFilter, Store, bulk
 from memory_console.store.readers import (
@@ -54,8 +54,8 @@ __all__ = [
     "project_tiers",
     "recently_accessed_ids",
     "stale_ids",
+    "stats_as_of_now",
     "store_stats",
-    "tier_filter",
 ]
 
 MAX_IDS = 2000  # memories a figure that is no plain filter opens at most
@@ -80,20 +80,21 @@ def ids_target(label: str, ids: np.ndarray | list[int]) -> Target:
     return Target(label, finder=lambda store: chosen, total=len(ids))
 
 
-def tier_filter(tier: int) -> MemoryFilter:
-    """Active memories in one confidence tier (TIER_NAMES order: >=0.9 first), with the
-    tolerance tier_index allows at each edge."""
-    edges = [edge - FLOOR_TOLERANCE for edge in sorted(TIER_EDGES, reverse=True)]
-    low = edges[tier] if tier < len(edges) else None
-    high = np.nextafter(edges[tier - 1], -1.0) if tier > 0 else None
-    return MemoryFilter(
-        status="active", min_confidence=low, max_confidence=None if high is None else float(high)
-    )
+def stats_as_of_now(store: Store, now: float) -> dict[str, Any]:
+    """store_stats with, after its stored-value tiers, `confidence_tiers_now`: the same tiers
+    by the confidence a decay run at `now` would set (what `stats` shows)."""
+    figures: dict[str, Any] = {}
+    for key, value in store_stats(store, now).items():
+        figures[key] = value
+        if key == "confidence_tiers":
+            figures["confidence_tiers_now"] = stats_tiers_now(store, now)
+    return figures
 
 
 @dataclass(frozen=True)
 class TierProjection:
-    """Active memories' confidence tiers now (month 0) and months ahead if unaccessed."""
+    """Active memories' confidence tiers now (month 0: by the confidence as of now, what a
+    decay run now would set) and months ahead if unaccessed."""
 
     ids: np.ndarray
     tiers: dict[int, np.ndarray]
@@ -106,9 +107,10 @@ class TierProjection:
 
     def target(self, months: int, tier: int) -> Target:
         name = TIER_NAMES[tier]
-        if months == 0:
-            return Target(f"confidence {name} now", tier_filter(tier))
         ids = self.ids[self.tiers[months] == tier][::-1]
+        if months == 0:
+            # By the confidence as of now, which no stored column holds: found by id.
+            return ids_target(f"confidence {name} as of now", ids)
         return ids_target(f"confidence {name} in {months} months if unaccessed", ids)
 
 
@@ -140,7 +142,7 @@ def project_tiers(store: Store, now: float) -> TierProjection:
     decay_policy = frame.column("decay_policy")
     columns = (frame.column("status"), decay_policy, frame.column("is_protected"))
     decays = decays_mask(*columns, frame.column("memory_type"), p)
-    tiers = {0: tier_index(confidence).astype(np.int8)}
+    tiers = {0: tier_index(frame_confidences_now(frame, now, p)).astype(np.int8)}  # type: ignore[arg-type]
     for months in MONTHS:
         later = confidence_at(
             now + months * MONTH_DAYS * SECONDS_PER_DAY,

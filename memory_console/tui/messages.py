@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ class PageLoaded(Message):
     focus_id: int | None = None
     focus_end: bool = False
     focus_row: int | None = None
+    confidence_now: dict[int, float] = field(default_factory=dict)  # by id, as of now
 
 
 @dataclass
@@ -65,6 +66,7 @@ class SearchDone(Message):
     mode: str
     hits: list[SearchHit]
     fallback: str | None = None  # why the results are keyword matches only, if they are
+    confidence_now: dict[int, float] = field(default_factory=dict)  # by id, as of now
 
 
 @dataclass

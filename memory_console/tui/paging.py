@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from memory_console.maintenance.forecast import confidences_now
 from memory_console.store import Cursor, MemoryFilter, MemoryRecord, Store
 
 
@@ -64,6 +65,14 @@ class Pager:
         return PageSlice(
             view, page.rows, after, page.next_cursor is not None, after is not None, number
         )
+
+    def confidence_now(self, rows: list[MemoryRecord], now: float) -> dict[int, float]:
+        """Each row's confidence as a decay run at `now` would set it, under the store's
+        policy: one vectorised pass over the page (the stored value may be months old)."""
+        if not rows:
+            return {}
+        values = confidences_now(rows, now, self.store.settings().params())
+        return {row.id: float(value) for row, value in zip(rows, values.tolist(), strict=True)}
 
     def first(self, view: View) -> PageSlice:
         return self.forward(view, None, 1)

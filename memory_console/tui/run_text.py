@@ -8,10 +8,12 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from memory_console.describe import is_simulated
 from memory_console.literal import literal
 from memory_console.maintenance import Run
 from memory_console.maintenance.params import POLICY
 from memory_console.maintenance.registry import parameter_classes, registered_passes, used_sets
+from memory_console.timeutil import to_date
 from memory_console.tui.formatting import when
 
 SHOWN_NOT_RESTORED = 30
@@ -100,13 +102,31 @@ def undo_text(run: Run) -> Text:
     return text
 
 
+def evaluated_text(run: Run) -> Text:
+    """`evaluated at 2026-11-18 11:06 UTC`, or `evaluated as of 2027-02-16 (simulated)` when
+    the run's `now` was a day or more away from when it was applied."""
+    if not is_simulated(run.now, run.started_at):
+        return Text(f"evaluated at {when(run.now)}")
+    return Text(f"evaluated as of {to_date(run.now)} (simulated)", style="yellow")
+
+
+SIMULATED_WIDTH = len("2027-02-16 simulated")  # the runs table's evaluated column
+
+
+def evaluated_cell(run: Run) -> Text:
+    """The runs table's evaluated date, `2027-02-16 simulated` when it was simulated."""
+    if not is_simulated(run.now, run.started_at):
+        return Text(to_date(run.now) or "")
+    return Text(f"{to_date(run.now)} simulated", style="yellow")
+
+
 def run_facts(run: Run) -> Group:
     head = Text(f"run {run.id}", style="bold")
     head.append(" by ")
     head.append(literal(run.actor))
-    head.append(
-        f" · applied {when(run.started_at)} · evaluated at {when(run.now)} · {run.duration_ms:,} ms"
-    )
+    head.append(f" · applied {when(run.started_at)} · ")
+    head.append(evaluated_text(run))
+    head.append(f" · {run.duration_ms:,} ms")
     counts = Text(
         f"{', '.join(run.passes)} ({run.policy}): {counts_text(run.counts)}; "
         f"{run.changed:,} memories"

@@ -125,7 +125,7 @@ class HealthScreen(ConsoleScreen):
             with Horizontal(id="health-top"):
                 with Vertical(id="health-tiers-box"):
                     yield Label(
-                        "confidence tiers, now and ahead if nothing is recalled",
+                        "tiers by confidence as of now, and if not recalled",
                         classes="section first",
                     )
                     yield FigureTable(

@@ -60,6 +60,11 @@ WORDS = (
         "restores; no history is kept, and u cannot undo it",
     ),
     ("undo", "takes back the console's last action (memories changed since stay as they are)"),
+    (
+        "0.85→0.33",
+        "the confidence stored (as of the last decay run), then as of now: what a decay run "
+        "now would set; the colour and words are the second's",
+    ),
     ("forecast", "the confidence in the coming months if the memory is not recalled"),
     ("floor", "the lowest confidence decay reaches; at the floor a memory gets flagged"),
     ("search", "keyword (FTS5) at first; hybrid (keyword + meaning) once the embedder is ready"),

@@ -102,6 +102,7 @@ class MainScreen(MemoryActionsScreen):
         self.view = View()
         self.place: tuple[str | None, str | None] = (None, None)
         self.page: PageSlice | None = None
+        self.page_confidence_now: dict[int, float] = {}  # the page's rows', by id
         self.count: int | None = None
         self.search: tuple[str, str, list[SearchHit]] | None = None
         self.seen_revision = 0
@@ -202,8 +203,9 @@ class MainScreen(MemoryActionsScreen):
                 focus_id = page.rows[index - 1].id
             elif index is None:
                 focus_end = True
+        values = pager.confidence_now(page.rows, self.context.now())
         if not get_current_worker().is_cancelled:
-            self.post_message(PageLoaded(page, focus_id, focus_end, focus_row))
+            self.post_message(PageLoaded(page, focus_id, focus_end, focus_row, values))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="count")
     def load_count(self, view: View) -> None:
@@ -232,14 +234,18 @@ class MainScreen(MemoryActionsScreen):
         hits = engine.search(
             query, mode=mode, k=SEARCH_LIMIT, memory_filter=memory_filter, now=self.context.now()
         )
+        records = [hit.record for hit in hits]
+        values = self.pager.confidence_now(records, self.context.now())
         if not get_current_worker().is_cancelled:
-            self.post_message(SearchDone(query, mode, hits, search_fallback(engine, hits)))
+            fallback = search_fallback(engine, hits)
+            self.post_message(SearchDone(query, mode, hits, fallback, values))
 
     @on(PageLoaded)
     def _page_loaded(self, message: PageLoaded) -> None:
         if message.page.view != self.view:
             return
         self.page = message.page
+        self.page_confidence_now = message.confidence_now
         moves = self.pending_moves if self.paging == "next" else -self.pending_moves
         self.paging, self.pending_moves = None, 0
         marking, self.marking = self.marking, False
@@ -251,6 +257,7 @@ class MainScreen(MemoryActionsScreen):
                 moves=moves,
                 focus_row=message.focus_row,
                 mark_changes=marking,
+                confidence_now=message.confidence_now,
             )
         if not message.page.rows:
             self.start_semantic()
@@ -295,6 +302,7 @@ class MainScreen(MemoryActionsScreen):
             focus_id=focus,
             focus_row=row,
             mark_changes=marking and self.table.search_mode,
+            confidence_now=message.confidence_now,
         )
         self.table.focus()
         self.show_position()
@@ -506,7 +514,7 @@ class MainScreen(MemoryActionsScreen):
         was_searching = self.search is not None
         self.search = None
         if self.page is not None and (was_searching or self.table.search_mode):
-            self.table.show_records(self.page.rows)
+            self.table.show_records(self.page.rows, confidence_now=self.page_confidence_now)
         self.table.focus()
         self.show_position()
         self.refresh_bindings()

@@ -35,7 +35,7 @@ from memory_console.maintenance.undo import (
 from memory_console.store import EventRecord
 from memory_console.tui.actions import plural
 from memory_console.tui.formatting import masked, when
-from memory_console.tui.run_text import counts_text, run_facts
+from memory_console.tui.run_text import SIMULATED_WIDTH, counts_text, evaluated_cell, run_facts
 from memory_console.tui.screens.base import ConsoleScreen
 from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_table import LiteralTable
@@ -151,7 +151,7 @@ class RunsScreen(ConsoleScreen):
             ("undone", "undone", 10),
             ("changed", "changed", 7),
             ("passes", "passes (policy)", 26),
-            ("now", "evaluated", 10),
+            ("now", "evaluated", SIMULATED_WIDTH),
             ("counts", "counts", 20),
             ("ms", "ms", 6),
         ):
@@ -192,7 +192,7 @@ class RunsScreen(ConsoleScreen):
                 undone,
                 Text(f"{run.changed:,}", justify="right"),
                 f"{', '.join(run.passes)} ({run.policy})",
-                when(run.now)[:10],
+                evaluated_cell(run),
                 counts_text(run.counts),
                 Text(f"{run.duration_ms:,}", justify="right"),
             )

@@ -8,11 +8,14 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from memory_console.embed.hits import SearchHit
+from memory_console.policies.confidence import confidence_label
 from memory_console.store import MemoryRecord
 from memory_console.tui.formatting import (
     CHANGED_MARK,
+    LABEL_STYLES,
     PROTECTED_MARK,
     SELECTED_MARK,
+    SHORT_LABELS,
     STATUS_STYLES,
     confidence_text,
     date_or_never,
@@ -33,6 +36,7 @@ class Cell:
     selected: bool
     reveal: bool
     changed: bool = False  # another process changed it since the table first showed it
+    confidence_now: float | None = None  # what a decay run now would set (None: unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,21 @@ def _mark(cell: Cell) -> Text | str:
     return Text(CHANGED_MARK, style="bold yellow") if cell.changed else ""
 
 
+def table_confidence(cell: Cell, *, short: bool) -> Text:
+    """`0.99 v.high`; where decay has lowered it since it was stored, the stored value then
+    the one as of now, as the CLI lists them: `0.95→0.33 uncertain` (the words describe the
+    value as of now; the narrow column has no room for them, so its colour tells)."""
+    record, now = cell.record, cell.confidence_now
+    if now is None or round(now, 2) == round(record.confidence, 2):
+        return confidence_text(record.confidence, short=short, source=record.source)
+    label = confidence_label(now, record.source)
+    text = Text(f"{record.confidence:.2f}→", style="dim")
+    text.append(f"{now:.2f}", style=LABEL_STYLES[label])
+    if not short:
+        text.append(f" {SHORT_LABELS[label]}", style=LABEL_STYLES[label])
+    return text
+
+
 SELECT = Column("selected", " ", 1, None, _mark)
 TITLE = Column(
     "title",
@@ -98,14 +117,14 @@ CONFIDENCE = Column(
     "confidence",
     22,
     "confidence",
-    lambda c: confidence_text(c.record.confidence, source=c.record.source),
+    lambda c: table_confidence(c, short=False),
 )
 CONFIDENCE_SHORT = Column(
     "confidence",
     "confidence",
     14,
     "confidence",
-    lambda c: confidence_text(c.record.confidence, short=True, source=c.record.source),
+    lambda c: table_confidence(c, short=True),
 )
 STATUS = Column("status", "status", 8, "status", _status)
 PROTECTED = Column(

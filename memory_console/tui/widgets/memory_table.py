@@ -126,6 +126,9 @@ class MemoryTable(WindowTable):
         self.descending = True
         self.columns_in_view: list[Column] = []
         self.loaded = False  # given its rows at least once (before: no row is no answer)
+        # Each shown memory's confidence as a decay run now would set it, by id (computed
+        # with the page, in its worker).
+        self.confidence_now: dict[int, float] = {}
 
     # -- content ------------------------------------------------------------------------
 
@@ -139,11 +142,13 @@ class MemoryTable(WindowTable):
         moves: int = 0,
         focus_row: int | None = None,
         mark_changes: bool = False,
+        confidence_now: dict[int, float] | None = None,
     ) -> None:
         """Replace the rows; the cursor lands on `focus_id` if present, else on `focus_row`
         (the place it held), else the first (or with focus_end the last) row, then `moves`
         rows further (negative: up). With `mark_changes`, rows that changed since they were
-        shown, and rows made since then, are marked (rows that only moved in are not)."""
+        shown, and rows made since then, are marked (rows that only moved in are not).
+        `confidence_now`: the rows' confidence as of now, by id (else the last known)."""
         if mark_changes:
             shown = {record.id: record.revision for record in self.records}
             self.changed |= {
@@ -154,6 +159,8 @@ class MemoryTable(WindowTable):
             }
         self.shown_at = time.time()  # the real clock: other processes write with it
         self.records = records
+        if confidence_now is not None:
+            self.confidence_now = confidence_now
         self.loaded = True
         self.search_mode = hits is not None
         self.hits = {hit.record.id: hit for hit in hits or []}
@@ -198,6 +205,7 @@ class MemoryTable(WindowTable):
             record.id in self.selected,
             self.reveal,
             record.id in self.changed,
+            self.confidence_now.get(record.id),
         )
         return [column.render(cell) for column in self.columns_in_view]
 
