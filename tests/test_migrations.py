@@ -143,5 +143,5 @@ def test_the_generated_tables_are_those_stores_already_hold() -> None:
 
     tables = [s for s in schema_statements(with_indexes=False) if s.startswith("CREATE TABLE")]
     digest = hashlib.sha256("\n".join(tables).encode()).hexdigest()
-    assert SCHEMA_VERSION == 5
-    assert digest == "fea5fdef7412776811470308a019055b98502dfeb1c60b3b1e5e4cc40390bb47"
+    assert SCHEMA_VERSION == 6
+    assert digest == "b5d47fb7fc3afc8f0753c289a60a5856019df5aaa68f949280c83940aa311f0f"
