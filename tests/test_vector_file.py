@@ -349,3 +349,31 @@ def test_a_migrated_store_gains_the_log_and_an_identity(db_path: Path) -> None:
         assert migrated.meta("store_id")
         migrated.archive([1], now=NOW)
         assert migrated.read(log_bounds) == (1, 1)
+
+
+def test_a_sync_after_a_recorded_check_reads_only_what_the_log_names(
+    store: Store, embedder: Embedder
+) -> None:
+    first, second, third = store.add_many(
+        [
+            {"content": "Alice drinks green tea"},
+            {"content": "Alice cycles to work"},
+            {"content": "Alice plays the cello"},
+        ],
+        now=NOW,
+    )
+    semantic = SemanticIndex(store, embedder)
+    assert semantic.sync() == 3
+    checked = table.last_check(store, embedder.model_id)
+    assert checked is not None
+    store.change_fields([second], {"content": "Alice drives to work"}, "edited")
+    fourth = store.add({"content": "Alice keeps a parrot"}, now=NOW)
+    later = SemanticIndex(store, embedder)
+    later.load()
+    found = table.texts_to_check(store, embedder.model_id, checked, later.index.ids())
+    assert found is not None
+    assert sorted(row[0] for row in found[1]) == [second, fourth]  # not the other two
+    assert later.sync() == 2
+    nearest = later.nearest("who drives a car", MemoryFilter(status="active"), 1)
+    assert nearest[0][0] == second
+    assert SemanticIndex(store, embedder).sync() == 0

@@ -92,14 +92,29 @@ class SemanticIndex:
 
     def pending(self) -> list[tuple[int, str]]:
         """(id, text) of active memories with no vector of this model for their current text."""
+        return self._stale(table.active_texts_checked(self.store)[1])
+
+    def _stale(
+        self, rows: Sequence[tuple[int, str, str, str, str | None, str | None]]
+    ) -> list[tuple[int, str]]:
         out = []
-        for ident, title, content, keywords, model_id, stored_hash in table.memories_to_embed(
-            self.store
-        ):
+        for ident, title, content, keywords, model_id, stored_hash in rows:
             text = memory_text(title, content, keywords)
             if model_id != self.model_id or stored_hash != content_hash(text):
                 out.append((ident, text))
         return out
+
+    def _pending_and_position(self) -> tuple[list[tuple[int, str]], int]:
+        """pending() and the log position it holds at. With a loaded index and a recorded
+        check, only the active memories the index lacks and those the log names since the
+        check are read and hashed (a million texts take a minute; these, milliseconds)."""
+        checked = table.last_check(self.store, self.model_id) if self.ready else None
+        if checked is not None:
+            found = table.texts_to_check(self.store, self.model_id, checked, self.index.ids())
+            if found is not None:
+                return self._stale(found[1]), found[0]
+        position, rows = table.active_texts_checked(self.store)
+        return self._stale(rows), position
 
     def embed_and_store(
         self,
@@ -146,18 +161,20 @@ class SemanticIndex:
         return np.asarray(all_ids, np.int64), np.vstack(all_vectors)
 
     def sync(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> int:
-        """Drop other models' vectors, embed what is missing or stale, load the index.
+        """Drop other models' vectors, load the index, embed what is missing or stale.
         Returns how many memories were (re)embedded."""
         if not self.store.read_only:
             table.drop_other_models(self.store, self.model_id)
-        items = self.pending()
+        self.load()
+        items, position = self._pending_and_position()
         if progress is not None:
             progress(0, len(items))
         new_ids, new_vectors = self.embed_and_store(items, progress, cancelled)
-        self.load()
-        if self.store.read_only and len(new_ids):
-            # A read-only store keeps the new vectors in memory only, beside the stored ones.
+        if len(new_ids):
             self.index.add(new_ids, new_vectors, self._labels(self._scopes(new_ids)))
+        if not self.store.read_only:
+            # What was pending at `position` is written now; later changes are in the log.
+            table.record_check(self.store, self.model_id, position, len(new_ids))
         return len(items)
 
     def load(self) -> int:

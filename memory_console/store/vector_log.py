@@ -10,9 +10,8 @@ from __future__ import annotations
 import secrets
 import sqlite3
 
-# The vector index file beside the store learns what changed since it was written from
-# vector_log, filled here in the writing transaction itself: no code path can forget it. Only
-# what can change the indexed set is logged (not decay's confidence updates).
+# Only what can change the indexed set, or a memory's embedded text, is logged (not decay's
+# confidence updates).
 VECTOR_LOG_TRIGGERS = (
     "CREATE TRIGGER vector_log_embedding_ai AFTER INSERT ON embedding BEGIN "
     "INSERT INTO vector_log(memory_id) VALUES (new.memory_id); END",
@@ -28,7 +27,13 @@ VECTOR_LOG_TRIGGERS = (
     "INSERT INTO vector_log(memory_id) VALUES (new.id); END",
     "CREATE TRIGGER vector_log_memory_ad AFTER DELETE ON memory BEGIN "
     "INSERT INTO vector_log(memory_id) VALUES (old.id); END",
+    # A new text needs a new vector: SemanticIndex.sync checks only these memories' hashes.
+    "CREATE TRIGGER vector_log_memory_text_au AFTER UPDATE OF title, content, keywords ON memory "
+    "WHEN old.title IS NOT new.title OR old.content IS NOT new.content "
+    "OR old.keywords IS NOT new.keywords BEGIN "
+    "INSERT INTO vector_log(memory_id) VALUES (new.id); END",
 )
+CHECKED_KEY = "vectors_checked"  # console_meta: "MODEL POSITION", see checked_position()
 VECTOR_LOG_TRIGGER_NAMES = tuple(statement.split()[2] for statement in VECTOR_LOG_TRIGGERS)
 
 
@@ -53,8 +58,37 @@ def changed_since(conn: sqlite3.Connection, position: int) -> list[int]:
     return [row[0] for row in rows]
 
 
+def checked_position(conn: sqlite3.Connection, model_id: str) -> int | None:
+    """The log position at which every active memory's stored vector of this model was last
+    found current (its hash that of its text), while the log still holds every entry after
+    it; None when no such check is known."""
+    row = conn.execute("SELECT value FROM console_meta WHERE key = ?", (CHECKED_KEY,)).fetchone()
+    if row is None:
+        return None
+    model, _, position = str(row[0]).rpartition(" ")
+    if model != model_id or not position.isdigit():
+        return None
+    low, high = log_bounds(conn)
+    checked = int(position)
+    if checked > high or (low and checked < low - 1):
+        return None
+    return checked
+
+
+def set_checked_position(conn: sqlite3.Connection, model_id: str, position: int) -> None:
+    conn.execute(
+        "INSERT INTO console_meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (CHECKED_KEY, f"{model_id} {position}"),
+    )
+
+
 def trim_log(conn: sqlite3.Connection, position: int) -> None:
-    """Forget the entries a file at `position` no longer needs. The entry at `position` stays,
-    so the numbering (SQLite's next rowid is one above the highest) never starts again below
-    a file's position."""
+    """Forget the entries a file at `position` no longer needs (nor the last check of the
+    stored vectors, when one is known). The entry at the position kept stays, so the numbering
+    (SQLite's next rowid is one above the highest) never starts again below a file's position."""
+    row = conn.execute("SELECT value FROM console_meta WHERE key = ?", (CHECKED_KEY,)).fetchone()
+    checked = str(row[0]).rpartition(" ")[2] if row is not None else ""
+    if checked.isdigit():
+        position = min(position, int(checked))
     conn.execute("DELETE FROM vector_log WHERE seq < ?", (position,))
