@@ -376,11 +376,14 @@ def open_index(store: Store, model_id: str, dim: int) -> tuple[Opened | None, st
     """The store's vector index file and what it misses, or (None, why) when there is no valid
     one. A writable store writes a new file when there is none, it is stale or foreign, or
     more has changed since it was written than an overlay should hold; a read-only store
-    never writes one. A failed write (a full disk) leaves the file as it was."""
+    never writes one, nor does a store inside a write transaction. A failed write (a full
+    disk) leaves the file as it was."""
     opened, why = _open_valid(store, model_id, dim)
     if opened is None and why.startswith("older than"):
         opened, why = _open_valid(store, model_id, dim)  # replaced while we looked: once more
-    if store.read_only:
+    # Inside a write transaction the log holds changes that may yet roll back (and their
+    # numbers be reused): a file written from them could later be taken for current.
+    if store.read_only or store.connection.in_transaction:
         return opened, why
     bound = max(REWRITE_MIN_ROWS, REWRITE_SHARE * len(opened.file)) if opened else 0
     if opened is not None and opened.changed.size <= bound:
