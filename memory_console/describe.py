@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_console.maintenance.forecast import memory_forecast
 from memory_console.store import EventRecord, MemoryRecord
 from memory_console.timeutil import DAY, to_date
 
@@ -25,6 +24,9 @@ def forecast_line(record: MemoryRecord, now: float, params: Any = None) -> str:
         return "semantic memory: does not decay"
     if record.status != "active":
         return f"{record.status}: does not decay"
+    # Imported here: the maintenance package (a third of a second) is not needed to search.
+    from memory_console.maintenance.forecast import memory_forecast
+
     forecast = memory_forecast(record, now, params=params)
     tail = (
         f"; reaches the floor on {to_date(forecast.floor_date)}"

@@ -191,10 +191,12 @@ def digest(path: Path) -> str:
 
 def store_files(db_path: Path) -> list[Path]:
     """Every file the project keeps for the store at `db_path` that exists: the database, its
-    -wal and -shm, and the migration backups beside it."""
-    named = [db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")]
+    -wal and -shm, the vector index file (and any temporary one), and the migration backups
+    beside it."""
+    named = [db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm"), Path(f"{db_path}-vectors")]
+    building = sorted(db_path.parent.glob(f"{db_path.name}-vectors.*.tmp"))
     backups = sorted(db_path.parent.glob(f"{db_path.name}.schema*.bak*"))
-    return [path for path in [*named, *backups] if path.is_file()]
+    return [path for path in [*named, *building, *backups] if path.is_file()]
 
 
 def scan_store_files(db_path: Path, tokens: list[str]) -> dict[str, dict[str, int]]:

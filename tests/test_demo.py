@@ -23,6 +23,7 @@ from memory_console.sensitive import find_sensitive
 from memory_console.store import Store, StoreError
 from memory_console.store import db as store_db
 from memory_console.store.validate import default_title
+from memory_console.store.vector_log import VECTOR_LOG_TRIGGER_NAMES
 from memory_console.store.vocab import MEMORY_TYPES, TOPICS
 from tests.helpers import NOW
 
@@ -116,7 +117,7 @@ def test_every_index_and_search_trigger_exists(demo_path: Path) -> None:
     triggers = {
         r[0] for r in rows(demo_path, "SELECT name FROM sqlite_master WHERE type='trigger'")
     }
-    assert triggers == set(store_db.FTS_TRIGGER_NAMES)
+    assert triggers == {*store_db.FTS_TRIGGER_NAMES, *VECTOR_LOG_TRIGGER_NAMES}
 
 
 def test_full_text_search_finds_the_iron_farm(demo_path: Path) -> None:

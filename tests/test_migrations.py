@@ -143,5 +143,5 @@ def test_the_generated_tables_are_those_stores_already_hold() -> None:
 
     tables = [s for s in schema_statements(with_indexes=False) if s.startswith("CREATE TABLE")]
     digest = hashlib.sha256("\n".join(tables).encode()).hexdigest()
-    assert SCHEMA_VERSION == 6
-    assert digest == "f35e39234290d98e28a4c612a438fc56ed207bf8314fca1fc206fb7741b272d3"
+    assert SCHEMA_VERSION == 7
+    assert digest == "7a3a205a617ba68582059f880758170c0dcfbd2bf8a7538a35ada685be921f92"

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 from memory_console.commands.common import console
 from memory_console.describe import change_text, created_note, evaluated_note, forecast_line
 from memory_console.literal import literal
-from memory_console.maintenance.forecast import memory_forecast
 from memory_console.policies.confidence import confidence_label
 from memory_console.sensitive import (
     mask,
@@ -69,6 +68,9 @@ def event_json(event: EventRecord, *, reveal: bool = False) -> dict[str, Any]:
 
 
 def forecast_json(record: MemoryRecord, now: float, params: Any = None) -> dict[str, Any]:
+    # Imported here: the maintenance package (a third of a second) is not needed to search.
+    from memory_console.maintenance.forecast import memory_forecast
+
     forecast = memory_forecast(record, now, params=params)
     return {
         "policy": forecast.policy,

@@ -17,6 +17,8 @@ from memory_console.store import embeddings as table
 
 if TYPE_CHECKING:
     from memory_console.embed.embedder import Embedder
+    from memory_console.embed.mapped_index import MappedIndex
+    from memory_console.store.vector_file import Opened
 
 Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
@@ -46,8 +48,10 @@ class SemanticIndex:
     def __init__(self, store: Store, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
-        self.index = self._new_index(0)
+        self.index: VectorIndex | MappedIndex = self._new_index(0)
         self.ready = False
+        self.source = "store"  # where load() found the vectors: "file" or "store" (SQLite)
+        self.file_problem: str | None = None  # why the index file was not used
         self._lock = threading.Lock()
         self._scope_codes: dict[str, dict[str, int]] = {name: {} for name in SCOPE}
 
@@ -88,14 +92,29 @@ class SemanticIndex:
 
     def pending(self) -> list[tuple[int, str]]:
         """(id, text) of active memories with no vector of this model for their current text."""
+        return self._stale(table.active_texts_checked(self.store)[1])
+
+    def _stale(
+        self, rows: Sequence[tuple[int, str, str, str, str | None, str | None]]
+    ) -> list[tuple[int, str]]:
         out = []
-        for ident, title, content, keywords, model_id, stored_hash in table.memories_to_embed(
-            self.store
-        ):
+        for ident, title, content, keywords, model_id, stored_hash in rows:
             text = memory_text(title, content, keywords)
             if model_id != self.model_id or stored_hash != content_hash(text):
                 out.append((ident, text))
         return out
+
+    def _pending_and_position(self) -> tuple[list[tuple[int, str]], int]:
+        """pending() and the log position it holds at. With a loaded index and a recorded
+        check, only the active memories the index lacks and those the log names since the
+        check are read and hashed (a million texts take a minute; these, milliseconds)."""
+        checked = table.last_check(self.store, self.model_id) if self.ready else None
+        if checked is not None:
+            found = table.texts_to_check(self.store, self.model_id, checked, self.index.ids())
+            if found is not None:
+                return self._stale(found[1]), found[0]
+        position, rows = table.active_texts_checked(self.store)
+        return self._stale(rows), position
 
     def embed_and_store(
         self,
@@ -142,32 +161,60 @@ class SemanticIndex:
         return np.asarray(all_ids, np.int64), np.vstack(all_vectors)
 
     def sync(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> int:
-        """Drop other models' vectors, embed what is missing or stale, load the index.
+        """Drop other models' vectors, load the index, embed what is missing or stale.
         Returns how many memories were (re)embedded."""
         if not self.store.read_only:
             table.drop_other_models(self.store, self.model_id)
-        items = self.pending()
+        self.load()
+        items, position = self._pending_and_position()
         if progress is not None:
             progress(0, len(items))
         new_ids, new_vectors = self.embed_and_store(items, progress, cancelled)
-        ids, matrix, scopes = table.load_active_vectors(
-            self.store, self.model_id, self.embedder.dim
-        )
-        # A read-only store keeps the new vectors in memory only, beside the stored ones.
-        extra = len(new_ids) if self.store.read_only else 0
-        self.fill(ids, matrix, scopes, extra_capacity=extra)
-        if self.store.read_only and len(new_ids):
+        if len(new_ids):
             self.index.add(new_ids, new_vectors, self._labels(self._scopes(new_ids)))
+        if not self.store.read_only:
+            # What was pending at `position` is written now; later changes are in the log.
+            table.record_check(self.store, self.model_id, position, len(new_ids))
         return len(items)
 
     def load(self) -> int:
         """Load the stored vectors into the index without embedding anything; returns how
-        many active memories still lack a current vector (search covers the others)."""
-        ids, matrix, scopes = table.load_active_vectors(
-            self.store, self.model_id, self.embedder.dim
-        )
-        self.fill(ids, matrix, scopes)
-        return max(0, self.store.count(MemoryFilter(status="active")) - len(ids))
+        many active memories still lack a current vector (search covers the others).
+
+        The vectors come from the index file beside the store when it is valid (written here
+        when it is not and the store is writable), else from SQLite row by row."""
+        from memory_console.store import vector_file
+
+        opened, why = vector_file.open_index(self.store, self.model_id, self.embedder.dim)
+        if opened is None:
+            self.source, self.file_problem = "store", why
+            ids, matrix, scopes = table.load_active_vectors(
+                self.store, self.model_id, self.embedder.dim
+            )
+            self.fill(ids, matrix, scopes)
+            count = len(ids)
+        else:
+            self.source = "file (written now)" if opened.built else "file"
+            self.file_problem = None
+            self._use_file(opened)
+            count = len(self.index)
+        return max(0, self.store.count(MemoryFilter(status="active")) - count)
+
+    def _use_file(self, opened: Opened) -> None:
+        """Search the mapped file, with the rows changed since it was written in an overlay."""
+        from memory_console.embed.mapped_index import MappedIndex
+
+        with self._lock:
+            self._scope_codes = {
+                name: {value: code for code, value in enumerate(opened.file.codes[name])}
+                for name in SCOPE
+            }
+        index = MappedIndex(opened.file, labels=len(SCOPE), overlay_capacity=len(opened.ids))
+        index.remove(opened.changed)
+        if len(opened.ids):
+            index.add(opened.ids, opened.vectors, self._labels(opened.scopes))
+        self.index = index
+        self.ready = True
 
     def on_change(self, kind: str, ids: list[int]) -> None:
         """Store listener: keep vectors and index in step with one change."""

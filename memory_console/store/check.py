@@ -14,6 +14,7 @@ from memory_console.store.db import (
     SCHEMA_VERSION,
 )
 from memory_console.store.store import Store
+from memory_console.store.vector_log import VECTOR_LOG_TRIGGER_NAMES
 
 MAX_PROBLEMS = 100  # problems listed per check; `count` still tells how many there are
 
@@ -80,6 +81,11 @@ def check_schema(conn: sqlite3.Connection, result: CheckResult) -> None:
     for trigger in FTS_TRIGGER_NAMES:
         if ("trigger", trigger) not in names:
             result.add(f"trigger {trigger} is missing: the text index no longer follows edits")
+    for trigger in VECTOR_LOG_TRIGGER_NAMES:
+        if ("trigger", trigger) not in names:
+            result.add(
+                f"trigger {trigger} is missing: the vector index file no longer learns of changes"
+            )
 
 
 def check_integrity(conn: sqlite3.Connection, result: CheckResult) -> None:

@@ -13,9 +13,10 @@ from urllib.parse import quote
 from memory_console.store import held
 from memory_console.store.errors import StoreError, damaged, is_damage
 from memory_console.store.migrations import MIGRATIONS
+from memory_console.store.vector_log import VECTOR_LOG_TRIGGERS, new_store_id
 
 APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store we create
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5000
 LOW_DISK_BYTES = 64 * 1024  # less free space than this: an open that fails blames the disk
@@ -50,6 +51,7 @@ OUR_TABLES = {
     "store_setting",
     "store_setting_change",
     "erasure",
+    "vector_log",
 }
 
 
@@ -280,12 +282,12 @@ def create_schema(conn: sqlite3.Connection, *, with_indexes: bool = True) -> Non
     try:
         for statement in schema_statements(with_indexes=with_indexes):
             conn.execute(statement)
-        for statement in FTS_TRIGGERS:
+        for statement in (*FTS_TRIGGERS, *VECTOR_LOG_TRIGGERS):
             conn.execute(statement)
         conn.execute(
             "INSERT INTO console_meta(key, value) VALUES ('application', 'memory-console'),"
-            " ('created_at', ?)",
-            (str(time.time()),),
+            " ('created_at', ?), ('store_id', ?)",
+            (str(time.time()), new_store_id()),
         )
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -7,6 +7,12 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 
 from memory_console.store.store import Store
+from memory_console.store.vector_log import (
+    changed_since,
+    checked_position,
+    log_bounds,
+    set_checked_position,
+)
 
 ACTIVE_TEXT = (
     "SELECT m.id, m.title, m.content, m.keywords, e.model_id, e.content_hash "
@@ -20,6 +26,59 @@ def memories_to_embed(store: Store) -> Iterator[tuple[int, str, str, str, str | 
     with store.lock:
         rows = store.connection.execute(ACTIVE_TEXT).fetchall()
     yield from rows
+
+
+def active_texts_checked(
+    store: Store,
+) -> tuple[int, list[tuple[int, str, str, str, str | None, str | None]]]:
+    """(log position, memories_to_embed's rows) read in one snapshot: the rows are the store
+    as of that position."""
+    with store.lock, store.snapshot():
+        position = log_bounds(store.connection)[1]
+        rows = store.connection.execute(ACTIVE_TEXT).fetchall()
+    return position, rows
+
+
+def texts_to_check(
+    store: Store, model_id: str, checked: int, indexed: np.ndarray
+) -> tuple[int, list[tuple[int, str, str, str, str | None, str | None]]] | None:
+    """(log position, memories_to_embed's rows of only the memories that may need a vector):
+    active ones missing from `indexed` (the ids a loaded index holds) and those logged since
+    the last check at `checked`. None when that check is no longer usable (a full one is)."""
+    with store.lock, store.snapshot():
+        conn = store.connection
+        if checked_position(conn, model_id) != checked:
+            return None
+        position = log_bounds(conn)[1]
+        active = np.fromiter(
+            (row[0] for row in conn.execute("SELECT id FROM memory WHERE status = 'active'")),
+            np.int64,
+        )
+        missing = np.setdiff1d(active, indexed, assume_unique=True)
+        wanted = sorted({*missing.tolist(), *changed_since(conn, checked)})
+        rows = []
+        for start in range(0, len(wanted), 900):
+            chunk = wanted[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            rows += conn.execute(f"{ACTIVE_TEXT} AND m.id IN ({marks})", chunk).fetchall()
+    return position, rows
+
+
+def last_check(store: Store, model_id: str) -> int | None:
+    return store.read(checked_position, model_id)
+
+
+def record_check(store: Store, model_id: str, position: int, written: int) -> None:
+    """Every active memory's vector of this model was current at `position`, and the caller
+    has written `written` vectors since: later syncs check only what the log names after it.
+    When the log holds nothing but those writes after `position`, the check holds after them
+    too (each written vector logs one entry), so they are not checked again."""
+    with store.transaction("recording the vector check") as conn:
+        high = log_bounds(conn)[1]
+        since = conn.execute("SELECT count(*) FROM vector_log WHERE seq > ?", (position,))
+        if since.fetchone()[0] == written:
+            position = high
+        set_checked_position(conn, model_id, position)
 
 
 def texts_of(store: Store, ids: Sequence[int]) -> list[tuple[int, str, str, str, str, str]]:

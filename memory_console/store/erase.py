@@ -18,6 +18,7 @@ from memory_console.store import held
 from memory_console.store.db import BUSY_TIMEOUT_MS
 from memory_console.store.errors import StoreError
 from memory_console.store.records import ChangeResult
+from memory_console.store.vector_file import erase_rows
 from memory_console.timeutil import now_ts
 
 if TYPE_CHECKING:
@@ -349,6 +350,7 @@ def purge(
         )
         erasure_id = cursor.lastrowid
     store.notify("purged", erased)
+    erase_rows(store.path, erased)  # the vector index file beside the store
     merge_text_index(store)
     wal = truncate_wal(store, wal_wait)
     with store.snapshot():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from memory_console.store.vector_log import VECTOR_LOG_TRIGGERS, new_store_id
+
 
 def add_status_owner_topic_index(conn: sqlite3.Connection) -> None:
     """Schema 2: the topics tree counts active memories per owner and topic; without this
@@ -73,10 +75,26 @@ def add_evaluated_at(conn: sqlite3.Connection) -> None:
     )
 
 
+def add_vector_log(conn: sqlite3.Connection) -> None:
+    """Schema 7: the vector index file beside the store stays in step through vector_log,
+    filled by triggers, and names the store by a random identity kept in console_meta."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS vector_log ("
+        "seq INTEGER NOT NULL, memory_id INTEGER NOT NULL, PRIMARY KEY (seq))"
+    )
+    for statement in VECTOR_LOG_TRIGGERS:
+        conn.execute(statement.replace("CREATE TRIGGER", "CREATE TRIGGER IF NOT EXISTS", 1))
+    conn.execute(
+        "INSERT OR IGNORE INTO console_meta(key, value) VALUES ('store_id', ?)",
+        (new_store_id(),),
+    )
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: add_status_owner_topic_index,
     2: add_store_settings,
     3: add_erasure_audit,
     4: add_superseded_by,
     5: add_evaluated_at,
+    6: add_vector_log,
 }

@@ -199,8 +199,11 @@ class Store:
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """One read transaction: every read inside (by this thread) sees the same state of
-        the store, as a plan needs."""
+        the store, as a plan needs. Inside a transaction, that transaction is the snapshot."""
         with self._lock:
+            if self._conn.in_transaction:
+                yield
+                return
             self._conn.execute("BEGIN")
             try:
                 yield

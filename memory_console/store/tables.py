@@ -103,6 +103,15 @@ class ConsoleMeta(SQLModel, table=True):
     value: str
 
 
+class VectorLog(SQLModel, table=True):
+    """One change that can alter the vector index's set (schema 7): written by triggers in the
+    transaction that makes it, so the index file beside the store knows what it misses."""
+
+    __tablename__ = "vector_log"
+    seq: int | None = Field(default=None, primary_key=True)
+    memory_id: int
+
+
 class StoreSetting(SQLModel, table=True):
     """One setting of the store that differs from its built-in default (store/settings.py)."""
 
