@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 from memory_console.ingest.demo import build_demo
 from memory_console.maintenance import apply, plan, registry
 from memory_console.maintenance.changes import Plan
+from memory_console.maintenance.passes.supersede import FIELD
 from memory_console.store import MemoryFilter, Store
 from memory_console.store.validate import INSERT_COLUMNS
-from tests.helpers import DAY, DEMO_SEED, ISO_NOW, NOW
+from tests.helpers import DAY, DEMO_SEED, ISO_NOW, NOW, invoke
 
 POLICIES = ("relevance", "periodic", "exponential")
 PASSES = tuple(registry.registered_passes())
@@ -75,6 +76,30 @@ def demo_copy(idempotence_demo: Path, tmp_path: Path) -> Path:
     path = tmp_path / "memories.db"
     shutil.copy(idempotence_demo, path)
     return path
+
+
+@pytest.fixture(scope="module")
+def idempotence_demo_vectors(
+    idempotence_demo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The demo store with every memory's vector (reindexed once for this module)."""
+    path = tmp_path_factory.mktemp("idempotence-vectors") / "demo.db"
+    shutil.copy(idempotence_demo, path)
+    assert invoke(["reindex", "--db", str(path), "-q"]).code == 0
+    return path
+
+
+@pytest.mark.parametrize("names", [["supersede"], ["consolidate"], list(registry.MAINTAIN)])
+def test_passes_that_read_vectors_reach_a_fixed_point(
+    idempotence_demo_vectors: Path, tmp_path: Path, names: list[str]
+) -> None:
+    """With vectors, supersede pairs each old memory with its newest version that stays (it
+    left a memory whose newest version was itself superseded, and the next run took it)."""
+    path = tmp_path / "memories.db"
+    shutil.copy(idempotence_demo_vectors, path)
+    first, again = second_run(path, names, "relevance")
+    assert changes_of(first) > 0
+    assert_fixed(first, again)
 
 
 def pass_cases() -> list[Any]:
@@ -409,4 +434,41 @@ def test_consolidate_does_not_merge_its_merged_memory_again(
     ]
     _, first, again = run_twice(empty_store, tmp_path, rows, ["consolidate"])
     assert first.counts()["consolidated"] == 3
+    assert_fixed(first, again)
+
+
+def test_supersede_takes_each_memory_to_its_newest_version_that_stays(
+    empty_store: Path, tmp_path: Path
+) -> None:
+    """10 April's versions are 3 April and 10 June (cosine >= 0.8 with the real model, with
+    differing dates); 10 June's is 20 July. 10 April went to 10 June, which was itself
+    superseded, so it was left, and the next run took it to 3 April."""
+    dated = [
+        ("Birthday is on 10 April.", "april"),
+        ("Birthday is on 3 April.", "april"),
+        ("Birthday is on 10 June.", "june"),
+        ("Birthday is on 20 July.", "july"),
+    ]
+    rows = [
+        row(
+            text,
+            title=text,
+            topic="user_info",
+            memory_type="semantic",
+            keywords=json.dumps(["birthday", month, "date"]),
+            created_at=NOW - (40 - 10 * number) * DAY,
+            updated_at=NOW - (40 - 10 * number) * DAY,
+        )
+        for number, (text, month) in enumerate(dated)
+    ]
+    path = tmp_path / "memories.db"
+    shutil.copy(empty_store, path)
+    build_store(path, rows, 1000)
+    assert invoke(["reindex", "--db", str(path), "-q"]).code == 0
+    first, again = second_run(path, ["supersede"], "relevance")
+    (change,) = first.change_sets
+    assert dict(zip(change.ids.tolist(), change.values[FIELD][1].tolist(), strict=True)) == {
+        1: 2,
+        3: 4,
+    }
     assert_fixed(first, again)

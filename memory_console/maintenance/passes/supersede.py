@@ -81,15 +81,9 @@ def cosines(frame: Frame, members: Sequence[MemoryRecord]) -> dict[tuple[int, in
 
 def find_pairs(frame: Frame, members: Sequence[MemoryRecord], p: SupersedeParams) -> list[Pair]:
     """One owner's pairs: for each older memory, the newest memory that supersedes it."""
-    by_id = {m.id: m for m in members}
     slots = {m.id: slot_of(m.content) for m in members}
     similar = cosines(frame, members)
-    best: dict[int, Pair] = {}
-
-    def propose(old: MemoryRecord, new: MemoryRecord, pair: Pair) -> None:
-        held = best.get(old.id)
-        if held is None or newer(new, held.new):
-            best[old.id] = pair
+    found_for: dict[int, list[Pair]] = {}
 
     ordered = sorted(members, key=lambda m: (m.created_at, m.id))
     for i, old in enumerate(ordered):
@@ -98,7 +92,7 @@ def find_pairs(frame: Frame, members: Sequence[MemoryRecord], p: SupersedeParams
             if a is not None and b is not None and a.slot == b.slot:
                 if not same_value(a.value, b.value):
                     found: tuple[str, ...] = (f"{a.slot} {a.value} vs {b.value}",)
-                    propose(old, new, Pair(old, new, "slot", None, found))
+                    found_for.setdefault(old.id, []).append(Pair(old, new, "slot", None, found))
                 continue
             key = (old.id, new.id) if old.id < new.id else (new.id, old.id)
             cosine = similar.get(key)
@@ -106,10 +100,19 @@ def find_pairs(frame: Frame, members: Sequence[MemoryRecord], p: SupersedeParams
                 continue
             found = tuple(differences(old.content, new.content))
             if found:
-                propose(old, new, Pair(old, new, "cosine", cosine, found))
-    # A memory that is itself superseded supersedes nothing: its successor does.
-    pairs = [pair for pair in best.values() if pair.new.id not in best]
-    return sorted(pairs, key=lambda pair: (pair.old.id, by_id[pair.new.id].id))
+                found_for.setdefault(old.id, []).append(Pair(old, new, "cosine", cosine, found))
+    # A memory is superseded by its newest version that stays. Newest first, so each memory's
+    # versions are settled before it: one whose versions are all superseded stays (a second run
+    # would no longer see them), and one run is a fixed point.
+    stays: set[int] = set()
+    pairs = []
+    for old in reversed(ordered):
+        standing = [pair for pair in found_for.get(old.id, []) if pair.new.id in stays]
+        if standing:
+            pairs.append(max(standing, key=lambda pair: (pair.new.created_at, pair.new.id)))
+        else:
+            stays.add(old.id)
+    return sorted(pairs, key=lambda pair: (pair.old.id, pair.new.id))
 
 
 def pair_reason(pair: Pair, p: SupersedeParams) -> Reason:
