@@ -86,9 +86,12 @@ class _Graph:
         return None if tensor is None else self.numpy_helper.to_array(tensor)
 
 
-def rewrite(model_bytes: bytes, attention_mask: str = "attention_mask") -> Rewrite | None:
-    """The model with int8 products, folded biases, fused GELU and fused attention (masked by
-    the graph input named attention_mask); None if nothing matched."""
+def rewrite(
+    model_bytes: bytes, attention_mask: str = "attention_mask", int8_products: bool = True
+) -> Rewrite | None:
+    """The model with int8 products and folded biases (unless int8_products is False: float32
+    products as shipped), fused GELU and fused attention (masked by the graph input named
+    attention_mask); None if nothing matched."""
     import onnx
     from onnx import helper, numpy_helper
 
@@ -99,7 +102,7 @@ def rewrite(model_bytes: bytes, attention_mask: str = "attention_mask") -> Rewri
     new_initializers: list[Any] = []
     matmuls = biases = 0
 
-    for node in model.graph.node:
+    for node in model.graph.node if int8_products else ():
         if node.op_type != "MatMul" or len(node.input) != 2:
             continue
         match = _int8_weight(graph, node.input[1])
