@@ -12,7 +12,8 @@ one MultiHeadAttention operator, masked by the model's attention_mask input.
 Only exact matches are rewritten and everything else is left as it is, so a model without
 these patterns loads unchanged. For all-MiniLM-L6-v2 the vectors keep a mean cosine of 0.993
 to the float32 ones (benchmarks/bench_embed.py prints it); Embedder gives the rewritten model
-its own model id so the two are never mixed.
+its own model id so the two are never mixed. Without the int8 products (int8_products=False)
+the vectors agree with the file's own within 5e-7 in cosine and keep its model id.
 """
 
 from __future__ import annotations
