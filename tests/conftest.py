@@ -22,10 +22,13 @@ if TYPE_CHECKING:
 @pytest.fixture(scope="session", autouse=True)
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The rewritten embedding model is kept in a cache directory: the tests (and the
-    processes they start, which inherit the variable) use one of their own, not the user's,
-    kept with pytest's other temporary directories."""
+    processes they start, which inherit the variables) use one of their own, not the user's,
+    kept with pytest's other temporary directories. Kernels are not measured (a test of
+    something else would spend seconds on it, and its choice would vary by machine): the
+    defaults run, and tests/test_calibration.py turns measuring on where it tests it."""
     folder = tmp_path_factory.mktemp("model-cache")
     os.environ["MEMORY_CONSOLE_CACHE_DIR"] = str(folder)
+    os.environ["MEMORY_CONSOLE_CALIBRATE"] = "0"
     return folder
 
 

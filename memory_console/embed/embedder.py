@@ -6,6 +6,7 @@ import hashlib
 import importlib.metadata
 import importlib.resources
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -16,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import memory_console
+from memory_console.embed.graph import REWRITE_TAG
 
 if TYPE_CHECKING:
     import onnxruntime
     import tokenizers
 
+    from memory_console.embed.calibration import Calibration
     from memory_console.embed.graph import Rewrite
 
 MANIFEST_ENV = "MEMORY_CONSOLE_MODEL_MANIFEST"
@@ -30,10 +33,12 @@ POOLINGS = ("mean", "cls")
 INPUT_ROLES = ("input_ids", "attention_mask", "token_type_ids")
 _ONNX_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 _HASH_CHUNK_BYTES = 1 << 20
+log = logging.getLogger(__name__)
 
-# sha256 of files already read in this process, keyed by (path, size, mtime_ns): a second
-# load() of the same model skips re-reading 23 MB, and a replaced file is hashed again.
-_hash_cache: dict[tuple[str, int, int], str] = {}
+# sha256 of files already read in this process, keyed by (path, size, mtime_ns, ctime_ns,
+# inode): a second load() of the same model skips re-reading 23 MB, and a replaced file is
+# hashed again.
+_hash_cache: dict[tuple[str, int, int, int, int], str] = {}
 _hash_cache_lock = threading.Lock()
 
 
@@ -220,20 +225,29 @@ def read_manifest(manifest_path: str | os.PathLike[str] | None = None) -> Manife
 
 
 def file_sha256(path: Path) -> str:
-    """sha256 hex digest of a file, remembered per (path, size, mtime) for this process."""
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    """sha256 hex digest of a file, remembered per (path, size, times, inode) in this process
+    and in the verified-file record (verified.py) for the next ones, while it is unchanged."""
+    from memory_console.embed import verified
+
+    resolved = path.resolve()
+    stat = resolved.stat()
+    key = (str(resolved), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
     with _hash_cache_lock:
         cached = _hash_cache.get(key)
+    if cached is None:
+        cached = verified.recorded(resolved, stat)
     if cached is not None:
+        with _hash_cache_lock:
+            _hash_cache[key] = cached
         return cached
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with resolved.open("rb") as handle:
         while chunk := handle.read(_HASH_CHUNK_BYTES):
             digest.update(chunk)
     hexdigest = digest.hexdigest()
     with _hash_cache_lock:
         _hash_cache[key] = hexdigest
+    verified.record(resolved, stat, hexdigest)
     return hexdigest
 
 
@@ -301,8 +315,11 @@ class Embedder:
         tokenizer: tokenizers.Tokenizer,
         threads: int,
         graph_tag: str | None = None,
+        variant: str = "as shipped",
     ) -> None:
         self._manifest = manifest
+        self.variant = variant  # the graph variant running (VARIANTS)
+        self.calibration: Calibration | None = None  # the choice it was loaded by
         self._session = session
         self._tokenizer = tokenizer
         self._threads = threads
@@ -316,12 +333,19 @@ class Embedder:
 
     @classmethod
     def load(
-        cls, manifest_path: str | os.PathLike[str] | None = None, threads: int = 2
+        cls,
+        manifest_path: str | os.PathLike[str] | None = None,
+        threads: int = 2,
+        recalibrate: bool = False,
     ) -> Embedder:
-        """Check the manifest's files, then open the model and tokenizer it names.
+        """Check the manifest's files, then open the model and tokenizer it names, running the
+        graph variant calibrated fastest on this machine (measured at the first load, or again
+        when recalibrate is set; calibration.py).
 
         threads is onnxruntime's intra-op thread count (0 lets onnxruntime decide).
         """
+        from memory_console.embed import calibration
+
         if threads < 0:
             raise ValueError(f"threads must be 0 or more, not {threads}")
         manifest = read_manifest(manifest_path)
@@ -334,18 +358,34 @@ class Embedder:
                 f"cannot import {exc.name}; install it with: pip install onnxruntime tokenizers"
             ) from exc
         tokenizer = _open_tokenizer(manifest, tokenizers)
-        data = _read_model(manifest)
-        rewritten = _rewritten(manifest, data)
-        if rewritten is not None:
-            try:
-                session = _open_session(
-                    manifest, onnxruntime, threads, rewritten.model, rewritten=True
-                )
-                return cls(manifest, session, tokenizer, threads, rewritten.tag)
-            except ModelError:
-                pass  # e.g. an onnxruntime without these operators: run the file as it is
-        session = _open_session(manifest, onnxruntime, threads, data)
-        return cls(manifest, session, tokenizer, threads)
+        family = family_of(manifest)
+        key = calibration.machine_key(file_sha256(manifest.onnx.path), family)
+        chosen = None if recalibrate else calibration.kept(key)
+        opener = _VariantOpener(manifest, onnxruntime, tokenizer, threads)
+        if chosen is None and (recalibrate or calibration.enabled()):
+            log.info("measuring which kernels run fastest on this machine (once)")
+            built = {name: opener.open(name) for name in FAMILIES[family]}
+            candidates = [
+                calibration.Candidate(name, embedder.model_id, embedder.embed)
+                for name, embedder in built.items()
+                if embedder is not None
+            ]
+            if candidates:
+                chosen = calibration.calibrate(key, candidates, manifest.dim)
+                embedder = built[chosen.embedder]
+                if embedder is not None:
+                    embedder.calibration = chosen
+                    return embedder
+        if chosen is None:
+            chosen = calibration.defaults(key, FAMILIES[family][0])
+        # The chosen variant, else the family's others, else (an onnxruntime without the
+        # rewrite's operators) the file as it is.
+        for name in (chosen.embedder, *FAMILIES[family], SHIPPED):
+            embedder = opener.open(name) if name in VARIANTS else None
+            if embedder is not None:
+                embedder.calibration = chosen
+                return embedder
+        raise ModelError(opener.error or f"cannot load ONNX model {manifest.onnx.path}")
 
     @property
     def model_id(self) -> str:
@@ -455,23 +495,21 @@ def _read_model(manifest: Manifest) -> bytes:
         ) from exc
 
 
-def _rewritten(manifest: Manifest, data: bytes) -> Rewrite | None:
-    """The graph rewritten for int8 products (graph.py), or None to run the file as it is:
-    when the manifest says so, when nothing in the graph matched, or when it cannot be parsed
-    (onnxruntime then reports the file's own problem). A rewrite made before is read back from
-    the cache (model_cache.py) without importing onnx."""
-    if not manifest.rewrite_graph:
-        return None
+def _rewritten(manifest: Manifest, data: bytes, int8_products: bool) -> Rewrite | None:
+    """The graph rewritten by graph.py (with int8 products or float32 ones), or None when
+    nothing in the graph matched or it cannot be parsed (onnxruntime then reports the file's
+    own problem). A rewrite made before is read back from the cache (model_cache.py) without
+    importing onnx."""
     from memory_console.embed import model_cache
     from memory_console.embed.graph import rewrite
 
     mask = manifest.input_names["attention_mask"]
-    key = model_cache.rewrite_key(file_sha256(manifest.onnx.path), mask)
+    key = model_cache.rewrite_key(file_sha256(manifest.onnx.path), mask, int8_products)
     kept = model_cache.load(key)
     if kept is not None:
         return kept
     try:
-        made = rewrite(data, attention_mask=mask)
+        made = rewrite(data, attention_mask=mask, int8_products=int8_products)
     except Exception:
         return None
     if made is not None:
@@ -479,12 +517,80 @@ def _rewritten(manifest: Manifest, data: bytes) -> Rewrite | None:
     return made
 
 
+@dataclass(frozen=True)
+class GraphVariant:
+    """One way to run the model: as shipped or rewritten, and with which session fusions."""
+
+    rewrite: str  # "": the file as shipped; "float32" or "int8": graph.py's rewrite
+    fuse_skip_layer_norm: bool = True
+    tag: str | None = None  # added to the model id: the vectors are not the file's own
+
+
+SHIPPED = "as shipped"
+VARIANTS = {
+    SHIPPED: GraphVariant(""),
+    "rewritten float32": GraphVariant("float32"),
+    # Around int8 products, separate Add and LayerNormalization kernels ran 1.2x faster than
+    # onnxruntime's fused SkipLayerNormalization (benchmarks/bench_embed.py).
+    "int8 products": GraphVariant("int8", fuse_skip_layer_norm=False, tag=REWRITE_TAG),
+    # Not offered: its vectors differ from the unfused ones' by up to 0.04 in cosine
+    # (tests/test_calibration.py), since the int8 products amplify the fused kernel's rounding.
+    "int8 products, SkipLayerNorm fused": GraphVariant("int8", tag=REWRITE_TAG),
+}
+# The variants whose vectors are interchangeable (within calibration.TOLERANCE, tested), by
+# family; the first is the family's reference. The manifest's rewrite_graph picks the family.
+FAMILIES = {"int8": ("int8 products",), "float32": (SHIPPED, "rewritten float32")}
+
+
+def family_of(manifest: Manifest) -> str:
+    return "int8" if manifest.rewrite_graph else "float32"
+
+
+class _VariantOpener:
+    """Opens graph variants of one manifest as Embedders, reading the model file once."""
+
+    def __init__(
+        self, manifest: Manifest, onnxruntime_module: Any, tokenizer: Any, threads: int
+    ) -> None:
+        self.manifest = manifest
+        self.onnxruntime = onnxruntime_module
+        self.tokenizer = tokenizer
+        self.threads = threads
+        self.error = ""  # why the last variant that failed did not open
+        self._data: bytes | None = None
+
+    def open(self, name: str) -> Embedder | None:
+        """The variant as an Embedder, or None when its rewrite matched nothing or its session
+        did not open (e.g. an onnxruntime without the rewrite's operators)."""
+        variant = VARIANTS[name]
+        if self._data is None:
+            self._data = _read_model(self.manifest)
+        model: bytes | None = self._data
+        if variant.rewrite:
+            made = _rewritten(self.manifest, self._data, variant.rewrite == "int8")
+            model = made.model if made is not None else None
+        if model is None:
+            return None
+        try:
+            session = _open_session(
+                self.manifest,
+                self.onnxruntime,
+                self.threads,
+                model,
+                fuse_skip_layer_norm=variant.fuse_skip_layer_norm,
+            )
+        except ModelError as error:
+            self.error = str(error)
+            return None
+        return Embedder(self.manifest, session, self.tokenizer, self.threads, variant.tag, name)
+
+
 def _open_session(
     manifest: Manifest,
     onnxruntime_module: Any,
     threads: int,
     model: bytes,
-    rewritten: bool = False,
+    fuse_skip_layer_norm: bool = True,
 ) -> onnxruntime.InferenceSession:
     options = onnxruntime_module.SessionOptions()
     options.intra_op_num_threads = threads
@@ -501,9 +607,7 @@ def _open_session(
             model,
             sess_options=options,
             providers=["CPUExecutionProvider"],
-            # Around int8 products, separate Add and LayerNormalization kernels ran 1.2x faster
-            # than onnxruntime's fused SkipLayerNormalization (benchmarks/bench_embed.py).
-            disabled_optimizers=["SkipLayerNormFusion"] if rewritten else None,
+            disabled_optimizers=None if fuse_skip_layer_norm else ["SkipLayerNormFusion"],
         )
     except Exception as exc:
         raise ModelError(

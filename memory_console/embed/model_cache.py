@@ -32,11 +32,13 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("memory-console"))
 
 
-def rewrite_key(model_sha256: str, attention_mask: str) -> str:
-    """The name of a rewrite: the model's hash, graph.py's own hash and the mask input."""
+def rewrite_key(model_sha256: str, attention_mask: str, int8_products: bool = True) -> str:
+    """The name of a rewrite: the model's hash, the kind of products, graph.py's own hash and
+    the mask input."""
     code = hashlib.sha256(Path(__file__).with_name("graph.py").read_bytes()).hexdigest()
     mask = hashlib.sha256(attention_mask.encode()).hexdigest()
-    return f"{model_sha256[:24]}-{REWRITE_TAG}-{code[:12]}-{mask[:8]}"
+    kind = REWRITE_TAG if int8_products else "float32"
+    return f"{model_sha256[:24]}-{kind}-{code[:12]}-{mask[:8]}"
 
 
 def load(key: str) -> Rewrite | None:
@@ -70,13 +72,14 @@ def store(key: str, rewrite: Rewrite) -> None:
     }
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        _write(folder / f"{key}.onnx", rewrite.model)
-        _write(folder / f"{key}.json", json.dumps(facts).encode())
+        write_whole(folder / f"{key}.onnx", rewrite.model)
+        write_whole(folder / f"{key}.json", json.dumps(facts).encode())
     except OSError as error:
         log.debug("cannot keep the rewritten model in %s: %s", folder, error)
 
 
-def _write(path: Path, data: bytes) -> None:
+def write_whole(path: Path, data: bytes) -> None:
+    """Write path whole under a temporary name, then rename it (readers never see half)."""
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as handle:

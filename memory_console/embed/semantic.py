@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memory_console.embed.embedder import content_hash, embedding_text
-from memory_console.embed.index import VectorIndex
+from memory_console.embed.index import INT8_SCAN_FROM, VectorIndex
 from memory_console.store import MemoryFilter, Store
 from memory_console.store import embeddings as table
 
@@ -56,7 +56,12 @@ class SemanticIndex:
         self._scope_codes: dict[str, dict[str, int]] = {name: {} for name in SCOPE}
 
     def _new_index(self, capacity: int) -> VectorIndex:
-        return VectorIndex(self.embedder.dim, capacity=capacity, labels=len(SCOPE))
+        # The 8-bit code scan only where it measured faster on this machine (calibration.py).
+        calibration = getattr(self.embedder, "calibration", None)
+        scan_from = INT8_SCAN_FROM if calibration is None else calibration.int8_scan_from
+        return VectorIndex(
+            self.embedder.dim, capacity=capacity, int8_scan_from=scan_from, labels=len(SCOPE)
+        )
 
     def _labels(self, scopes: Sequence[tuple[str, ...]]) -> np.ndarray:
         """The index labels of (owner, topic) pairs, coding each new value on first sight."""

@@ -439,3 +439,27 @@ def erase_rows(store_path: Path, ids: Sequence[int]) -> None:
             os.close(fd)
     for stale in doomed:
         _overwrite_and_remove(stale)
+
+
+# -- state, for an operator ------------------------------------------------------------------
+
+
+def state(store: Store, model_id: str, dim: int) -> dict[str, Any]:
+    """What the store's vector index file is, checked as an open would but writing nothing:
+    its path and size, and whether it is absent, damaged, stale (why) or current (its rows,
+    model and the changes since it was written, which an open reads from SQLite)."""
+    path = vector_path(store.path)
+    out: dict[str, Any] = {"path": str(path)}
+    if not path.exists():
+        return {**out, "state": "absent", "why": "written by the first semantic search"}
+    try:
+        file = read_file(path)
+    except VectorFileError as error:
+        return {**out, "state": "damaged", "why": str(error)}
+    out.update(bytes=file.layout.size, rows=len(file), model_id=file.model_id, dim=file.dim)
+    with store.lock, store.snapshot():
+        problem = why_stale(store, file, model_id, dim)
+        changed = 0 if problem else len(changed_since(store.connection, file.position))
+    if problem:
+        return {**out, "state": "stale", "why": f"{problem}; rebuilt at the next open"}
+    return {**out, "state": "current", "changed_since": changed}

@@ -1,0 +1,352 @@
+"""Which embedder graph and index scan run fastest on this machine: measured once, then kept.
+
+Which kernel is fastest depends on the CPU: the int8 graph ran 2.9 times faster than the file as
+shipped on one AVX-512 VNNI machine and 1.1 times on an AVX2 one, and the index's 8-bit code
+scan was 1.8 times slower than plain float32 on the latter. So at the first embedder load on a
+machine the candidates are timed on a few batches and the fastest is kept, with every
+candidate's figures, in calibration.json in the user's cache directory. The record is keyed by
+what the figures depend on (CPU model and vector extensions, onnxruntime, numpy and tokenizers
+versions, the model file's sha256); a different key is measured again.
+
+Only candidates whose vectors are interchangeable compete: each is compared with its family's
+reference on the calibration texts, and one whose cosines differ by more than TOLERANCE is
+refused. (The int8 graph's vectors differ from the float32 ones by up to 0.07 in cosine: it is
+a family of its own, with its own model id, chosen by the manifest, never by a measurement,
+since switching families means re-embedding every memory.)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory_console.embed import model_cache
+
+CALIBRATE_ENV = "MEMORY_CONSOLE_CALIBRATE"  # "0": measure nothing, take the defaults
+FILE_NAME = "calibration.json"
+FORMAT = 1
+# Largest difference allowed between two candidates' cosines (of each text with every other,
+# and of each text's two vectors) for them to share a model id. The float32 graphs measure
+# 4e-7 apart on 300 texts; the int8 graph 0.07 from them.
+TOLERANCE = 1e-4
+# The CPU flags kernels are chosen by: 256- and 512-bit vectors, 8-bit dot products, AMX.
+RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile", "amx_int8")
+LIBRARIES = ("onnxruntime", "numpy", "tokenizers")
+INDEX_FLOAT32 = "float32"
+INDEX_INT8 = "int8 codes"
+# The index is timed at this many rows, the size from which the 8-bit scan is offered.
+INDEX_ROWS = 32_768
+NEVER = 1 << 62
+_ROUNDS = 3
+log = logging.getLogger(__name__)
+
+# Calibration texts: memory-like sentences of the lengths agents store (10 to 40 words).
+_SUBJECTS = (
+    "The user",
+    "Alice",
+    "The team lead",
+    "Our customer in Lyon",
+    "The on-call engineer",
+    "Bob from accounting",
+    "The new intern",
+    "My partner",
+)
+_FACTS = (
+    "prefers dark mode in every editor and asks for larger fonts after long sessions",
+    "is allergic to peanuts, so restaurant suggestions must avoid satay and most Thai desserts",
+    "deploys the billing service on Thursdays, never on Fridays, after the staging checks pass",
+    "wants weekly summaries in French with the figures in a table rather than in prose",
+    "moved from Berlin to Lisbon in March and now works in the Western European time zone",
+    "keeps the household budget in a shared spreadsheet that is reconciled on the first Sunday",
+    "asked to be reminded about the dentist appointment two days before, by text message",
+    "uses PostgreSQL 16 in production and SQLite for local tests, with migrations kept in git",
+)
+
+
+def calibration_texts(count: int = 64) -> list[str]:
+    """count reproducible memory-like texts."""
+    texts = []
+    for number in range(count):
+        subject = _SUBJECTS[number % len(_SUBJECTS)]
+        fact = _FACTS[(number // len(_SUBJECTS) + number) % len(_FACTS)]
+        texts.append(f"{subject} {fact}." if number % 3 else f"{subject} {fact}; noted {number}.")
+    return texts
+
+
+def cpu_model() -> str:
+    """The CPU's model name (the platform's processor or machine name when unknown)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cpu_flags() -> list[str]:
+    """The relevant vector extensions this CPU reports (empty when it cannot be read)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("flags", "Features")):
+                present = set(line.split(":", 1)[1].split())
+                return [flag for flag in RELEVANT_FLAGS if flag in present]
+    except OSError:
+        pass
+    return []
+
+
+def library_versions() -> dict[str, str]:
+    versions = {}
+    for name in LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def machine_key(model_sha256: str, family: str) -> dict[str, Any]:
+    """What a calibration's figures depend on; a record with any other key is measured again."""
+    return {
+        "cpu": cpu_model(),
+        "flags": cpu_flags(),
+        "cores": os.cpu_count() or 1,
+        **library_versions(),
+        "model_sha256": model_sha256,
+        "family": family,
+    }
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One candidate's measurement: its speed, and why it was refused (empty: it competed)."""
+
+    name: str
+    speed: float  # texts/s for the embedder, ms per query for the index
+    unit: str
+    model_id: str = ""
+    cosine_difference: float = 0.0
+    refused: str = ""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The kernels chosen for one machine, model and library set, with every candidate's
+    figures; measured False means the defaults were taken without measuring."""
+
+    key: dict[str, Any]
+    embedder: str
+    index: str
+    embedder_figures: list[Figure] = field(default_factory=list)
+    index_figures: list[Figure] = field(default_factory=list)
+    measured: bool = True
+    seconds: float = 0.0
+    measured_at: str = ""
+
+    @property
+    def int8_scan_from(self) -> int:
+        """The size from which VectorIndex scans 8-bit codes (beyond any size: never)."""
+        from memory_console.embed.index import INT8_SCAN_FROM
+
+        return INT8_SCAN_FROM if self.index == INDEX_INT8 else NEVER
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calibration:
+        figures = {
+            name: [Figure(**item) for item in data.get(name, [])]
+            for name in ("embedder_figures", "index_figures")
+        }
+        return cls(
+            key=dict(data["key"]),
+            embedder=str(data["embedder"]),
+            index=str(data["index"]),
+            measured=bool(data.get("measured", True)),
+            seconds=float(data.get("seconds", 0.0)),
+            measured_at=str(data.get("measured_at", "")),
+            **figures,
+        )
+
+
+def path() -> Path:
+    return model_cache.cache_dir() / FILE_NAME
+
+
+def _records() -> dict[str, Any]:
+    try:
+        data = json.loads(path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return {}
+    records = data.get("records")
+    return records if isinstance(records, dict) else {}
+
+
+def kept(key: dict[str, Any]) -> Calibration | None:
+    """The kept calibration for key, or None (none kept, unreadable, or another key's)."""
+    entry = _records().get(_record_name(key))
+    if not isinstance(entry, dict) or entry.get("key") != key:
+        return None
+    try:
+        return Calibration.from_json(entry)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def keep(calibration: Calibration) -> None:
+    """Write calibration over the record of its model and family (other models' stay)."""
+    records = _records()
+    records[_record_name(calibration.key)] = calibration.as_json()
+    folder = model_cache.cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        text = json.dumps({"format": FORMAT, "records": records}, indent=1)
+        model_cache.write_whole(folder / FILE_NAME, text.encode())
+    except OSError as error:
+        log.debug("cannot keep the calibration in %s: %s", folder, error)
+
+
+def _record_name(key: dict[str, Any]) -> str:
+    return f"{key.get('model_sha256', '')}:{key.get('family', '')}"
+
+
+def enabled() -> bool:
+    """False when MEMORY_CONSOLE_CALIBRATE is 0 (tests, or machines where start-up must not
+    vary): the defaults are taken and nothing is measured."""
+    return os.environ.get(CALIBRATE_ENV, "").strip().lower() not in ("0", "no", "false", "off")
+
+
+# -- measuring -------------------------------------------------------------------------------
+
+Embed = Callable[[list[str]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An embedder kernel to time: its name, its model id and a function embedding a batch."""
+
+    name: str
+    model_id: str
+    embed: Embed
+
+
+def cosine_difference(vectors: np.ndarray, reference: np.ndarray) -> float:
+    """Largest difference between the cosines of two runs over the same texts: of each pair of
+    texts, and of each text's two vectors (both runs' vectors are unit length)."""
+    pairs = float(np.abs(vectors @ vectors.T - reference @ reference.T).max())
+    own = float(1.0 - np.sum(vectors * reference, axis=1).min())
+    return max(pairs, own)
+
+
+def measure_embedders(
+    candidates: Sequence[Candidate], texts: Sequence[str], batch: int = 32
+) -> list[Figure]:
+    """Time each candidate on texts in batches (rounds interleaved, best round kept) and compare
+    its vectors with the first candidate's; a candidate beyond TOLERANCE is refused."""
+    batches = [list(texts[start : start + batch]) for start in range(0, len(texts), batch)]
+    best = [float("inf")] * len(candidates)
+    vectors: list[np.ndarray] = []
+    for candidate in candidates:  # a first batch warms each session up
+        vectors.append(np.concatenate([candidate.embed(part) for part in batches]))
+    for _ in range(_ROUNDS):
+        for number, candidate in enumerate(candidates):
+            started = time.perf_counter()
+            for part in batches:
+                candidate.embed(part)
+            best[number] = min(best[number], time.perf_counter() - started)
+    figures = []
+    for number, candidate in enumerate(candidates):
+        difference = cosine_difference(vectors[number], vectors[0])
+        refused = ""
+        if difference > TOLERANCE:
+            refused = (
+                f"cosines differ by {difference:.1e} from {candidates[0].name} (> {TOLERANCE})"
+            )
+        elif candidate.model_id != candidates[0].model_id:
+            refused = f"model id {candidate.model_id} is not {candidates[0].model_id}"
+        figures.append(
+            Figure(
+                candidate.name,
+                round(len(texts) / best[number], 1),
+                "texts/s",
+                candidate.model_id,
+                difference,
+                refused,
+            )
+        )
+    return figures
+
+
+def measure_index(dim: int, rows: int = INDEX_ROWS, queries: int = 20) -> list[Figure]:
+    """ms per exact top-10 query over rows unit vectors, by float32 and by 8-bit codes.
+
+    Each query has a few close neighbours among the rows, as real queries do; with none the
+    code scan cannot prune and falls back to float32, which would time nothing of its own."""
+    from memory_console.embed.index import VectorIndex
+
+    generator = np.random.default_rng(7)
+    matrix = generator.standard_normal((rows, dim), dtype=np.float32)
+    targets = matrix[generator.choice(rows, queries, replace=False)]
+    for number, target in enumerate(targets):
+        near = target + 0.3 * generator.standard_normal((12, dim), dtype=np.float32)
+        matrix[number * 12 : number * 12 + 12] = near
+    ids = np.arange(rows, dtype=np.int64)
+    figures = []
+    for name, scan_from in ((INDEX_FLOAT32, rows + 1), (INDEX_INT8, 0)):
+        index = VectorIndex(dim, capacity=rows, int8_scan_from=scan_from)
+        index.add(ids, matrix)
+        index.search(targets[0], 10)  # the code scan's session is made here
+        best = float("inf")
+        for _ in range(_ROUNDS):
+            started = time.perf_counter()
+            for target in targets:
+                index.search(target, 10)
+            best = min(best, time.perf_counter() - started)
+        figures.append(Figure(name, round(1000.0 * best / queries, 2), "ms/query"))
+    return figures
+
+
+def fastest(figures: Sequence[Figure], lower_is_better: bool = False) -> str:
+    """The name of the fastest unrefused candidate."""
+    allowed = [figure for figure in figures if not figure.refused]
+    pick = min if lower_is_better else max
+    return pick(allowed, key=lambda figure: figure.speed).name
+
+
+def calibrate(key: dict[str, Any], candidates: Sequence[Candidate], dim: int) -> Calibration:
+    """Measure the embedder candidates and the index scans, keep the result, return it."""
+    started = time.perf_counter()
+    embedder_figures = measure_embedders(candidates, calibration_texts())
+    index_figures = measure_index(dim)
+    calibration = Calibration(
+        key=key,
+        embedder=fastest(embedder_figures),
+        index=fastest(index_figures, lower_is_better=True),
+        embedder_figures=embedder_figures,
+        index_figures=index_figures,
+        seconds=round(time.perf_counter() - started, 2),
+        measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    keep(calibration)
+    return calibration
+
+
+def defaults(key: dict[str, Any], embedder: str) -> Calibration:
+    """The choice made without measuring: the family's first candidate, the 8-bit scan from
+    INT8_SCAN_FROM rows."""
+    return Calibration(key=key, embedder=embedder, index=INDEX_INT8, measured=False)
