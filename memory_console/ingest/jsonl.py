@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -39,6 +39,7 @@ from memory_console.timeutil import now_ts
 
 BATCH_ROWS = 2000  # memories inserted at a time: the second pass holds one batch in memory
 EXPORT_BATCH = 500  # memories whose histories an export reads in one statement
+ExportProgress = Callable[[int, int], None]  # (memories written, how many there are)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +57,14 @@ def export_jsonl(
     include_all: bool = False,
     history: bool = False,
     reveal: bool = False,
+    progress: ExportProgress | None = None,
 ) -> int:
     """Write memories (active only unless include_all) as JSONL; returns how many.
 
-    Credentials are masked in every text of a memory and its history unless reveal."""
+    Credentials are masked in every text of a memory and its history unless reveal.
+    progress(written, total) follows each page of memories."""
     memory_filter = MemoryFilter() if include_all else MemoryFilter(status="active")
+    total = store.count(memory_filter) if progress is not None else 0
     written = 0
     for page in batched(store.iter_memories(memory_filter), EXPORT_BATCH):
         histories = store.histories([record.id for record in page]) if history else {}
@@ -68,6 +72,8 @@ def export_jsonl(
             data = export_record(record, histories.get(record.id) if history else None)
             out.write(json_line(data if reveal else mask_record(data)))
         written += len(page)
+        if progress is not None:
+            progress(written, max(total, written))
     return written
 
 
