@@ -143,6 +143,27 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+# Words and digits without which no credential pattern can match: every pattern above needs one
+# of them, at least as loosely (no \b, a shorter run of digits). Most texts hold none, so one
+# search proves they hold nothing to mask and the eleven patterns are not run. An ASCII text is
+# searched lower-cased (twice as fast as ignoring case; the same answer on ASCII), any other
+# with case ignored as the patterns ignore it. A pattern added above needs its word here.
+CREDENTIAL_HINT_WORDS = (
+    r"private key|ssh-|ecdsa-sha2-|passw|pwd|pass\s*phrase|\bpin\b|code|api[ _-]?key|"
+    r"secret|token|bearer|(?:sk|pk|rk)[-_]|gh[pousr]_|akia|xox[abpr]-|"
+    r"\d{4}[ -]?\d{4}|\d{3}-\d{2}-\d{4}"
+)
+CREDENTIAL_HINT = re.compile("(?i)" + CREDENTIAL_HINT_WORDS)
+CREDENTIAL_HINT_LOWER = re.compile(CREDENTIAL_HINT_WORDS)
+
+
+def may_hold_credential(text: str) -> bool:
+    """False when no credential pattern can match the text (see CREDENTIAL_HINT_WORDS)."""
+    if text.isascii():
+        return CREDENTIAL_HINT_LOWER.search(text.lower()) is not None
+    return CREDENTIAL_HINT.search(text) is not None
+
+
 # What an engineer diagnoses or a procedure prescribes (agent text is full of both): a
 # diagnosis counts only as "diagnosed with" / "diagnosis of" (a bare "diagnosed the bug" or
 # "initial diagnosis" is an engineer's), and neither it nor a prescription counts when one of
@@ -201,6 +222,16 @@ def is_placeholder(value: str) -> bool:
 
 def find_sensitive(text: str, *, health: bool = True) -> list[Finding]:
     """Every credential or identifier span (and health terms unless health=False), in order."""
+    findings = scan_credentials(text) if may_hold_credential(text) else []
+    if health:
+        findings.extend(
+            Finding("health data", m.start(), m.end()) for m in HEALTH_PATTERN.finditer(text)
+        )
+    return sorted(findings, key=lambda f: f.start)
+
+
+def scan_credentials(text: str) -> list[Finding]:
+    """Every credential or identifier span, each pattern run in full (no CREDENTIAL_HINT)."""
     findings: list[Finding] = []
     for kind, pattern in CREDENTIAL_PATTERNS:
         value_groups = [name for name in ("secret", "said") if name in pattern.groupindex]
@@ -214,11 +245,7 @@ def find_sensitive(text: str, *, health: bool = True) -> list[Finding]:
             if any(f.start <= start < f.end or start <= f.start < end for f in findings):
                 continue
             findings.append(Finding(kind, start, end))
-    if health:
-        findings.extend(
-            Finding("health data", m.start(), m.end()) for m in HEALTH_PATTERN.finditer(text)
-        )
-    return sorted(findings, key=lambda f: f.start)
+    return findings
 
 
 def mask(text: str, findings: list[Finding] | None = None) -> str:
@@ -252,14 +279,50 @@ def masked_spans(text: str, spans: list[Finding]) -> str:
     return "".join(out)
 
 
+# Texts already masked, so that each distinct text is masked once: an export's history
+# repeats each memory's texts and every record's field names. Emptied when full.
+MASKED_TEXTS: dict[str, str] = {}
+MASKED_TEXTS_MAX = 65536
+
+
+def masked_text(text: str) -> str:
+    """mask(text), remembered (see MASKED_TEXTS)."""
+    masked = MASKED_TEXTS.get(text)
+    if masked is None:
+        if len(MASKED_TEXTS) >= MASKED_TEXTS_MAX:
+            MASKED_TEXTS.clear()
+        masked = MASKED_TEXTS[text] = mask(text)
+    return masked
+
+
+# Values that hold no text: mask_value copies them without a call (an export's history holds
+# a million of them at 20,000 memories).
+NO_TEXT = frozenset((int, float, bool, type(None)))
+
+
 def mask_value(value: Any) -> Any:
     """A JSON-like value with every string in it, dict keys too, masked."""
     if isinstance(value, str):
-        return mask(value)
+        return masked_text(value)
     if isinstance(value, dict):
-        return {mask(str(key)): mask_value(item) for key, item in value.items()}
+        known = MASKED_TEXTS
+        out: dict[str, Any] = {}
+        # Written out, not as calls per item: this loop runs for every field of every event.
+        for key, item in value.items():
+            name = known.get(key) if type(key) is str else None
+            if name is None:
+                name = masked_text(str(key))
+            kind = type(item)
+            if kind is str:
+                text = known.get(item)
+                out[name] = masked_text(item) if text is None else text
+            elif kind in NO_TEXT:
+                out[name] = item
+            else:
+                out[name] = mask_value(item)
+        return out
     if isinstance(value, list | tuple):
-        return [mask_value(item) for item in value]
+        return [item if type(item) in NO_TEXT else mask_value(item) for item in value]
     return value
 
 
@@ -272,11 +335,38 @@ def secret_words(*texts: str) -> set[str]:
     return words
 
 
+def changed_by_masking(value: Any) -> bool:
+    """Whether mask_value would return anything but an equal copy of the value: a string it
+    masks, or a tuple, a key that is not a string, a subclass it turns into a plain type.
+    Looking is cheaper than copying, and most memories hold nothing to mask."""
+    kind = type(value)
+    if kind is str:
+        return masked_text(value) != value
+    if kind is dict:
+        known = MASKED_TEXTS
+        for key, item in value.items():
+            if type(key) is not str or (known.get(key) or masked_text(key)) != key:
+                return True
+            kind = type(item)
+            if kind is str:
+                if (known.get(item) or masked_text(item)) != item:
+                    return True
+            elif kind not in NO_TEXT and changed_by_masking(item):
+                return True
+        return False
+    if kind is list:
+        return any(type(item) not in NO_TEXT and changed_by_masking(item) for item in value)
+    return kind not in NO_TEXT and isinstance(value, str | dict | list | tuple)
+
+
 def mask_record(data: dict[str, Any]) -> dict[str, Any]:
     """A memory as exports and the CLI show it (title, content, keywords, metadata, history):
-    every string masked, and a keyword that is a word of a masked secret masked too."""
-    hidden = secret_words(str(data.get("title") or ""), str(data.get("content") or ""))
-    masked = mask_value(data)
+    every string masked, and a keyword that is a word of a masked secret masked too. A new
+    dict; what it holds is the input's own where nothing in it is masked."""
+    texts = (str(data.get("title") or ""), str(data.get("content") or ""))
+    # A text that masking leaves as it is holds no secret (a mask is never a finding).
+    hidden = secret_words(*(text for text in texts if masked_text(text) != text))
+    masked = mask_value(data) if changed_by_masking(data) else dict(data)
     if isinstance(masked.get("keywords"), list):
         masked["keywords"] = mask_keywords(masked["keywords"], hidden)
     return masked

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -294,9 +295,50 @@ def test_progress_goes_to_a_terminal_stderr_never_stdout(tmp_path: Path) -> None
     assert code == 0 and out.startswith("created ") and terminal == ""
 
 
-def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+def test_no_progress_when_stderr_is_not_a_terminal_and_the_job_is_quick(tmp_path: Path) -> None:
     done = run("demo", "--db", str(tmp_path / "a.db"), "--count", "3000")
     assert done.returncode == 0 and done.stderr == b""
+
+
+def progress_lines(err: str) -> list[str]:
+    share = re.compile(r": (?:[\d,]+ of [\d,]+ \(\d+%\)|\d+%)$")
+    return [line for line in err.splitlines() if share.search(line)]
+
+
+def test_long_jobs_say_each_quarter_in_plain_lines_when_stderr_is_not_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where stderr is a log or a pipe, a job that runs long (here: at once) says a few plain
+    lines, one per quarter passed; -q says none."""
+    from memory_console.commands import common
+
+    monkeypatch.setattr(common, "PLAIN_DELAY", 0.0)
+    db = str(tmp_path / "memories.db")
+    made = invoke(["demo", "--db", db, "--count", "2000"])
+    assert made.code == 0
+    shares = progress_lines(made.err)
+    assert 1 <= len(shares) <= 3 and all(
+        line.startswith("memory-console: creating the demo store: ") for line in shares
+    )
+    out = str(tmp_path / "out.jsonl")
+    exported = invoke(["export", "--all", "--history", "--db", db, "--out", out])
+    assert progress_lines(exported.err) == [
+        "memory-console: exporting (jsonl): 500 of 2,000 (25%)",
+        "memory-console: exporting (jsonl): 1,000 of 2,000 (50%)",
+        "memory-console: exporting (jsonl): 1,500 of 2,000 (75%)",
+    ]
+    assert exported.err.splitlines()[-1].startswith("memory-console: exported 2,000 memories")
+    planned = invoke(["maintain", "--dry-run", "--db", db, "--json"])
+    assert planned.code == 0
+    lines = progress_lines(planned.err)
+    assert 2 <= len(lines) <= 3 and all(
+        line.startswith("memory-console: planning ") for line in lines
+    )
+    reindexed = invoke(["reindex", "--db", db])
+    assert reindexed.code == 0
+    assert progress_lines(reindexed.err)[0].startswith("memory-console: embedding: ")
+    for argv in (["export", "--db", db, "--out", out], ["reindex", "--db", db]):
+        assert invoke(["-q", *argv]).err == ""
 
 
 def test_verbose_names_the_store_settings_file_model_and_kernel(tmp_path: Path) -> None:

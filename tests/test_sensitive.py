@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from memory_console.sensitive import MASK, find_sensitive, has_health_data, mask
+from memory_console.sensitive import (
+    MASK,
+    find_sensitive,
+    has_health_data,
+    mask,
+    mask_record,
+    may_hold_credential,
+)
+from memory_console.store import MemoryFilter, Store
+from memory_console.store.wire import export_record, json_line
 from tests.helpers import (
     CLEAN_TEXTS,
     HEALTH_TEXTS,
@@ -12,7 +24,30 @@ from tests.helpers import (
     PROSE_CLEAN_TEXTS,
     PROSE_SECRET_TEXTS,
     SECRET_TEXTS,
+    invoke,
+    reference_find,
+    reference_mask,
+    reference_mask_record,
 )
+
+LABELLED = [
+    *SECRET_TEXTS,
+    *CLEAN_TEXTS,
+    *PROSE_SECRET_TEXTS,
+    *PROSE_CLEAN_TEXTS,
+    *HEALTH_TEXTS,
+    *NOT_HEALTH_TEXTS,
+]
+# Texts that only ignoring case, Unicode case folding or odd spacing bring to a pattern.
+AWKWARD = [
+    "paſſword = hunter2",
+    "PAſSWORD is Xk9#pq!",
+    "api \u212aey: abcdefgh12345678",
+    "Password\tis Xk9#pq!",
+    "pass\nphrase of my wallet: purple monkey dishwasher",
+    "é the PIN for my card is 4821",
+    "café card 4111 1111 1111 1111 and SSN 123-45-6789",
+]
 
 
 def test_labelled_set_precision_and_recall() -> None:
@@ -124,3 +159,58 @@ def test_mask_hides_the_value_of_a_secret_in_prose(text: str, masked: str, kind:
     assert [f.kind for f in find_sensitive(text, health=False)] == [kind]
     assert mask(text) == masked
     assert find_sensitive(mask(text), health=False) == []
+
+
+def variants(text: str) -> list[str]:
+    """The text as written, in other cases, with line breaks and with a non-ASCII start."""
+    return [
+        text,
+        text.upper(),
+        text.lower(),
+        text.swapcase(),
+        text.replace(" ", "\n"),
+        "é " + text,
+        text.replace("s", "ſ"),
+    ]
+
+
+@pytest.mark.parametrize("text", [*LABELLED, *AWKWARD])
+def test_the_hint_changes_no_finding_and_no_mask(text: str) -> None:
+    """find_sensitive skips the patterns when CREDENTIAL_HINT finds nothing: the findings and
+    the masks are those of every pattern run on every text."""
+    for variant in variants(text):
+        assert find_sensitive(variant, health=False) == reference_find(variant), variant
+        assert mask(variant) == reference_mask(variant), variant
+        if reference_find(variant):
+            assert may_hold_credential(variant)
+
+
+def test_mask_record_equals_masking_every_field_pass() -> None:
+    """Odd values too: a tuple becomes a list, a key that is not a string is masked as one."""
+    record = {
+        "title": "The PIN for my card is 4821",
+        "content": "My password for the office Wi-Fi is Tr0ub4dor&3; card 4111 1111 1111 1111",
+        "keywords": ["Tr0ub4dor&3", "wifi", 4821],
+        "metadata": {7: "api_key=sk-live_abcdefghijklmnop1234", "tags": ("a", "b")},
+        "history": [{"before": {"content": "nothing here"}, "after": {"n": 1.5}}],
+    }
+    assert mask_record(record) == reference_mask_record(record)
+    clean = {"title": "Likes tea", "content": "Likes tea", "keywords": ["tea"], "metadata": {}}
+    masked = mask_record(clean)
+    assert masked == reference_mask_record(clean) and masked is not clean
+
+
+def test_export_with_history_equals_masking_as_before(demo_file: Path, tmp_path: Path) -> None:
+    """The demo store (secrets among its memories) exported with --history: every line is the
+    record masked field by field with every pattern, as exports were masked before."""
+    out = tmp_path / "export.jsonl"
+    result = invoke(["export", "--all", "--history", "--out", str(out), "--db", str(demo_file)])
+    assert result.code == 0, result.err
+    with Store(demo_file, read_only=True) as store:
+        expected = [
+            json_line(reference_mask_record(export_record(record, store.history(record.id))))
+            for record in store.iter_memories(MemoryFilter())
+        ]
+    lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert lines == expected
+    assert any(MASK in json.loads(line)["content"] for line in lines)

@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -208,12 +209,21 @@ def note(message: str) -> None:
 Update = Callable[[int, int | None], None]
 
 
+PLAIN_STEPS = 4  # where stderr is no terminal, a long job says each quarter it passes...
+PLAIN_DELAY = 2.0  # ...once it has run this long (seconds): a quick one says nothing, as git
+
+
 @contextlib.contextmanager
-def progress(description: str) -> Iterator[Update]:
-    """A transient progress bar on stderr while the block runs, as git does: only when stderr
-    is a terminal and not --quiet. Yields update(done, total); total None is a spinner."""
-    if not (sys.stderr.isatty() and log.isEnabledFor(logging.INFO)):
+def progress(description: str, *, counts: bool = True) -> Iterator[Update]:
+    """Progress on stderr while the block runs, and none at --quiet: at a terminal a transient
+    bar (total None: a spinner); elsewhere (a log, a pipe) a few plain lines, one per quarter
+    of a known total passed after PLAIN_DELAY, never one per step. Yields update(done, total);
+    counts=False: a share (done of 100), said as a percentage only."""
+    if not log.isEnabledFor(logging.INFO):
         yield lambda done, total: None
+        return
+    if not sys.stderr.isatty():
+        yield plain_progress(description, counts)
         return
     from rich.console import Console
     from rich.progress import (
@@ -239,6 +249,26 @@ def progress(description: str) -> Iterator[Update]:
             bar.update(task, completed=done, total=total)
 
         yield update
+
+
+def plain_progress(description: str, counts: bool = True) -> Update:
+    """progress() where stderr is no terminal: `memory-console: DESCRIPTION: DONE of TOTAL
+    (P%)` as each quarter of a known total is passed, from PLAIN_DELAY seconds on."""
+    started = time.monotonic()
+    said = 0  # the quarters already said
+
+    def update(done: int, total: int | None) -> None:
+        nonlocal said
+        if not total or done >= total:
+            return
+        quarter = done * PLAIN_STEPS // total
+        if quarter <= said or time.monotonic() - started < PLAIN_DELAY:
+            return
+        said = quarter
+        share = f"{done * 100 // total}%"
+        note(f"{description}: " + (f"{done:,} of {total:,} ({share})" if counts else share))
+
+    return update
 
 
 def describe_setup(args: argparse.Namespace) -> None:

@@ -293,8 +293,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
             raise UserError(str(error)) from error
         if args.apply:
             store.require_writable(f"{args.command_name} --apply")
-        with common.progress(f"planning {', '.join(names)}"):
-            proposed = plan(store, names, params, now)
+        with common.progress(f"planning {', '.join(names)}") as update:
+            proposed = plan(
+                store,
+                names,
+                params,
+                now,
+                progress=lambda name, number, total: update(max(0, number - 1), total),
+            )
         warn_plan(proposed)
         if args.out is not None:
             save_plan(Path(args.out), proposed)

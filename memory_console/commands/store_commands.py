@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from memory_console.commands import common
 from memory_console.commands.common import UserError
@@ -244,7 +244,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             Path(str(path) + suffix).unlink(missing_ok=True)
     now = common.now_of(args) if getattr(args, "now", None) else None
     try:
-        with common.progress("creating the demo store") as update:
+        with common.progress("creating the demo store", counts=False) as update:
             report = build_demo(
                 path,
                 count=args.count,
@@ -391,10 +391,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     from memory_console.ingest.jsonl import export_jsonl
 
     write = export_mem0 if args.format == "mem0" else export_jsonl
-    options = {"include_all": args.all, "history": args.history, "reveal": args.reveal}
+    options: dict[str, Any] = {
+        "include_all": args.all,
+        "history": args.history,
+        "reveal": args.reveal,
+    }
     store = common.open_store(args)
     try:
-        with common.progress(f"exporting ({args.format})"):
+        with common.progress(f"exporting ({args.format})") as update:
+            options["progress"] = update
             if args.out and args.out != common.STDIO:
                 out_path = Path(args.out)
                 count = write_file(out_path, lambda handle: write(store, handle, **options))

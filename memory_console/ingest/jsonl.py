@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,6 +38,8 @@ from memory_console.store.wire import export_record, json_line
 from memory_console.timeutil import now_ts
 
 BATCH_ROWS = 2000  # memories inserted at a time: the second pass holds one batch in memory
+EXPORT_BATCH = 500  # memories whose histories an export reads in one statement
+ExportProgress = Callable[[int, int], None]  # (memories written, how many there are)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,18 +57,31 @@ def export_jsonl(
     include_all: bool = False,
     history: bool = False,
     reveal: bool = False,
+    progress: ExportProgress | None = None,
 ) -> int:
     """Write memories (active only unless include_all) as JSONL; returns how many.
 
-    Credentials are masked in every text of a memory and its history unless reveal."""
+    Credentials are masked in every text of a memory and its history unless reveal.
+    progress(written, total) follows each page of memories."""
     memory_filter = MemoryFilter() if include_all else MemoryFilter(status="active")
+    total = store.count(memory_filter) if progress is not None else 0
     written = 0
-    for record in store.iter_memories(memory_filter):
-        events = store.history(record.id) if history else None
-        data = export_record(record, events)
-        out.write(json_line(data if reveal else mask_record(data)))
-        written += 1
+    for page in batched(store.iter_memories(memory_filter), EXPORT_BATCH):
+        histories = store.histories([record.id for record in page]) if history else {}
+        for record in page:
+            data = export_record(record, histories.get(record.id) if history else None)
+            out.write(json_line(data if reveal else mask_record(data)))
+        written += len(page)
+        if progress is not None:
+            progress(written, max(total, written))
     return written
+
+
+def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """The items in lists of `size` (the last one shorter)."""
+    iterator = iter(items)
+    while page := list(islice(iterator, size)):
+        yield page
 
 
 def read_lines(path: Path, digest: hashlib._Hash | None = None) -> Iterator[tuple[int, str]]:

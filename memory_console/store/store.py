@@ -711,6 +711,19 @@ class Store:
         )
         return [EventRecord.from_row(r) for r in rows]
 
+    def histories(self, memory_ids: Sequence[int]) -> dict[int, list[EventRecord]]:
+        """Each memory's history (as history() gives it) in one statement: an export reads a
+        page of memories' histories at a time, not one query per memory."""
+        found: dict[int, list[EventRecord]] = {int(ident): [] for ident in memory_ids}
+        rows = self._query(
+            f"SELECT {EVENT_SELECT} FROM memory_event "
+            "WHERE memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, at, id",
+            (json.dumps(list(found)),),
+        )
+        for row in rows:
+            found[row[1]].append(EventRecord.from_row(row))
+        return found
+
     def accesses(self, memory_id: int, limit: int = 100) -> list[EventRecord]:
         """The memory's access log, newest first: when, which query, which scores (recalls,
         and reinforcements when an agent met the memory again)."""

@@ -43,6 +43,7 @@ from memory_console.ingest.formats.common import (
     text_field,
     time_of,
 )
+from memory_console.ingest.jsonl import EXPORT_BATCH, ExportProgress
 from memory_console.literal import json_text
 from memory_console.sensitive import mask_keywords, mask_value, secret_words
 from memory_console.store import EventRecord, MemoryFilter, MemoryRecord, Store
@@ -311,11 +312,14 @@ def export_mem0(
     include_all: bool = False,
     history: bool = False,
     reveal: bool = False,
+    progress: ExportProgress | None = None,
 ) -> int:
     """Write memories (active only unless include_all) as mem0 records, one per line, each
     followed by its history rows if asked; returns how many memories. Credentials are masked
-    in every text unless reveal (and the hash is then the masked text's)."""
+    in every text unless reveal (and the hash is then the masked text's). progress(written,
+    total) follows every EXPORT_BATCH memories."""
     memory_filter = MemoryFilter() if include_all else MemoryFilter(status="active")
+    total = store.count(memory_filter) if progress is not None else 0
     written = 0
     taken: set[str] = set()  # the mem0 ids written so far: each memory's id is its own
     carried: set[str] = set()  # the external ids carried so far, likewise
@@ -339,4 +343,6 @@ def export_mem0(
                 shown = row if reveal else mask_value(row)
                 out.write(json_text(shown) + "\n")
         written += 1
+        if progress is not None and written % EXPORT_BATCH == 0:
+            progress(written, max(total, written))
     return written
