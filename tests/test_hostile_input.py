@@ -549,10 +549,10 @@ def test_every_command_ends_with_exit_0_1_or_2(
     loaded: dict[Any, Any] = {}
     real_load = embedder.Embedder.load.__func__  # type: ignore[attr-defined]
 
-    def load_once(cls: Any, manifest: Any = None, threads: int = 2) -> Any:
+    def load_once(cls: Any, manifest: Any = None, threads: int = 2, **options: Any) -> Any:
         """The model loads once for all examples (each load costs half a second)."""
         if manifest not in loaded:
-            loaded[manifest] = real_load(cls, manifest, threads)
+            loaded[manifest] = real_load(cls, manifest, threads, **options)
         return loaded[manifest]
 
     monkeypatch.setattr(embedder.Embedder, "load", classmethod(load_once))
