@@ -4,6 +4,7 @@ the whole store, and the index file left current for the next process."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -79,3 +80,18 @@ def test_a_large_sync_leaves_the_index_file_current(store: Store, embedder: Embe
     assert later.source == "file"
     assert isinstance(later.index, MappedIndex) and later.index.overlay_size == 0
     assert len(later.index) == REWRITE_AFTER + 100
+
+
+def test_another_models_vectors_are_dropped_and_only_theirs(tmp_path: Path) -> None:
+    """drop_other_models finds other models through the model_id index, on both sides of the
+    current id (it read every row with `!=`), and deletes only theirs."""
+    with Store(tmp_path / "models.db", actor="test") as store:
+        ids = store.add_many([{"content": f"fact {i}"} for i in range(6)], now=NOW)
+        vector = np.ones(4, np.float32).tobytes()
+        for model, part in (("b-model", ids[:2]), ("a-model", ids[2:4]), ("c-model", ids[4:])):
+            table.write_vectors(store, model, [(ident, "hash", vector) for ident in part])
+        assert table.other_models(store, "b-model") == ["a-model", "c-model"]
+        assert table.drop_other_models(store, "b-model") == 4
+        assert table.other_models(store, "b-model") == []
+        assert table.drop_other_models(store, "b-model") == 0
+        assert len(table.load_active_vectors(store, "b-model", 4)[0]) == 2
