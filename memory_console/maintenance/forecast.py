@@ -95,9 +95,9 @@ def confidence_now(record: MemoryRecord, now: float, params: PolicyParams | None
     return float(confidences_now([record], now, params)[0])
 
 
-def frame_confidences_now(frame: Frame, now: float, p: PolicyParams) -> np.ndarray:
-    """confidences_now over a frame's columns (one vectorised pass for the whole store)."""
-    confidence = frame.column("confidence")
+def frame_confidence_at(frame: Frame, at: float, p: PolicyParams) -> np.ndarray:
+    """The confidence of each of a frame's memories at `at` if none is accessed before (one
+    vectorised pass for the whole store)."""
     decay_policy = frame.column("decay_policy")
     decays = decays_mask(
         frame.column("status"),
@@ -106,9 +106,9 @@ def frame_confidences_now(frame: Frame, now: float, p: PolicyParams) -> np.ndarr
         frame.column("memory_type"),
         p,  # type: ignore[arg-type]
     )
-    decayed = confidence_at(
-        now,
-        confidence,
+    return confidence_at(
+        at,
+        frame.column("confidence"),
         frame.column("base_confidence"),
         frame.column("retrieval_count"),
         frame.column("last_accessed_at"),
@@ -117,7 +117,12 @@ def frame_confidences_now(frame: Frame, now: float, p: PolicyParams) -> np.ndarr
         decays,
         p,  # type: ignore[arg-type]
     )
-    return np.minimum(decayed, confidence)  # decay only ever lowers confidence
+
+
+def frame_confidences_now(frame: Frame, now: float, p: PolicyParams) -> np.ndarray:
+    """confidences_now over a frame's columns."""
+    # Decay only ever lowers confidence.
+    return np.minimum(frame_confidence_at(frame, now, p), frame.column("confidence"))
 
 
 def stats_tiers_now(

@@ -14,19 +14,23 @@ from typing import Any
 import numpy as np
 
 from memory_console.maintenance.edits import merge_groups
-from memory_console.maintenance.forecast import MONTHS, frame_confidences_now, stats_tiers_now
+from memory_console.maintenance.forecast import (
+    MONTHS,
+    frame_confidence_at,
+    frame_confidences_now,
+    stats_tiers_now,
+)
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.planner import plan
 from memory_console.policies import (
     TIER_NAMES,
     ImportanceParams,
     decays_mask,
-    is_aggressive,
     promotion_candidates,
     tier_index,
 )
 from memory_console.policies.common import MONTH_DAYS, SECONDS_PER_DAY
-from memory_console.policies.forecast_arrays import AnyParams, confidence_at
+from memory_console.policies.forecast_arrays import AnyParams
 from memory_console.store import MemoryFilter, Store, bulk
 from memory_console.store.readers import (
     created_between_ids,
@@ -142,19 +146,9 @@ def project_tiers(store: Store, now: float) -> TierProjection:
     decay_policy = frame.column("decay_policy")
     columns = (frame.column("status"), decay_policy, frame.column("is_protected"))
     decays = decays_mask(*columns, frame.column("memory_type"), p)
-    tiers = {0: tier_index(frame_confidences_now(frame, now, p)).astype(np.int8)}  # type: ignore[arg-type]
+    tiers = {0: tier_index(frame_confidences_now(frame, now, p)).astype(np.int8)}
     for months in MONTHS:
-        later = confidence_at(
-            now + months * MONTH_DAYS * SECONDS_PER_DAY,
-            confidence,
-            frame.column("base_confidence"),
-            frame.column("retrieval_count"),
-            frame.column("last_accessed_at"),
-            frame.column("created_at"),
-            is_aggressive(decay_policy),
-            decays,
-            p,
-        )
+        later = frame_confidence_at(frame, now + months * MONTH_DAYS * SECONDS_PER_DAY, p)
         tiers[months] = tier_index(later).astype(np.int8)
     candidates = promotion_candidates(
         frame.column("memory_type"),
