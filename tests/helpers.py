@@ -672,3 +672,29 @@ def press(*keys: str, settle_each: bool = False) -> Any:
         await settle(pilot)
 
     return run_before
+
+
+def merge_first_two(frame: Any, fields: dict[str, Any]) -> Any:
+    """A consolidate-like pass's result for tests: the frame's first two maintainable rows are
+    consolidated into one new memory with `fields` (recorded in the frame, as passes do)."""
+    import numpy as np
+
+    from memory_console.maintenance.changes import ChangeSet, NewMemory, PassResult
+
+    ids = frame.ids[np.flatnonzero(frame.maintainable())[:2]]
+    new = NewMemory(-1, "merge", {"content": "merged", **fields}, reason="near duplicates")
+    members = ChangeSet.build(
+        "merge",
+        "consolidated",
+        ids,
+        {
+            "status": (np.array(["active"] * 2), np.array(["consolidated"] * 2)),
+            "consolidated_into": (
+                np.array([None, None], dtype=object),
+                np.array([-1, -1], dtype=object),
+            ),
+        },
+        ["merged into a new memory"] * 2,
+    )
+    frame.record(members)
+    return PassResult([members], [new], {"groups": 1})

@@ -6,13 +6,10 @@ import json
 import sqlite3
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from memory_console.maintenance import (
-    ChangeSet,
     MaintenanceError,
-    NewMemory,
     PassResult,
     PassSpec,
     StalePlanError,
@@ -31,7 +28,7 @@ from memory_console.maintenance import registry as registry_module
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
 from memory_console.store import NotFoundError, Store
-from tests.helpers import DAY, NOW, build_synthetic_store, memory, snapshot
+from tests.helpers import DAY, NOW, build_synthetic_store, memory, merge_first_two, snapshot
 
 ALL = ("sensitive", "expire", "decay", "cleanup", "promote", "quota")
 
@@ -195,29 +192,7 @@ def test_a_large_share_rebuilds_the_indexes_in_the_same_transaction(tmp_path: Pa
 
 def merge_pass(frame: Frame, params: MaintenanceParams, now: float) -> PassResult:
     """A consolidate-like pass for the test: the first two maintainable rows become one."""
-    rows = np.flatnonzero(frame.maintainable())[:2]
-    ids = frame.ids[rows]
-    new = NewMemory(
-        -1,
-        "merge",
-        {"content": "merged", "owner": "a", "created_at": now},
-        reason="near duplicates",
-    )
-    members = ChangeSet.build(
-        "merge",
-        "consolidated",
-        ids,
-        {
-            "status": (np.array(["active"] * 2), np.array(["consolidated"] * 2)),
-            "consolidated_into": (
-                np.array([None, None], dtype=object),
-                np.array([-1, -1], dtype=object),
-            ),
-        },
-        ["merged into a new memory"] * 2,
-    )
-    frame.record(members)
-    return PassResult([members], [new], {"groups": 1})
+    return merge_first_two(frame, {"owner": "a", "created_at": now})
 
 
 @pytest.fixture

@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 
 from memory_console.maintenance import (
-    ChangeSet,
-    NewMemory,
     PassResult,
     PassSpec,
     apply,
@@ -28,7 +26,7 @@ from memory_console.store.db import SCHEMA_VERSION
 from memory_console.timeutil import to_date, to_iso
 from memory_console.tui.chart import chart_spec
 from memory_console.tui.story_data import load_story
-from tests.helpers import DAY, invoke
+from tests.helpers import DAY, invoke, merge_first_two
 
 CLOCK = time.time()
 LATER = CLOCK + 90 * DAY  # a preview "in 90 days"
@@ -76,24 +74,8 @@ def merge_two(frame: Frame, params: MaintenanceParams, now: float) -> PassResult
     """A consolidate-like pass: the two maintainable rows become one memory whose created_at
     is the earliest member's, as consolidation keeps it."""
     rows = np.flatnonzero(frame.maintainable())[:2]
-    ids = frame.ids[rows]
     earliest = float(frame.column("created_at")[rows].min())
-    new = NewMemory(-1, "merge", {"content": "merged", "created_at": earliest}, reason="same")
-    members = ChangeSet.build(
-        "merge",
-        "consolidated",
-        ids,
-        {
-            "status": (np.array(["active"] * 2), np.array(["consolidated"] * 2)),
-            "consolidated_into": (
-                np.array([None, None], dtype=object),
-                np.array([-1, -1], dtype=object),
-            ),
-        },
-        ["merged into a new memory"] * 2,
-    )
-    frame.record(members)
-    return PassResult([members], [new], {"groups": 1})
+    return merge_first_two(frame, {"created_at": earliest})
 
 
 def test_a_merged_memory_says_its_created_field_is_its_earliest_members(
