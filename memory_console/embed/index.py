@@ -244,12 +244,7 @@ class VectorIndex:
         (column, value) pairs, keeps only the rows whose labels have those values. Equal
         scores are ordered by ascending id.
         """
-        vector = np.asarray(query, dtype=np.float32).reshape(-1)
-        if vector.size != self._dim:
-            raise ValueError(f"query must have {self._dim} dimensions, not {vector.size}")
-        norm = float(np.linalg.norm(vector))
-        if norm > 0.0:
-            vector = vector / np.float32(norm)
+        vector = unit_query(query, self._dim)
         with self._lock:
             rows: np.ndarray | None = None
             if allowed_ids is not None:
@@ -431,3 +426,12 @@ def _normalise_in_place(vectors: np.ndarray) -> None:
         norms = np.sqrt(np.einsum("ij,ij->i", chunk, chunk))
         norms[norms == 0.0] = 1.0
         chunk /= norms[:, None]
+
+
+def unit_query(query: np.ndarray, dim: int) -> np.ndarray:
+    """A query as one float32 row of length `dim`, L2-normalised (a zero query stays zero)."""
+    vector = np.asarray(query, dtype=np.float32).reshape(-1)
+    if vector.size != dim:
+        raise ValueError(f"query must have {dim} dimensions, not {vector.size}")
+    norm = float(np.linalg.norm(vector))
+    return vector / np.float32(norm) if norm > 0.0 else vector

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from memory_console.embed.index import VectorIndex, _as_ids, _sorted_unique
+from memory_console.embed.index import VectorIndex, _as_ids, _sorted_unique, unit_query
 from memory_console.store.vector_file import VectorFile
 
 # Rows scored per step of a full scan: 32,768 x 384 floats is 48 MiB, large enough for numpy
@@ -134,12 +134,7 @@ class MappedIndex:
         labels: Iterable[tuple[int, int]] = (),
     ) -> tuple[np.ndarray, np.ndarray]:
         """As VectorIndex.search: the k ids most cosine-similar to query, best first."""
-        vector = np.asarray(query, dtype=np.float32).reshape(-1)
-        if vector.size != self.dim:
-            raise ValueError(f"query must have {self.dim} dimensions, not {vector.size}")
-        norm = float(np.linalg.norm(vector))
-        if norm > 0.0:
-            vector = vector / np.float32(norm)
+        vector = unit_query(query, self.dim)
         labels = list(labels)
         allowed = None if allowed_ids is None else _sorted_unique(_as_ids(allowed_ids))
         k = max(k, 0)
