@@ -216,36 +216,98 @@ def star_groups(
     return groups
 
 
+class PairJudge:
+    """same_fact() for the members of one plan, with what depends on text alone worked out once
+    per text or pair of texts: a store says the same few thousand texts again and again."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self.keys: dict[str, str] = {}
+        self.vetoes: dict[tuple[str, str], bool] = {}
+        self.near: dict[tuple[str, str], bool] = {}
+
+    def key(self, text: str) -> str:
+        found = self.keys.get(text)
+        if found is None:
+            found = self.keys[text] = text_key(text)
+        return found
+
+    def vetoed(self, one: str, other: str) -> bool:
+        found = self.vetoes.get((one, other))
+        if found is None:
+            found = self.vetoes[(one, other)] = vetoed(one, other)
+        return found
+
+    def same_episode(self, one: MemoryRecord, other: MemoryRecord) -> bool:
+        if abs(one.created_at - other.created_at) > EPISODE_WINDOW:
+            return False
+        pair = (one.content, other.content)
+        found = self.near.get(pair)
+        if found is None:
+            found = self.near[pair] = near_identical(*pair)
+        return found
+
+    def same_fact(self, one: MemoryRecord, other: MemoryRecord, cosine: float | None) -> bool:
+        """same_fact(one, other, cosine, threshold), answered alike."""
+        if (episodic(one) or episodic(other)) and not self.same_episode(one, other):
+            return False
+        if self.key(one.content) == self.key(other.content):
+            return True
+        return (
+            cosine is not None
+            and cosine >= self.threshold
+            and not self.vetoed(one.content, other.content)
+        )
+
+
 def scope_neighbours(
-    members: Sequence[MemoryRecord], vectors: dict[int, np.ndarray], threshold: float
+    members: Sequence[MemoryRecord],
+    vectors: dict[int, np.ndarray],
+    threshold: float,
+    judge: PairJudge | None = None,
 ) -> dict[int, set[int]]:
     """Near-duplicate pairs among one scope's members (positions): equal text keys, or (both
     with a vector) cosine >= threshold with no veto."""
+    judge = judge if judge is not None and judge.threshold == threshold else PairJudge(threshold)
     neighbours: dict[int, set[int]] = {}
 
-    def pair(one: int, other: int, cosine: float | None) -> None:
-        if same_fact(members[one], members[other], cosine, threshold):
-            neighbours.setdefault(one, set()).add(other)
-            neighbours.setdefault(other, set()).add(one)
+    def join(one: int, other: int) -> None:
+        neighbours.setdefault(one, set()).add(other)
+        neighbours.setdefault(other, set()).add(one)
 
+    keys = [judge.key(record.content) for record in members]
     by_key: dict[str, list[int]] = {}
-    for position, record in enumerate(members):
-        by_key.setdefault(text_key(record.content), []).append(position)
+    for position, key in enumerate(keys):
+        by_key.setdefault(key, []).append(position)
     for same in by_key.values():
+        if len(same) < 2:
+            continue
+        lasting = [p for p in same if not episodic(members[p])]
+        if len(lasting) == len(same):  # equal keys and no episode among them: all one fact
+            for one in same:
+                neighbours.setdefault(one, set()).update(p for p in same if p != one)
+            continue
         for i, one in enumerate(same):
             for other in same[i + 1 :]:
-                pair(one, other, None)
+                if judge.same_fact(members[one], members[other], None):
+                    join(one, other)
     with_vector = [p for p, record in enumerate(members) if record.id in vectors]
     if len(with_vector) < 2:
         return neighbours
+    # Pairs of equal keys were settled above, whatever their cosine: only the others remain.
+    key_numbers = {key: number for number, key in enumerate(by_key)}
+    key_of = np.array([key_numbers[keys[p]] for p in with_vector])
     matrix = np.stack([vectors[members[p].id] for p in with_vector])
     for start in range(0, len(with_vector), BLOCK):
         sims = matrix[start : start + BLOCK] @ matrix.T
         rows, cols = np.nonzero(sims >= threshold)
-        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+        keep = (cols > rows + start) & (key_of[rows + start] != key_of[cols])
+        rows, cols = rows[keep], cols[keep]
+        cosines = sims[rows, cols].tolist()
+        for row, col, cosine in zip(rows.tolist(), cols.tolist(), cosines, strict=True):
             one, other = with_vector[start + row], with_vector[col]
-            if one < other and other not in neighbours.get(one, ()):
-                pair(one, other, float(sims[row, col]))
+            if judge.same_fact(members[one], members[other], cosine):
+                join(one, other)
     return neighbours
 
 
@@ -352,10 +414,11 @@ def find_groups(
     for candidate in candidates:
         by_scope.setdefault((candidate.owner, candidate.topic), []).append(candidate)
     groups: list[list[MemoryRecord]] = []
+    judge = PairJudge(p.min_cosine)
     for members in by_scope.values():
         if len(members) < 2:
             continue
-        neighbours = scope_neighbours(members, vectors, p.min_cosine)
+        neighbours = scope_neighbours(members, vectors, p.min_cosine, judge)
         groups.extend([members[i] for i in group] for group in star_groups(members, neighbours))
     return groups, sum(1 for c in candidates if c.id not in vectors)
 
