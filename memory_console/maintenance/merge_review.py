@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from memory_console.maintenance.changes import Plan
+from memory_console.maintenance.changes import ChangeSet, NewMemory, Plan
 from memory_console.maintenance.edits import EditedPlan, PlanEdits, merge_groups
+from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.passes.consolidate import extractive_merge
 from memory_console.maintenance.reasons import Reason, ReasonItem
 from memory_console.store import MemoryRecord, Store
@@ -125,4 +126,29 @@ def load_group(store: Store, plan: Plan, edited: EditedPlan, key: int) -> MergeG
     matrix, measure = similarities(store, members, reason)
     return MergeGroup(
         key, number, members, matrix, measure, reason, parts_by_group(plan, edited)[key]
+    )
+
+
+def partial_plan(
+    params: MaintenanceParams,
+    now: float,
+    store_path: str,
+    new_memories: Sequence[NewMemory],
+    change_sets: Sequence[ChangeSet],
+) -> Plan:
+    """The merges found so far while a plan is being made, as a plan to review (never to
+    apply: its revisions are not read); the plan made in the end replaces it."""
+    ids = [change_set.ids for change_set in change_sets]
+    touched = np.unique(np.concatenate(ids)) if ids else np.empty(0, np.int64)
+    return Plan(
+        passes=("consolidate",),
+        params=params,
+        now=now,
+        store_path=store_path,
+        change_sets=list(change_sets),
+        new_memories=list(new_memories),
+        figures={},
+        touched_ids=touched.astype(np.int64),
+        touched_revisions=np.zeros(len(touched), np.int64),
+        planned_at=0.0,
     )

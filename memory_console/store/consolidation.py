@@ -26,6 +26,31 @@ def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[MemoryRecord]:
     ]
 
 
+def candidate_scopes(conn: sqlite3.Connection, scope: str) -> list[tuple[str, str]]:
+    """The (owner, topic) pairs of `scope`'s memories, in order of their first memory."""
+    return [
+        (owner, topic)
+        for owner, topic, _ in conn.execute(
+            f"SELECT owner, topic, MIN(id) FROM memory WHERE {SCOPES[scope]} "
+            "GROUP BY owner, topic ORDER BY MIN(id)"
+        )
+    ]
+
+
+def scope_candidates(
+    conn: sqlite3.Connection, scope: str, owner: str, topic: str
+) -> list[MemoryRecord]:
+    """The memories of `scope` with this owner and topic, in id order."""
+    return [
+        MemoryRecord.from_row(row)
+        for row in conn.execute(
+            f"SELECT {MEMORY_SELECT} FROM memory WHERE {SCOPES[scope]} "
+            "AND owner = ? AND topic = ? ORDER BY id",
+            (owner, topic),
+        )
+    ]
+
+
 def stored_models(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in conn.execute("SELECT DISTINCT model_id FROM embedding")]
 

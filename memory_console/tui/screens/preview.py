@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rich.text import Text
@@ -17,6 +17,7 @@ from textual.widgets import Header, Input, Select, Static
 from textual.worker import Worker, get_current_worker
 
 from memory_console.maintenance import Plan, Run, StalePlanError, apply, plan
+from memory_console.maintenance.changes import ChangeSet, NewMemory
 from memory_console.maintenance.console_reads import (
     ReadCancelled,
     active_confidences,
@@ -25,7 +26,12 @@ from memory_console.maintenance.console_reads import (
 )
 from memory_console.maintenance.edits import EditedPlan, PlanEdits, edit_plan
 from memory_console.maintenance.merge_command import merge_with_command
-from memory_console.maintenance.merge_review import merge_members
+from memory_console.maintenance.merge_review import merge_members, partial_plan
+from memory_console.maintenance.passes.consolidate import (
+    ConsolidateParams,
+    ScopeGroups,
+    merge_changes,
+)
 from memory_console.maintenance.supersede_review import supersessions
 from memory_console.store import MemoryRecord
 from memory_console.tui.actions import DoneAction, plural
@@ -52,6 +58,9 @@ from memory_console.tui.widgets.footer import FittedFooter
 from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.plan_counts import PlanCounts
 from memory_console.tui.widgets.work_progress import WorkProgress
+
+if TYPE_CHECKING:
+    from memory_console.tui.screens.review import ReviewScreen
 
 WINDOW = 100  # changes in the table at once; moving past either end shows the next ones
 CHART_HEIGHT = 9
@@ -175,6 +184,16 @@ class PreviewScreen(MemoryActionsScreen):
         total: int
 
     @dataclass
+    class ScopePlanned(Message):
+        """The merges planning found in one more owner and topic (scope `number` of `total`)."""
+
+        number: int
+        total: int
+        new_memories: list[NewMemory]
+        change: ChangeSet | None
+        plan_id: int
+
+    @dataclass
     class PlanEdited(Message):
         edited: EditedPlan
         edits: PlanEdits
@@ -229,6 +248,12 @@ class PreviewScreen(MemoryActionsScreen):
         self.filter_timer: Timer | None = None
         self.told_stale = False
         self.planned_revision = 0
+        # Merges found so far by the plan being made, which the review shows before it ends.
+        self.early_memories: list[NewMemory] = []
+        self.early_changes: list[ChangeSet] = []
+        self.scopes = (0, 0)
+        self.plan_id = 0
+        self.live_review: ReviewScreen | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -290,15 +315,33 @@ class PreviewScreen(MemoryActionsScreen):
         )
         hint = "Escape cancels" + (f" · {last}" if last else "")
         self.progress.start(f"planning {', '.join(self.request.passes)}…", hint=hint)
-        self.build_plan(self.request, self.edits)
+        self.early_memories, self.early_changes, self.scopes = [], [], (0, 0)
+        self.plan_id += 1
+        self.build_plan(self.request, self.edits, self.plan_id)
         self.refresh_bindings()
 
     def merge(self, ids: Any) -> dict[str, Any]:
         return merge_members(self.context.store, ids)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
-    def build_plan(self, request: PlanRequest, edits: PlanEdits) -> None:
+    def build_plan(self, request: PlanRequest, edits: PlanEdits, plan_id: int) -> None:
         worker = get_current_worker()
+        params = request.params()
+        found = 0
+
+        def heard(scope: ScopeGroups) -> None:
+            # Worded here, in the worker: the review shows each scope's merges as they come.
+            nonlocal found
+            if not isinstance(scope, ScopeGroups) or worker.is_cancelled:
+                return
+            consolidate = params.of(ConsolidateParams)
+            memories, change = merge_changes(scope.groups, consolidate, now, None, found + 1)
+            found += len(memories)
+            self.post_message(
+                self.ScopePlanned(scope.number, scope.total, memories, change, plan_id)
+            )
+
+        now = request.now
         try:
             with private_reader(self.context.store) as reader:
 
@@ -306,7 +349,7 @@ class PreviewScreen(MemoryActionsScreen):
                     self.post_message(self.PlanStep(name, number, total))
 
                 with cancellable(reader, lambda: worker.is_cancelled):
-                    made = plan(reader, request.passes, request.params(), request.now, step)
+                    made = plan(reader, request.passes, params, now, step, heard)
                 if worker.is_cancelled:
                     return  # a plan writes nothing: a cancelled one is simply dropped
                 edited = edit_plan(made, edits, self.merge)
@@ -328,8 +371,42 @@ class PreviewScreen(MemoryActionsScreen):
             progress.what = f"planning: pass {message.number} of {message.total}, {message.step}…"
         progress.tick()
 
+    @on(ScopePlanned)
+    def _scope_planned(self, message: ScopePlanned) -> None:
+        if message.plan_id != self.plan_id or not self.progress.busy or self.applying:
+            return
+        self.early_memories.extend(message.new_memories)
+        if message.change is not None:
+            self.early_changes.append(message.change)
+        self.scopes = (message.number, message.total)
+        groups = len(self.early_memories)
+        self.progress.what = (
+            f"planning: consolidate, {message.number:,} of {message.total:,} scopes · "
+            f"{groups:,} merge groups so far" + (" · c reviews them" if groups else "")
+        )
+        self.progress.tick()
+        self.refresh_bindings()
+        review = self.live_review
+        if review is not None and review.is_attached and message.new_memories:
+            review.grow(self.early_plan(), self.scopes)
+        elif review is not None:
+            review.scopes = self.scopes
+            review.show_head()
+
+    def early_plan(self) -> Plan:
+        return partial_plan(
+            self.request.params(),
+            self.request.now,
+            str(self.context.store.path),
+            self.early_memories,
+            self.early_changes,
+        )
+
     @on(PlanBuilt)
     def _plan_built(self, message: PlanBuilt) -> None:
+        review, self.live_review = self.live_review, None
+        if review is not None and review.is_attached:
+            review.finish(message.plan)
         self.planned_seconds = self.progress.stop()
         self.base, self.rows = message.plan, message.rows
         self.titles = {k: v for k, v in self.titles.items() if k >= 0}
@@ -403,15 +480,22 @@ class PreviewScreen(MemoryActionsScreen):
     def action_review(self) -> None:
         from memory_console.tui.screens.review import ReviewScreen
 
+        def done(edits: PlanEdits) -> None:
+            self.live_review = None
+            if edits != self.edits:
+                self.edit(edits)
+
+        if self.progress.busy and not self.applying and self.early_memories:
+            # The plan is still being made: review the merges found so far as the rest arrive.
+            early = self.early_plan()
+            edited = edit_plan(early, self.edits, self.merge)
+            self.live_review = ReviewScreen(early, edited, self.edits, done, scopes=self.scopes)
+            self.app.push_screen(self.live_review)
+            return
         if self.base is None or self.edited is None or not reviewable(self.base):
             self.notify("this plan merges and supersedes nothing", severity="warning")
             return
         focus = self.table.current.id if self.table.current is not None else None
-
-        def done(edits: PlanEdits) -> None:
-            if edits != self.edits:
-                self.edit(edits)
-
         self.app.push_screen(ReviewScreen(self.base, self.edited, self.edits, done, focus))
 
     # -- the table ------------------------------------------------------------------------
@@ -605,7 +689,8 @@ class PreviewScreen(MemoryActionsScreen):
                 return None
             return None if self.edited.plan.is_empty else True
         if action == "review":
-            return bool(self.base is not None and reviewable(self.base)) or None
+            early = self.progress.busy and not self.applying and bool(self.early_memories)
+            return bool(early or (self.base is not None and reviewable(self.base))) or None
         if action in ("exclude", "include_all", "sort", "filter"):
             return True if ready else None
         return super().check_action(action, parameters)

@@ -77,6 +77,7 @@ class PairLoaded(Message):
 
 @dataclass
 class ReviewEdited(Message):
+    plan: Plan
     edited: EditedPlan
     edits: PlanEdits
 
@@ -209,8 +210,13 @@ class ReviewScreen(ConsoleScreen):
         edits: PlanEdits,
         done: Callable[[PlanEdits], None],
         focus: int | None = None,
+        scopes: tuple[int, int] | None = None,
     ) -> None:
+        """`scopes` (done, of): the plan is still being made and holds the merges found so
+        far; grow() brings more, finish() the plan made in the end."""
         super().__init__()
+        self.scopes = scopes
+        self.relabel = False  # every group's line to be worded anew once the edits are in
         self.done = done
         self.plan = plan
         self.edited = edited
@@ -273,6 +279,53 @@ class ReviewScreen(ConsoleScreen):
         members.focus()
         self.show_head()
 
+    def grow(self, plan: Plan, scopes: tuple[int, int]) -> None:
+        """More merges found while planning goes on: listed after those shown, as proposed
+        until the edits made here are worked out for them too."""
+        self.plan, self.scopes = plan, scopes
+        self.proposed = merge_groups(plan)
+        self.memories = {memory.key: memory for memory in plan.new_memories}
+        new = [key for key in sorted(self.proposed, reverse=True) if key not in self.position]
+        for key in new:
+            self.position[key] = len(self.keys)
+            self.keys.append(key)
+        groups = self.query_one("#review-groups", OptionList)
+        groups.add_options(
+            Option(self.group_label(key, [Part(key, self.proposed[key], {})]), id=str(key))
+            for key in new
+        )
+        if groups.highlighted is None and self.keys:
+            groups.highlighted = 0
+        self.show_head()
+        self.edit_worker(self.edits)
+
+    def finish(self, plan: Plan) -> None:
+        """The plan made in the end: listed in its order, at the group shown."""
+        shown = self.member_ids()
+        self.plan, self.scopes = plan, None
+        self.proposed = merge_groups(plan)
+        self.pairs = supersessions(plan)
+        self.keys = sorted(self.proposed, reverse=True) + sorted(self.pairs)
+        self.position = {key: number for number, key in enumerate(self.keys)}
+        self.memories = {memory.key: memory for memory in plan.new_memories}
+        self.group = self.pair = None
+        groups = self.query_one("#review-groups", OptionList)
+        highlighted = next(
+            (i for i, k in enumerate(self.keys) if shown and shown[0] in self.proposed.get(k, ())),
+            0,
+        )
+        with self.prevent(OptionList.OptionHighlighted):
+            groups.clear_options()
+            groups.add_options(
+                Option(self.label(k, {k: [Part(k, self.proposed.get(k, []), {})]}), id=str(k))
+                for k in self.keys
+            )
+        if self.keys:
+            groups.highlighted = highlighted
+        self.relabel = True
+        self.show_head()
+        self.edit_worker(self.edits)
+
     def label(self, key: int, parts: dict[int, list[Part]]) -> Text:
         return self.group_label(key, parts[key]) if key in self.proposed else self.pair_label(key)
 
@@ -302,7 +355,11 @@ class ReviewScreen(ConsoleScreen):
         states = [outcome(parts[k], len(self.proposed[k])) for k in self.proposed]
         rejected = sum(s == "rejected" for s in states)
         changed = sum(s not in ("merge", "rejected") for s in states)
-        text = Text(f" {len(self.proposed):,} merge groups", style="bold")
+        text = Text()
+        if self.scopes is not None:
+            done, total = self.scopes
+            text.append(f" planning: {done:,} of {total:,} scopes ·", style="yellow")
+        text.append(f" {len(self.proposed):,} merge groups", style="bold")
         text.append(
             f" · {len(self.proposed) - rejected - changed:,} as proposed · "
             f"{changed:,} changed · {rejected:,} rejected · "
@@ -443,14 +500,21 @@ class ReviewScreen(ConsoleScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="edit")
     def edit_worker(self, edits: PlanEdits) -> None:
-        edited = edit_plan(self.plan, edits, lambda ids: merge_members(self.context.store, ids))
+        plan = self.plan
+        edited = edit_plan(plan, edits, lambda ids: merge_members(self.context.store, ids))
         if not get_current_worker().is_cancelled:
-            self.post_message(ReviewEdited(edited, edits))
+            self.post_message(ReviewEdited(plan, edited, edits))
 
     @on(ReviewEdited)
     def _edited(self, message: ReviewEdited) -> None:
-        if message.edits == self.edits:
+        if message.edits == self.edits and message.plan is self.plan:
             self.edited = message.edited
+            if self.relabel:
+                self.relabel = False
+                parts = parts_by_group(self.plan, self.edited)
+                groups = self.query_one("#review-groups", OptionList)
+                for number, key in enumerate(self.keys):
+                    groups.replace_option_prompt_at_index(number, self.label(key, parts))
             self.show_head()
             if self.group is not None:
                 self.load(self.group.key)
