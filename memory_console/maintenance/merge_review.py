@@ -103,9 +103,12 @@ def similarities(
     return keyword_similarity(records), "keyword Jaccard"
 
 
-def parts_by_group(plan: Plan, edited: EditedPlan) -> dict[int, list[Part]]:
-    """Per group `plan` proposes, the merges the edited plan makes of its members."""
-    proposed = merge_groups(plan)
+def parts_by_group(
+    plan: Plan, edited: EditedPlan, proposed: Mapping[int, list[int]] | None = None
+) -> dict[int, list[Part]]:
+    """Per group `plan` proposes (its merge_groups(), when the caller has them), the merges
+    the edited plan makes of its members."""
+    proposed = merge_groups(plan) if proposed is None else proposed
     origin = {ident: key for key, members in proposed.items() for ident in members}
     merged = {memory.key: memory.fields for memory in edited.plan.new_memories}
     parts: dict[int, list[Part]] = {key: [] for key in proposed}

@@ -24,7 +24,13 @@ from memory_console.maintenance.console_reads import (
     cancellable,
     private_reader,
 )
-from memory_console.maintenance.edits import EditedPlan, PlanEdits, edit_plan
+from memory_console.maintenance.edits import (
+    EditedPlan,
+    PlanEdits,
+    edit_plan,
+    merge_groups,
+    unedited,
+)
 from memory_console.maintenance.merge_command import merge_with_command
 from memory_console.maintenance.merge_review import merge_members, partial_plan
 from memory_console.maintenance.passes.consolidate import (
@@ -63,6 +69,9 @@ if TYPE_CHECKING:
     from memory_console.tui.screens.review import ReviewScreen
 
 WINDOW = 100  # changes in the table at once; moving past either end shows the next ones
+# Seconds between additions to a review open while planning goes on: each adds a list's worth
+# of groups at once, so the review costs the planning thread little.
+GROW_SECONDS = 0.5
 CHART_HEIGHT = 9
 LEFT_OUT = "left-out"
 DEBOUNCE = 0.25
@@ -254,6 +263,8 @@ class PreviewScreen(MemoryActionsScreen):
         self.scopes = (0, 0)
         self.plan_id = 0
         self.live_review: ReviewScreen | None = None
+        self.handed = (0, 0)  # early memories and changes the review has been given
+        self.grow_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -316,6 +327,8 @@ class PreviewScreen(MemoryActionsScreen):
         hint = "Escape cancels" + (f" · {last}" if last else "")
         self.progress.start(f"planning {', '.join(self.request.passes)}…", hint=hint)
         self.early_memories, self.early_changes, self.scopes = [], [], (0, 0)
+        self.handed = (0, 0)
+        self.stop_growing()
         self.plan_id += 1
         self.build_plan(self.request, self.edits, self.plan_id)
         self.refresh_bindings()
@@ -385,13 +398,35 @@ class PreviewScreen(MemoryActionsScreen):
             f"{groups:,} merge groups so far" + (" · c reviews them" if groups else "")
         )
         self.progress.tick()
-        self.refresh_bindings()
+        if groups == len(message.new_memories):
+            self.refresh_bindings()  # the first groups: c reviews them
         review = self.live_review
-        if review is not None and review.is_attached and message.new_memories:
-            review.grow(self.early_plan(), self.scopes)
-        elif review is not None:
-            review.scopes = self.scopes
-            review.show_head()
+        if review is None or not review.is_attached:
+            return
+        if not review.keys and message.new_memories:
+            self.grow_review()  # a review still empty shows its first group at once
+        elif self.grow_timer is None:
+            self.grow_timer = self.set_timer(GROW_SECONDS, self.grow_review)
+
+    def grow_review(self) -> None:
+        """Hand the live review the merges found since it last grew."""
+        self.grow_timer = None
+        review = self.live_review
+        if review is None or not review.is_attached or not self.progress.busy:
+            return
+        memories, changes = self.handed
+        self.handed = (len(self.early_memories), len(self.early_changes))
+        review.grow(
+            self.early_plan(),
+            self.early_memories[memories:],
+            self.early_changes[changes:],
+            self.scopes,
+        )
+
+    def stop_growing(self) -> None:
+        if self.grow_timer is not None:
+            self.grow_timer.stop()
+            self.grow_timer = None
 
     def early_plan(self) -> Plan:
         return partial_plan(
@@ -404,9 +439,11 @@ class PreviewScreen(MemoryActionsScreen):
 
     @on(PlanBuilt)
     def _plan_built(self, message: PlanBuilt) -> None:
+        self.stop_growing()
         review, self.live_review = self.live_review, None
         if review is not None and review.is_attached:
-            review.finish(message.plan)
+            review.finish(message.plan, message.edited if review.edits == message.edits else None)
+        wanted = self.edits  # decisions a review took back here while planning went on
         self.planned_seconds = self.progress.stop()
         self.base, self.rows = message.plan, message.rows
         self.titles = {k: v for k, v in self.titles.items() if k >= 0}
@@ -414,6 +451,8 @@ class PreviewScreen(MemoryActionsScreen):
         self.confidences = None
         self.set_kinds()
         self.take_edits(message.edited, message.edits)
+        if wanted != message.edits:
+            self.edit(wanted)
         self.refresh_bindings()
 
     @on(ConfidencesRead)
@@ -448,7 +487,9 @@ class PreviewScreen(MemoryActionsScreen):
         if self.base is not None:
             self.edit_worker(self.base, edits)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="edit")
+    # A description of its own: Textual words a worker's arguments otherwise, and a plan's
+    # words run to megabytes.
+    @work(thread=True, exclusive=True, exit_on_error=False, group="edit", description="edit")
     def edit_worker(self, base: Plan, edits: PlanEdits) -> None:
         edited = edit_plan(base, edits, self.merge)
         if not get_current_worker().is_cancelled:
@@ -482,13 +523,23 @@ class PreviewScreen(MemoryActionsScreen):
 
         def done(edits: PlanEdits) -> None:
             self.live_review = None
-            if edits != self.edits:
+            self.stop_growing()
+            if edits == self.edits:
+                return
+            if self.progress.busy and not self.applying:
+                self.edits = edits  # the plan being made takes them when it is done
+            else:
                 self.edit(edits)
 
         if self.progress.busy and not self.applying and self.early_memories:
             # The plan is still being made: review the merges found so far as the rest arrive.
             early = self.early_plan()
-            edited = edit_plan(early, self.edits, self.merge)
+            self.handed = (len(self.early_memories), len(self.early_changes))
+            edited = (
+                unedited(early, merge_groups(early))
+                if self.edits.is_empty
+                else edit_plan(early, self.edits, self.merge)
+            )
             self.live_review = ReviewScreen(early, edited, self.edits, done, scopes=self.scopes)
             self.app.push_screen(self.live_review)
             return
@@ -661,7 +712,7 @@ class PreviewScreen(MemoryActionsScreen):
         ids, confidence = self.confidences
         self.build_chart(ids, confidence, self.edited.plan, width)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chart", description="chart")
     def build_chart(
         self, ids: np.ndarray, confidence: np.ndarray, edited: Plan, width: int
     ) -> None:
@@ -737,7 +788,14 @@ class PreviewScreen(MemoryActionsScreen):
             answered,
         )
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="apply", name="apply")
+    @work(
+        thread=True,
+        exclusive=True,
+        exit_on_error=False,
+        group="apply",
+        name="apply",
+        description="apply",
+    )
     def apply_worker(self, edited: Plan, skip_stale: bool = False) -> None:
         """The merge command (if any) words the merges first, outside the transaction."""
         store = self.context.store

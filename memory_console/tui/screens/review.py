@@ -3,7 +3,7 @@ beside what it archives; accept, reject, split."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich import box
@@ -21,7 +21,15 @@ from textual.worker import get_current_worker
 
 from memory_console.literal import literal
 from memory_console.maintenance import Plan
-from memory_console.maintenance.edits import EditedPlan, PlanEdits, edit_plan, merge_groups
+from memory_console.maintenance.changes import ChangeSet, NewMemory
+from memory_console.maintenance.edits import (
+    EditedPlan,
+    PlanEdits,
+    edit_plan,
+    merge_groups,
+    merge_groups_of,
+    unedited,
+)
 from memory_console.maintenance.merge_review import (
     MergeGroup,
     Part,
@@ -216,12 +224,16 @@ class ReviewScreen(ConsoleScreen):
         far; grow() brings more, finish() the plan made in the end."""
         super().__init__()
         self.scopes = scopes
-        self.relabel = False  # every group's line to be worded anew once the edits are in
+        # Groups whose line is worded as proposed until the edits are worked out for them
+        # (every group's: the list is filled anew then).
+        self.relabel: set[int] = set()
+        self.refill = False
         self.done = done
         self.plan = plan
         self.edited = edited
         self.edits = edits
         self.proposed = merge_groups(plan)
+        self.parts = parts_by_group(plan, edited, self.proposed)
         # Merge groups by their (negative) keys, then supersessions by the older memory's id.
         self.pairs = supersessions(plan)
         self.keys = sorted(self.proposed, reverse=True) + sorted(self.pairs)
@@ -261,8 +273,7 @@ class ReviewScreen(ConsoleScreen):
         ):
             members.add_column(label, key=key, width=width)
         groups = self.query_one("#review-groups", OptionList)
-        parts = parts_by_group(self.plan, self.edited)
-        groups.add_options([Option(self.label(key, parts), id=str(key)) for key in self.keys])
+        groups.add_options([Option(self.label(key, self.parts), id=str(key)) for key in self.keys])
         start = 0
         if self.focus_id is not None:
             start = next(
@@ -279,28 +290,39 @@ class ReviewScreen(ConsoleScreen):
         members.focus()
         self.show_head()
 
-    def grow(self, plan: Plan, scopes: tuple[int, int]) -> None:
-        """More merges found while planning goes on: listed after those shown, as proposed
-        until the edits made here are worked out for them too."""
+    def grow(
+        self,
+        plan: Plan,
+        memories: Sequence[NewMemory],
+        changes: Sequence[ChangeSet],
+        scopes: tuple[int, int],
+    ) -> None:
+        """More merges found while planning goes on (`plan` holds them all, `memories` and
+        `changes` are the new ones): listed after those shown. Only the new ones are worked
+        on here, and the edits only when there are some."""
         self.plan, self.scopes = plan, scopes
-        self.proposed = merge_groups(plan)
-        self.memories = {memory.key: memory for memory in plan.new_memories}
-        new = [key for key in sorted(self.proposed, reverse=True) if key not in self.position]
+        added = merge_groups_of(memories, changes)
+        self.proposed.update(added)
+        self.memories.update((memory.key, memory) for memory in memories)
+        new = [key for key in sorted(added, reverse=True) if key not in self.position]
         for key in new:
             self.position[key] = len(self.keys)
             self.keys.append(key)
+        self.parts.update((key, self.as_proposed(key)) for key in new)
+        if self.edits.is_empty:
+            self.edited = unedited(plan, self.proposed)
+        else:
+            self.relabel.update(new)  # worded as proposed until the edits are in
+            self.edit_worker(self.edits)
         groups = self.query_one("#review-groups", OptionList)
-        groups.add_options(
-            Option(self.group_label(key, [Part(key, self.proposed[key], {})]), id=str(key))
-            for key in new
-        )
+        groups.add_options(Option(self.label(key, self.parts), id=str(key)) for key in new)
         if groups.highlighted is None and self.keys:
             groups.highlighted = 0
         self.show_head()
-        self.edit_worker(self.edits)
 
-    def finish(self, plan: Plan) -> None:
-        """The plan made in the end: listed in its order, at the group shown."""
+    def finish(self, plan: Plan, edited: EditedPlan | None) -> None:
+        """The plan made in the end (`edited` under this review's edits, when known): listed
+        in its order, at the group shown."""
         shown = self.member_ids()
         self.plan, self.scopes = plan, None
         self.proposed = merge_groups(plan)
@@ -309,22 +331,31 @@ class ReviewScreen(ConsoleScreen):
         self.position = {key: number for number, key in enumerate(self.keys)}
         self.memories = {memory.key: memory for memory in plan.new_memories}
         self.group = self.pair = None
-        groups = self.query_one("#review-groups", OptionList)
-        highlighted = next(
-            (i for i, k in enumerate(self.keys) if shown and shown[0] in self.proposed.get(k, ())),
-            0,
+        if edited is None and self.edits.is_empty:
+            edited = unedited(plan, self.proposed)
+        if edited is not None:
+            self.edited = edited
+            self.parts = parts_by_group(plan, edited, self.proposed)
+        else:
+            self.parts = {key: self.as_proposed(key) for key in self.proposed}
+            self.refill = True  # worded as proposed until the edits are in
+            self.edit_worker(self.edits)
+        self.fill(
+            next((k for k, members in self.proposed.items() if shown and shown[0] in members), 0)
         )
+        self.show_head()
+
+    def as_proposed(self, key: int) -> list[Part]:
+        return [Part(key, self.proposed[key], self.memories[key].fields)]
+
+    def fill(self, key: int) -> None:
+        """The list of groups and pairs anew, at `key`'s line."""
+        groups = self.query_one("#review-groups", OptionList)
         with self.prevent(OptionList.OptionHighlighted):
             groups.clear_options()
-            groups.add_options(
-                Option(self.label(k, {k: [Part(k, self.proposed.get(k, []), {})]}), id=str(k))
-                for k in self.keys
-            )
+            groups.add_options(Option(self.label(k, self.parts), id=str(k)) for k in self.keys)
         if self.keys:
-            groups.highlighted = highlighted
-        self.relabel = True
-        self.show_head()
-        self.edit_worker(self.edits)
+            groups.highlighted = self.position.get(key, 0)
 
     def label(self, key: int, parts: dict[int, list[Part]]) -> Text:
         return self.group_label(key, parts[key]) if key in self.proposed else self.pair_label(key)
@@ -351,7 +382,7 @@ class ReviewScreen(ConsoleScreen):
         return text
 
     def show_head(self) -> None:
-        parts = parts_by_group(self.plan, self.edited)
+        parts = self.parts
         states = [outcome(parts[k], len(self.proposed[k])) for k in self.proposed]
         rejected = sum(s == "rejected" for s in states)
         changed = sum(s not in ("merge", "rejected") for s in states)
@@ -434,7 +465,9 @@ class ReviewScreen(ConsoleScreen):
             self.position[pair.old.id], self.pair_label(pair.old.id)
         )
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="group")
+    # Descriptions of their own: Textual words a worker's arguments otherwise, and a plan's
+    # words run to megabytes.
+    @work(thread=True, exclusive=True, exit_on_error=False, group="group", description="group")
     def load_worker(self, key: int, edited: EditedPlan) -> None:
         group = load_group(self.context.store, self.plan, edited, key)
         if not get_current_worker().is_cancelled:
@@ -498,7 +531,7 @@ class ReviewScreen(ConsoleScreen):
         self.notify(note, timeout=2)
         self.edit_worker(edits)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="edit")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="edit", description="edit")
     def edit_worker(self, edits: PlanEdits) -> None:
         plan = self.plan
         edited = edit_plan(plan, edits, lambda ids: merge_members(self.context.store, ids))
@@ -509,12 +542,18 @@ class ReviewScreen(ConsoleScreen):
     def _edited(self, message: ReviewEdited) -> None:
         if message.edits == self.edits and message.plan is self.plan:
             self.edited = message.edited
-            if self.relabel:
-                self.relabel = False
-                parts = parts_by_group(self.plan, self.edited)
+            self.parts = parts_by_group(self.plan, self.edited, self.proposed)
+            if self.refill:
+                self.refill = False
+                self.relabel.clear()
+                self.fill(self.group.key if self.group is not None else 0)
+            elif self.relabel:
                 groups = self.query_one("#review-groups", OptionList)
-                for number, key in enumerate(self.keys):
-                    groups.replace_option_prompt_at_index(number, self.label(key, parts))
+                for key in sorted(self.relabel & self.proposed.keys()):
+                    groups.replace_option_prompt_at_index(
+                        self.position[key], self.label(key, self.parts)
+                    )
+                self.relabel.clear()
             self.show_head()
             if self.group is not None:
                 self.load(self.group.key)
