@@ -881,7 +881,11 @@ class PreviewScreen(MemoryActionsScreen):
         self.table.clear_selection()
         self.replan("the store changed: a new plan leaves protected memories alone")
 
+    def on_screen_suspend(self) -> None:
+        self.progress.hold(True)
+
     def on_screen_resume(self) -> None:
+        self.progress.hold(False)
         # Back from a memory's story where the operator acted: the plan must see that.
         if self.planned_revision != self.context.revision and self.base is not None:
             self.replan("a memory changed: planning again")
