@@ -27,12 +27,13 @@ def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[MemoryRecord]:
 
 
 def candidate_scopes(conn: sqlite3.Connection, scope: str) -> list[tuple[str, str]]:
-    """The (owner, topic) pairs of `scope`'s memories, in order of their first memory."""
+    """The (owner, topic) pairs of `scope`'s memories, smallest first (then in order of their
+    first memory): planned in this order, a review open meanwhile gets groups soonest."""
     return [
         (owner, topic)
-        for owner, topic, _ in conn.execute(
-            f"SELECT owner, topic, MIN(id) FROM memory WHERE {SCOPES[scope]} "
-            "GROUP BY owner, topic ORDER BY MIN(id)"
+        for owner, topic, _, _ in conn.execute(
+            f"SELECT owner, topic, COUNT(*), MIN(id) FROM memory WHERE {SCOPES[scope]} "
+            "GROUP BY owner, topic ORDER BY COUNT(*), MIN(id)"
         )
     ]
 

@@ -386,11 +386,7 @@ class ReviewScreen(ConsoleScreen):
         states = [outcome(parts[k], len(self.proposed[k])) for k in self.proposed]
         rejected = sum(s == "rejected" for s in states)
         changed = sum(s not in ("merge", "rejected") for s in states)
-        text = Text()
-        if self.scopes is not None:
-            done, total = self.scopes
-            text.append(f" planning: {done:,} of {total:,} scopes ·", style="yellow")
-        text.append(f" {len(self.proposed):,} merge groups", style="bold")
+        text = Text(f" {len(self.proposed):,} merge groups", style="bold")
         text.append(
             f" · {len(self.proposed) - rejected - changed:,} as proposed · "
             f"{changed:,} changed · {rejected:,} rejected · "
@@ -400,7 +396,10 @@ class ReviewScreen(ConsoleScreen):
             kept = supersessions(self.edited.plan)
             text.append(f" · {len(self.pairs):,} supersessions", style="bold")
             text.append(f" · {len(kept):,} accepted · {len(self.pairs) - len(kept):,} rejected")
-        self.query_one("#review-head", Static).update(text)
+        if self.scopes is not None:
+            done, total = self.scopes
+            text = Text.assemble((f" planning: {done:,} of {total:,} scopes ·", "yellow"), text)
+        self.query_one("#review-head", Static).update(text, layout=False)  # one line
 
     # -- one group ------------------------------------------------------------------------
 
