@@ -462,3 +462,55 @@ async def test_merge_review_shows_the_first_groups_while_planning_goes_on(
         await settle(pilot)
         assert screen_of(app, PreviewScreen) is preview and preview.edited is not None
         assert len(preview.edited.plan.new_memories) == len(eager.new_memories) - 1
+
+
+async def test_a_decision_taken_back_before_the_plan_is_made_holds(
+    demo_store: Store, monkeypatch: Any
+) -> None:
+    """Leaving the review while planning goes on hands its decisions to the plan made."""
+    import asyncio
+    import threading
+
+    from memory_console.maintenance import plan
+    from memory_console.tui.screens import preview as preview_module
+
+    add_duplicate_groups(demo_store, (3, 4))
+    request = PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)
+    eager = plan(demo_store, request.passes, request.params(), request.now)
+    first_found, go_on = threading.Event(), threading.Event()
+
+    def held(*args: Any) -> Any:
+        store, passes, params, now, progress, partial = args
+
+        def heard(scope: Any) -> None:
+            partial(scope)
+            if scope.groups and not first_found.is_set():
+                first_found.set()
+                go_on.wait(60)
+
+        return plan(store, passes, params, now, progress, heard)
+
+    monkeypatch.setattr(preview_module, "plan", held)
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        preview = PreviewScreen(request)
+        app.push_screen(preview)
+        assert await asyncio.to_thread(first_found.wait, 60)
+        while not preview.early_memories:
+            await pilot.pause()
+        await pilot.press("c")
+        review = screen_of(app, ReviewScreen)
+        while review.group is None:
+            await pilot.pause()
+        rejected = [r.id for r in review.group.members]
+        await pilot.press("n")
+        while review.group is None or review.group.summary != "rejected":
+            await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen_of(app, PreviewScreen) is preview and preview.base is None
+        go_on.set()
+        await settle(pilot)
+        assert preview.edited is not None and set(rejected) <= preview.edits.apart
+        assert len(preview.edited.plan.new_memories) == len(eager.new_memories) - 1
