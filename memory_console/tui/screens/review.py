@@ -321,15 +321,26 @@ class ReviewScreen(ConsoleScreen):
         self.show_head()
 
     def finish(self, plan: Plan, edited: EditedPlan | None) -> None:
-        """The plan made in the end (`edited` under this review's edits, when known): listed
-        in its order, at the group shown."""
-        shown = self.member_ids()
+        """The plan made in the end (`edited` under this review's edits, when known). Its
+        groups are those listed, in the order they were found: each line keeps its place
+        and words (the plan's keys take the listed ones' places), so 10,000 lines are not
+        worded again."""
+        shown = self.group.key if self.group is not None else None
+        proposed = merge_groups(plan)
+        final = {members[0]: key for key, members in proposed.items()}
+        listed = [final.get(self.proposed[key][0]) for key in self.keys]
         self.plan, self.scopes = plan, None
-        self.proposed = merge_groups(plan)
-        self.pairs = supersessions(plan)
-        self.keys = sorted(self.proposed, reverse=True) + sorted(self.pairs)
-        self.position = {key: number for number, key in enumerate(self.keys)}
         self.memories = {memory.key: memory for memory in plan.new_memories}
+        self.pairs = supersessions(plan)
+        same = sorted(k for k in listed if k is not None) == sorted(proposed) and not self.pairs
+        shown = listed[self.position[shown]] if shown is not None and same else None
+        self.proposed = proposed
+        self.keys = (
+            [k for k in listed if k is not None]
+            if same
+            else sorted(proposed, reverse=True) + sorted(self.pairs)
+        )
+        self.position = {key: number for number, key in enumerate(self.keys)}
         self.group = self.pair = None
         if edited is None and self.edits.is_empty:
             edited = unedited(plan, self.proposed)
@@ -338,11 +349,14 @@ class ReviewScreen(ConsoleScreen):
             self.parts = parts_by_group(plan, edited, self.proposed)
         else:
             self.parts = {key: self.as_proposed(key) for key in self.proposed}
-            self.refill = True  # worded as proposed until the edits are in
+            # Lines kept in place already wear the decisions taken on them; new ones are
+            # worded as proposed until the edits are in.
+            self.refill = not same
             self.edit_worker(self.edits)
-        self.fill(
-            next((k for k, members in self.proposed.items() if shown and shown[0] in members), 0)
-        )
+        if same and self.keys:
+            self.load(shown if shown is not None else self.keys[0])
+        elif not same:
+            self.fill(shown or 0)
         self.show_head()
 
     def as_proposed(self, key: int) -> list[Part]:
@@ -405,9 +419,9 @@ class ReviewScreen(ConsoleScreen):
 
     @on(OptionList.OptionHighlighted, "#review-groups")
     def _group_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option.id is not None:
+        if event.option_index < len(self.keys):
             self.marked.clear()
-            self.load(int(event.option.id))
+            self.load(self.keys[event.option_index])  # ids go stale when a plan is made
 
     @on(OptionList.OptionSelected, "#review-groups")
     def _group_selected(self) -> None:
@@ -477,7 +491,8 @@ class ReviewScreen(ConsoleScreen):
         same = self.group is not None and self.group.key == message.group.key
         self.pair = None
         self.group = group = message.group
-        head = Text(f"group {group.number:,} of {len(self.proposed):,}: ", style="bold")
+        number = self.position[group.key] + 1  # as listed
+        head = Text(f"group {number:,} of {len(self.proposed):,}: ", style="bold")
         head.append(literal(reason_text(group.reason)))
         head.append(f" · {group.summary}", style="bold")
         self.query_one("#review-group-head", Static).update(head)
