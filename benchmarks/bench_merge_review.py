@@ -8,6 +8,10 @@ STORE is a demo store with real vectors, made once and reused:
     memory-console demo --db STORE.db --count 100000 --now 2026-06-01T00:00:00Z
     memory-console reindex --db STORE.db
 Random vectors would leave only exact duplicates to merge, not the groups a store holds.
+
+On a 2-core AMD EPYC (AVX2, AVX-512; another job sharing the cores), 10,067 groups:
+eager 9.2-9.9 s to the first group and the whole plan; lazy 1.1-1.3 s to the first group and
+10.6-10.9 s to the whole plan (before the review grew in batches: 3.2-3.7 s and 40-47 s).
 """
 
 from __future__ import annotations
