@@ -4,6 +4,7 @@ merge review, stale plans and the health screen, checking the database at each s
 from __future__ import annotations
 
 import io
+import re
 from typing import Any, TypeVar
 
 from rich.console import Console
@@ -391,3 +392,125 @@ async def test_the_form_starts_from_the_stores_policy_and_parameters(demo_store:
         await settle(pilot)
         params = screen_of(app, PreviewScreen).request.params()
         assert params.policy == "periodic" and params.decay.rate == 0.8  # type: ignore[attr-defined]
+
+
+async def test_merge_review_shows_the_first_groups_while_planning_goes_on(
+    demo_store: Store, monkeypatch: Any
+) -> None:
+    """The review opens on the merges of the first scopes planned; a decision made there
+    holds when the rest arrive; the plan in the end is the one made at once."""
+    import asyncio
+    import threading
+
+    from memory_console.maintenance import plan
+    from memory_console.tui.screens import preview as preview_module
+
+    add_duplicate_groups(demo_store, (3, 4))
+    request = PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)
+    eager = plan(demo_store, request.passes, request.params(), request.now)
+    first_found, go_on = threading.Event(), threading.Event()
+
+    def held(*args: Any) -> Any:
+        store, passes, params, now, progress, partial = args
+
+        def heard(scope: Any) -> None:
+            partial(scope)
+            if scope.groups and not first_found.is_set():
+                first_found.set()
+                go_on.wait(60)  # planning waits here until the review has been used
+
+        return plan(store, passes, params, now, progress, heard)
+
+    monkeypatch.setattr(preview_module, "plan", held)
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        preview = PreviewScreen(request)
+        app.push_screen(preview)
+        assert await asyncio.to_thread(first_found.wait, 60)
+        while not preview.early_memories:
+            await pilot.pause()
+        assert preview.base is None and preview.progress.busy
+        await pilot.press("c")
+        review = screen_of(app, ReviewScreen)
+        while review.group is None:
+            await pilot.pause()
+        head = review.query_one("#review-head", Static).render()
+        assert re.search(r"planning: \d+ of \d+ scopes", str(head))
+        early = len(review.keys)
+        rejected = [r.id for r in review.group.members]
+        await pilot.press("n")
+        while review.group is None or review.group.summary != "rejected":
+            await pilot.pause()
+        go_on.set()
+        await settle(pilot)
+        assert review.scopes is None and len(review.keys) > early
+        final = review.plan
+        assert [(m.key, m.fields) for m in final.new_memories] == [
+            (m.key, m.fields) for m in eager.new_memories
+        ]
+        assert final.touched_ids.tolist() == eager.touched_ids.tolist()
+        assert set(rejected) <= review.edits.apart
+        kept = {
+            i
+            for m in review.edited.plan.new_memories
+            for i in m.fields["metadata"]["consolidated_from"]
+        }
+        assert not kept & set(rejected)
+        assert len(review.edited.plan.new_memories) == len(eager.new_memories) - 1
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen_of(app, PreviewScreen) is preview and preview.edited is not None
+        assert len(preview.edited.plan.new_memories) == len(eager.new_memories) - 1
+
+
+async def test_a_decision_taken_back_before_the_plan_is_made_holds(
+    demo_store: Store, monkeypatch: Any
+) -> None:
+    """Leaving the review while planning goes on hands its decisions to the plan made."""
+    import asyncio
+    import threading
+
+    from memory_console.maintenance import plan
+    from memory_console.tui.screens import preview as preview_module
+
+    add_duplicate_groups(demo_store, (3, 4))
+    request = PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)
+    eager = plan(demo_store, request.passes, request.params(), request.now)
+    first_found, go_on = threading.Event(), threading.Event()
+
+    def held(*args: Any) -> Any:
+        store, passes, params, now, progress, partial = args
+
+        def heard(scope: Any) -> None:
+            partial(scope)
+            if scope.groups and not first_found.is_set():
+                first_found.set()
+                go_on.wait(60)
+
+        return plan(store, passes, params, now, progress, heard)
+
+    monkeypatch.setattr(preview_module, "plan", held)
+    app = console(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        preview = PreviewScreen(request)
+        app.push_screen(preview)
+        assert await asyncio.to_thread(first_found.wait, 60)
+        while not preview.early_memories:
+            await pilot.pause()
+        await pilot.press("c")
+        review = screen_of(app, ReviewScreen)
+        while review.group is None:
+            await pilot.pause()
+        rejected = [r.id for r in review.group.members]
+        await pilot.press("n")
+        while review.group is None or review.group.summary != "rejected":
+            await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen_of(app, PreviewScreen) is preview and preview.base is None
+        go_on.set()
+        await settle(pilot)
+        assert preview.edited is not None and set(rejected) <= preview.edits.apart
+        assert len(preview.edited.plan.new_memories) == len(eager.new_memories) - 1

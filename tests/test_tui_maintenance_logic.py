@@ -22,7 +22,7 @@ from memory_console.timeutil import DAY
 from memory_console.tui.plan_chart import after_plan, distribution
 from memory_console.tui.plan_request import evaluation_time, param_fields
 from memory_console.tui.plan_rows import ChangeRows
-from tests.helpers import NOW
+from tests.helpers import NOW, add_duplicate_groups
 
 
 def decay_plan(store: Store):  # type: ignore[no-untyped-def]
@@ -190,3 +190,45 @@ def test_every_maintenance_key_has_an_id_and_a_tooltip() -> None:
     for owner in owners:
         for binding in owner.BINDINGS:
             assert isinstance(binding, Binding) and binding.id and binding.tooltip, owner
+
+
+def test_a_plan_under_no_edits_is_the_plan_edited_by_none(demo_store: Store) -> None:
+    """unedited() stands in for edit_plan() while a review grows with nothing decided."""
+    from memory_console.maintenance.edits import unedited
+
+    add_duplicate_groups(demo_store, (3, 4))
+    proposed = plan(demo_store, ("consolidate",), now=NOW)
+    made, expected = unedited(proposed, merge_groups(proposed)), edit_plan(proposed, PlanEdits())
+    assert made.groups == expected.groups and made.kept_new == expected.kept_new
+    assert [k.tolist() for k in made.kept] == [k.tolist() for k in expected.kept]
+    assert [(m.key, m.fields) for m in made.plan.new_memories] == [
+        (m.key, m.fields) for m in expected.plan.new_memories
+    ]
+    assert [s.ids.tolist() for s in made.plan.change_sets] == [
+        s.ids.tolist() for s in expected.plan.change_sets
+    ]
+    assert made.plan.touched_ids.tolist() == expected.plan.touched_ids.tolist()
+
+
+def test_merge_groups_of_some_changes_add_up_to_the_plans(demo_store: Store) -> None:
+    from memory_console.maintenance.edits import merge_groups_of
+
+    add_duplicate_groups(demo_store, (3, 4))
+    proposed = plan(demo_store, ("consolidate",), now=NOW)
+    memories = proposed.new_memories
+    ones, others = memories[:1], memories[1:]
+    found = merge_groups_of(ones, proposed.change_sets)
+    found.update(merge_groups_of(others, proposed.change_sets))
+    assert found == merge_groups(proposed)
+
+
+def test_scopes_are_planned_smallest_first(demo_store: Store) -> None:
+    """A review open while planning goes on gets groups from small owners and topics first."""
+    from memory_console.store.consolidation import candidate_scopes
+
+    copy = {"owner": "zed", "topic": "general", "content": "Likes green tea."}
+    demo_store.add_many([copy, copy], now=NOW)
+    scopes = demo_store.read(candidate_scopes, "active")
+    sizes = [demo_store.count(MemoryFilter(owner=o, topic=t, status="active")) for o, t in scopes]
+    assert sizes == sorted(sizes) and len(set(sizes)) > 1
+    assert all(size <= 2 for size in sizes[: scopes.index(("zed", "general"))])

@@ -80,8 +80,16 @@ class EditedPlan:
 
 def merge_groups(plan: Plan) -> dict[int, list[int]]:
     """Merge key (a NewMemory key) -> its member ids, as the plan proposes."""
-    groups: dict[int, list[int]] = {key.key: [] for key in plan.new_memories}
-    for change_set in plan.change_sets:
+    return merge_groups_of(plan.new_memories, plan.change_sets)
+
+
+def merge_groups_of(
+    new_memories: Sequence[NewMemory], change_sets: Sequence[ChangeSet]
+) -> dict[int, list[int]]:
+    """merge_groups() of some of a plan's new memories and changes (a review adds those found
+    since it last looked without reading the rest again)."""
+    groups: dict[int, list[int]] = {key.key: [] for key in new_memories}
+    for change_set in change_sets:
         if INTO not in change_set.values:
             continue
         for ident, key in zip(
@@ -90,6 +98,14 @@ def merge_groups(plan: Plan) -> dict[int, list[int]]:
             if isinstance(key, int) and key in groups:
                 groups[key].append(int(ident))
     return groups
+
+
+def unedited(plan: Plan, groups: Mapping[int, list[int]]) -> EditedPlan:
+    """What edit_plan() makes of `plan` under no edits, given its merge_groups(), without
+    copying it: a review growing while planning goes on needs it after every few scopes."""
+    kept = [np.ones(len(change_set), dtype=np.bool_) for change_set in plan.change_sets]
+    merged = {key: list(members) for key, members in groups.items() if len(members) >= 2}
+    return EditedPlan(plan, kept, merged, frozenset(merged))
 
 
 def regroup(plan: Plan, edits: PlanEdits) -> dict[int, list[int]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,6 +52,9 @@ class Frame:
         # (key, title, content, metadata JSON) of the memories passes created: texts that are
         # not in the store yet, which a closing pass reads as it reads the stored ones.
         self._created_texts: list[tuple[int, str, str, str]] = []
+        # Hears what a pass has found so far (consolidate: each scope's merge groups), for a
+        # caller that shows it before the plan is made.
+        self.partial: Callable[[Any], None] | None = None
 
     @classmethod
     def load(cls, store: Store, rows: bulk.Rows, extra: Sequence[str] = ()) -> Frame:

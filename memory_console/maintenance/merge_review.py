@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from memory_console.maintenance.changes import Plan
+from memory_console.maintenance.changes import ChangeSet, NewMemory, Plan
 from memory_console.maintenance.edits import EditedPlan, PlanEdits, merge_groups
+from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.passes.consolidate import extractive_merge
 from memory_console.maintenance.reasons import Reason, ReasonItem
 from memory_console.store import MemoryRecord, Store
@@ -102,9 +103,12 @@ def similarities(
     return keyword_similarity(records), "keyword Jaccard"
 
 
-def parts_by_group(plan: Plan, edited: EditedPlan) -> dict[int, list[Part]]:
-    """Per group `plan` proposes, the merges the edited plan makes of its members."""
-    proposed = merge_groups(plan)
+def parts_by_group(
+    plan: Plan, edited: EditedPlan, proposed: Mapping[int, list[int]] | None = None
+) -> dict[int, list[Part]]:
+    """Per group `plan` proposes (its merge_groups(), when the caller has them), the merges
+    the edited plan makes of its members."""
+    proposed = merge_groups(plan) if proposed is None else proposed
     origin = {ident: key for key, members in proposed.items() for ident in members}
     merged = {memory.key: memory.fields for memory in edited.plan.new_memories}
     parts: dict[int, list[Part]] = {key: [] for key in proposed}
@@ -125,4 +129,29 @@ def load_group(store: Store, plan: Plan, edited: EditedPlan, key: int) -> MergeG
     matrix, measure = similarities(store, members, reason)
     return MergeGroup(
         key, number, members, matrix, measure, reason, parts_by_group(plan, edited)[key]
+    )
+
+
+def partial_plan(
+    params: MaintenanceParams,
+    now: float,
+    store_path: str,
+    new_memories: Sequence[NewMemory],
+    change_sets: Sequence[ChangeSet],
+) -> Plan:
+    """The merges found so far while a plan is being made, as a plan to review (never to
+    apply: its revisions are not read); the plan made in the end replaces it."""
+    ids = [change_set.ids for change_set in change_sets]
+    touched = np.unique(np.concatenate(ids)) if ids else np.empty(0, np.int64)
+    return Plan(
+        passes=("consolidate",),
+        params=params,
+        now=now,
+        store_path=store_path,
+        change_sets=list(change_sets),
+        new_memories=list(new_memories),
+        figures={},
+        touched_ids=touched.astype(np.int64),
+        touched_revisions=np.zeros(len(touched), np.int64),
+        planned_at=0.0,
     )

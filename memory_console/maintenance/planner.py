@@ -25,10 +25,12 @@ def plan(
     params: MaintenanceParams | None = None,
     now: float | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    partial: Callable[[Any], None] | None = None,
 ) -> Plan:
     """Every change `passes` would make at `now` (default: the clock), one after the other
     over the same arrays, so each pass sees what the earlier ones proposed. `progress`
-    hears each step as it starts: ("reading", 0, n), then (pass name, i, n) for i in 1..n.
+    hears each step as it starts: ("reading", 0, n), then (pass name, i, n) for i in 1..n;
+    `partial` what a pass has found so far (consolidate: each scope's ScopeGroups).
 
     Passes that `closes` run again after the last one, in sweeps until none proposes more;
     what later passes propose for a memory the plan creates becomes that memory's fields.
@@ -50,6 +52,7 @@ def plan(
         if progress is not None:
             progress("reading", 0, len(names))
         frame = Frame.load(store, rows, registry.columns_of(names))
+        frame.partial = partial
         for number, name in enumerate(names, start=1):
             if progress is not None:
                 progress(name, number, len(names))

@@ -26,6 +26,32 @@ def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[MemoryRecord]:
     ]
 
 
+def candidate_scopes(conn: sqlite3.Connection, scope: str) -> list[tuple[str, str]]:
+    """The (owner, topic) pairs of `scope`'s memories, smallest first (then in order of their
+    first memory): planned in this order, a review open meanwhile gets groups soonest."""
+    return [
+        (owner, topic)
+        for owner, topic, _, _ in conn.execute(
+            f"SELECT owner, topic, COUNT(*), MIN(id) FROM memory WHERE {SCOPES[scope]} "
+            "GROUP BY owner, topic ORDER BY COUNT(*), MIN(id)"
+        )
+    ]
+
+
+def scope_candidates(
+    conn: sqlite3.Connection, scope: str, owner: str, topic: str
+) -> list[MemoryRecord]:
+    """The memories of `scope` with this owner and topic, in id order."""
+    return [
+        MemoryRecord.from_row(row)
+        for row in conn.execute(
+            f"SELECT {MEMORY_SELECT} FROM memory WHERE {SCOPES[scope]} "
+            "AND owner = ? AND topic = ? ORDER BY id",
+            (owner, topic),
+        )
+    ]
+
+
 def stored_models(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in conn.execute("SELECT DISTINCT model_id FROM embedding")]
 

@@ -37,8 +37,13 @@ from memory_console.policies import (
 )
 from memory_console.policies.forecast_arrays import confidence_at, decays_mask
 from memory_console.policies.params import PolicyParams
-from memory_console.store import MemoryRecord
-from memory_console.store.consolidation import candidate_rows, stored_models, vectors_of
+from memory_console.store import MemoryRecord, Store
+from memory_console.store.consolidation import (
+    candidate_scopes,
+    scope_candidates,
+    stored_models,
+    vectors_of,
+)
 
 BLOCK = 2048  # rows per similarity block: bounds memory at BLOCK x vectors in one scope
 NEAR_IDENTICAL = 0.9  # word-sequence similarity an episodic pair needs (difflib ratio)
@@ -216,47 +221,109 @@ def star_groups(
     return groups
 
 
+class PairJudge:
+    """same_fact() for the members of one plan, with what depends on text alone worked out once
+    per text or pair of texts: a store says the same few thousand texts again and again."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self.keys: dict[str, str] = {}
+        self.vetoes: dict[tuple[str, str], bool] = {}
+        self.near: dict[tuple[str, str], bool] = {}
+
+    def key(self, text: str) -> str:
+        found = self.keys.get(text)
+        if found is None:
+            found = self.keys[text] = text_key(text)
+        return found
+
+    def vetoed(self, one: str, other: str) -> bool:
+        found = self.vetoes.get((one, other))
+        if found is None:
+            found = self.vetoes[(one, other)] = vetoed(one, other)
+        return found
+
+    def same_episode(self, one: MemoryRecord, other: MemoryRecord) -> bool:
+        if abs(one.created_at - other.created_at) > EPISODE_WINDOW:
+            return False
+        pair = (one.content, other.content)
+        found = self.near.get(pair)
+        if found is None:
+            found = self.near[pair] = near_identical(*pair)
+        return found
+
+    def same_fact(self, one: MemoryRecord, other: MemoryRecord, cosine: float | None) -> bool:
+        """same_fact(one, other, cosine, threshold), answered alike."""
+        if (episodic(one) or episodic(other)) and not self.same_episode(one, other):
+            return False
+        if self.key(one.content) == self.key(other.content):
+            return True
+        return (
+            cosine is not None
+            and cosine >= self.threshold
+            and not self.vetoed(one.content, other.content)
+        )
+
+
 def scope_neighbours(
-    members: Sequence[MemoryRecord], vectors: dict[int, np.ndarray], threshold: float
+    members: Sequence[MemoryRecord],
+    vectors: dict[int, np.ndarray],
+    threshold: float,
+    judge: PairJudge | None = None,
 ) -> dict[int, set[int]]:
     """Near-duplicate pairs among one scope's members (positions): equal text keys, or (both
     with a vector) cosine >= threshold with no veto."""
+    judge = judge if judge is not None and judge.threshold == threshold else PairJudge(threshold)
     neighbours: dict[int, set[int]] = {}
 
-    def pair(one: int, other: int, cosine: float | None) -> None:
-        if same_fact(members[one], members[other], cosine, threshold):
-            neighbours.setdefault(one, set()).add(other)
-            neighbours.setdefault(other, set()).add(one)
+    def join(one: int, other: int) -> None:
+        neighbours.setdefault(one, set()).add(other)
+        neighbours.setdefault(other, set()).add(one)
 
+    keys = [judge.key(record.content) for record in members]
     by_key: dict[str, list[int]] = {}
-    for position, record in enumerate(members):
-        by_key.setdefault(text_key(record.content), []).append(position)
+    for position, key in enumerate(keys):
+        by_key.setdefault(key, []).append(position)
     for same in by_key.values():
+        if len(same) < 2:
+            continue
+        lasting = [p for p in same if not episodic(members[p])]
+        if len(lasting) == len(same):  # equal keys and no episode among them: all one fact
+            for one in same:
+                neighbours.setdefault(one, set()).update(p for p in same if p != one)
+            continue
         for i, one in enumerate(same):
             for other in same[i + 1 :]:
-                pair(one, other, None)
+                if judge.same_fact(members[one], members[other], None):
+                    join(one, other)
     with_vector = [p for p, record in enumerate(members) if record.id in vectors]
     if len(with_vector) < 2:
         return neighbours
+    # Pairs of equal keys were settled above, whatever their cosine: only the others remain.
+    key_numbers = {key: number for number, key in enumerate(by_key)}
+    key_of = np.array([key_numbers[keys[p]] for p in with_vector])
     matrix = np.stack([vectors[members[p].id] for p in with_vector])
     for start in range(0, len(with_vector), BLOCK):
         sims = matrix[start : start + BLOCK] @ matrix.T
         rows, cols = np.nonzero(sims >= threshold)
-        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+        keep = (cols > rows + start) & (key_of[rows + start] != key_of[cols])
+        rows, cols = rows[keep], cols[keep]
+        cosines = sims[rows, cols].tolist()
+        for row, col, cosine in zip(rows.tolist(), cols.tolist(), cosines, strict=True):
             one, other = with_vector[start + row], with_vector[col]
-            if one < other and other not in neighbours.get(one, ()):
-                pair(one, other, float(sims[row, col]))
+            if judge.same_fact(members[one], members[other], cosine):
+                join(one, other)
     return neighbours
 
 
-def current_vectors(frame: Frame, members: list[MemoryRecord]) -> dict[int, np.ndarray]:
+def current_vectors(
+    store: Store, models: Sequence[str], members: list[MemoryRecord]
+) -> dict[int, np.ndarray]:
     """{id: unit vector} of the members whose stored vector is of their current text, when the
-    store holds one embedding model (with several, none is comparable with all)."""
-    assert frame.store is not None
-    models = frame.store.read(stored_models)
+    store holds one embedding model (`models`; with several, none is comparable with all)."""
     if len(models) != 1 or not members:
         return {}
-    ids, hashes, matrix = frame.store.read(vectors_of, models[0], [c.id for c in members])
+    ids, hashes, matrix = store.read(vectors_of, models[0], [c.id for c in members])
     by_id = {c.id: c for c in members}
     found: dict[int, np.ndarray] = {}
     for ident, digest, vector in zip(ids.tolist(), hashes, matrix, strict=True):
@@ -343,21 +410,48 @@ def extractive_merge(group: Sequence[MemoryRecord]) -> dict[str, Any]:
     return merged_fields(group)
 
 
-def find_groups(
-    frame: Frame, candidates: list[MemoryRecord], p: ConsolidateParams
-) -> tuple[list[list[MemoryRecord]], int]:
-    """Groups of near-duplicates per owner and topic, and how many candidates had no vector."""
-    vectors = current_vectors(frame, candidates)
-    by_scope: dict[tuple[str, str], list[MemoryRecord]] = {}
-    for candidate in candidates:
-        by_scope.setdefault((candidate.owner, candidate.topic), []).append(candidate)
+@dataclass(frozen=True)
+class ScopeGroups:
+    """The merge groups of one owner and topic, told as planning finds them (scope `number`
+    of `total`), so that a review can show them before the whole plan is made."""
+
+    owner: str
+    topic: str
+    number: int
+    total: int
+    groups: list[list[MemoryRecord]]
+
+
+def find_groups(frame: Frame, p: ConsolidateParams) -> tuple[list[list[MemoryRecord]], int, int]:
+    """Groups of near-duplicates per owner and topic, read and planned one scope at a time
+    (each told to `frame.partial` as it is found); with how many candidates there were and
+    how many of them had no vector."""
+    store = frame.store
+    assert store is not None
+    open_ids = set(frame.ids[frame.maintainable()].tolist())
+    models = store.read(stored_models)
+    scopes = store.read(candidate_scopes, frame.scope)
+    judge = PairJudge(p.min_cosine)
     groups: list[list[MemoryRecord]] = []
-    for members in by_scope.values():
-        if len(members) < 2:
-            continue
-        neighbours = scope_neighbours(members, vectors, p.min_cosine)
-        groups.extend([members[i] for i in group] for group in star_groups(members, neighbours))
-    return groups, sum(1 for c in candidates if c.id not in vectors)
+    candidates = without_vector = 0
+    for number, (owner, topic) in enumerate(scopes, start=1):
+        members = [
+            record
+            for record in store.read(scope_candidates, frame.scope, owner, topic)
+            if record.id in open_ids
+        ]
+        found: list[list[MemoryRecord]] = []
+        if members:
+            vectors = current_vectors(store, models, members)
+            candidates += len(members)
+            without_vector += sum(1 for record in members if record.id not in vectors)
+            if len(members) >= 2:
+                neighbours = scope_neighbours(members, vectors, p.min_cosine, judge)
+                found = [[members[i] for i in group] for group in star_groups(members, neighbours)]
+        groups.extend(found)
+        if frame.partial is not None:
+            frame.partial(ScopeGroups(owner, topic, number, len(scopes), found))
+    return groups, candidates, without_vector
 
 
 def missing_vector_warning(figures: dict[str, int]) -> str | None:
@@ -372,22 +466,20 @@ def missing_vector_warning(figures: dict[str, int]) -> str | None:
     )
 
 
-def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> PassResult:
-    if frame.store is None:
-        raise ValueError("the consolidate pass reads memory texts: the frame needs its store")
-    p = params.of(ConsolidateParams)
-    open_rows = frame.maintainable()
-    open_ids = set(frame.ids[open_rows].tolist())
-    candidates = [
-        record for record in frame.store.read(candidate_rows, frame.scope) if record.id in open_ids
-    ]
-    groups, without_vector = find_groups(frame, candidates, p)
-    settled = params if frame.store.settings().decay_enabled else None
+def merge_changes(
+    groups: Sequence[Sequence[MemoryRecord]],
+    p: ConsolidateParams,
+    now: float,
+    settled: MaintenanceParams | None,
+    first: int = 1,
+) -> tuple[list[NewMemory], ChangeSet | None]:
+    """The merged memories of `groups` (keys -first, -first - 1 ... in their order) and the
+    change that marks their members consolidated into them (None without groups)."""
     new_memories: list[NewMemory] = []
     member_ids: list[int] = []
     into: list[int] = []
     reasons: list[Reason] = []
-    for number, group in enumerate(sorted(groups, key=lambda g: min(c.id for c in g)), start=1):
+    for number, group in enumerate(groups, start=first):
         key = -number
         ids = sorted(c.id for c in group)
         measure = "same text" if len({text_key(c.content) for c in group}) == 1 else "cosine"
@@ -408,31 +500,44 @@ def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> Pas
             member_ids.append(ident)
             into.append(key)
             reasons.append(member)
+    if not member_ids:
+        return new_memories, None
+    count = len(member_ids)
+    change = ChangeSet.build(
+        "consolidate",
+        "consolidated",
+        np.array(member_ids),
+        {
+            "status": (np.full(count, "active"), np.full(count, "consolidated")),
+            "consolidated_into": (
+                np.full(count, None, dtype=object),
+                np.array(into, dtype=object),
+            ),
+        },
+        reasons,
+    )
+    return new_memories, change
+
+
+def plan_consolidate(frame: Frame, params: MaintenanceParams, now: float) -> PassResult:
+    if frame.store is None:
+        raise ValueError("the consolidate pass reads memory texts: the frame needs its store")
+    p = params.of(ConsolidateParams)
+    groups, candidates, without_vector = find_groups(frame, p)
+    settled = params if frame.store.settings().decay_enabled else None
+    ordered = sorted(groups, key=lambda g: min(c.id for c in g))
+    new_memories, change = merge_changes(ordered, p, now, settled)
     result = PassResult(
         new_memories=new_memories,
         figures={
             "groups": len(groups),
-            "consolidated": len(member_ids),
+            "consolidated": sum(len(group) for group in groups),
             "merge_command_failures": 0,  # the merge command runs at review or apply
-            "candidates": len(candidates),
+            "candidates": candidates,
             "without_vector": without_vector,
         },
     )
-    if member_ids:
-        count = len(member_ids)
-        change = ChangeSet.build(
-            "consolidate",
-            "consolidated",
-            np.array(member_ids),
-            {
-                "status": (np.full(count, "active"), np.full(count, "consolidated")),
-                "consolidated_into": (
-                    np.full(count, None, dtype=object),
-                    np.array(into, dtype=object),
-                ),
-            },
-            reasons,
-        )
+    if change is not None:
         frame.record(change)
         result.change_sets.append(change)
     return result

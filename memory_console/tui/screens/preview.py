@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rich.text import Text
@@ -17,15 +17,27 @@ from textual.widgets import Header, Input, Select, Static
 from textual.worker import Worker, get_current_worker
 
 from memory_console.maintenance import Plan, Run, StalePlanError, apply, plan
+from memory_console.maintenance.changes import ChangeSet, NewMemory
 from memory_console.maintenance.console_reads import (
     ReadCancelled,
     active_confidences,
     cancellable,
     private_reader,
 )
-from memory_console.maintenance.edits import EditedPlan, PlanEdits, edit_plan
+from memory_console.maintenance.edits import (
+    EditedPlan,
+    PlanEdits,
+    edit_plan,
+    merge_groups,
+    unedited,
+)
 from memory_console.maintenance.merge_command import merge_with_command
-from memory_console.maintenance.merge_review import merge_members
+from memory_console.maintenance.merge_review import merge_members, partial_plan
+from memory_console.maintenance.passes.consolidate import (
+    ConsolidateParams,
+    ScopeGroups,
+    merge_changes,
+)
 from memory_console.maintenance.supersede_review import supersessions
 from memory_console.store import MemoryRecord
 from memory_console.tui.actions import DoneAction, plural
@@ -53,7 +65,13 @@ from memory_console.tui.widgets.literal_input import LiteralInput
 from memory_console.tui.widgets.plan_counts import PlanCounts
 from memory_console.tui.widgets.work_progress import WorkProgress
 
+if TYPE_CHECKING:
+    from memory_console.tui.screens.review import ReviewScreen
+
 WINDOW = 100  # changes in the table at once; moving past either end shows the next ones
+# Seconds between additions to a review open while planning goes on: each adds a list's worth
+# of groups at once, so the review costs the planning thread little.
+GROW_SECONDS = 0.5
 CHART_HEIGHT = 9
 LEFT_OUT = "left-out"
 DEBOUNCE = 0.25
@@ -175,6 +193,16 @@ class PreviewScreen(MemoryActionsScreen):
         total: int
 
     @dataclass
+    class ScopePlanned(Message):
+        """The merges planning found in one more owner and topic (scope `number` of `total`)."""
+
+        number: int
+        total: int
+        new_memories: list[NewMemory]
+        change: ChangeSet | None
+        plan_id: int
+
+    @dataclass
     class PlanEdited(Message):
         edited: EditedPlan
         edits: PlanEdits
@@ -229,6 +257,14 @@ class PreviewScreen(MemoryActionsScreen):
         self.filter_timer: Timer | None = None
         self.told_stale = False
         self.planned_revision = 0
+        # Merges found so far by the plan being made, which the review shows before it ends.
+        self.early_memories: list[NewMemory] = []
+        self.early_changes: list[ChangeSet] = []
+        self.scopes = (0, 0)
+        self.plan_id = 0
+        self.live_review: ReviewScreen | None = None
+        self.handed = (0, 0)  # early memories and changes the review has been given
+        self.grow_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -290,15 +326,35 @@ class PreviewScreen(MemoryActionsScreen):
         )
         hint = "Escape cancels" + (f" · {last}" if last else "")
         self.progress.start(f"planning {', '.join(self.request.passes)}…", hint=hint)
-        self.build_plan(self.request, self.edits)
+        self.early_memories, self.early_changes, self.scopes = [], [], (0, 0)
+        self.handed = (0, 0)
+        self.stop_growing()
+        self.plan_id += 1
+        self.build_plan(self.request, self.edits, self.plan_id)
         self.refresh_bindings()
 
     def merge(self, ids: Any) -> dict[str, Any]:
         return merge_members(self.context.store, ids)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
-    def build_plan(self, request: PlanRequest, edits: PlanEdits) -> None:
+    def build_plan(self, request: PlanRequest, edits: PlanEdits, plan_id: int) -> None:
         worker = get_current_worker()
+        params = request.params()
+        found = 0
+
+        def heard(scope: ScopeGroups) -> None:
+            # Worded here, in the worker: the review shows each scope's merges as they come.
+            nonlocal found
+            if not isinstance(scope, ScopeGroups) or worker.is_cancelled:
+                return
+            consolidate = params.of(ConsolidateParams)
+            memories, change = merge_changes(scope.groups, consolidate, now, None, found + 1)
+            found += len(memories)
+            self.post_message(
+                self.ScopePlanned(scope.number, scope.total, memories, change, plan_id)
+            )
+
+        now = request.now
         try:
             with private_reader(self.context.store) as reader:
 
@@ -306,7 +362,7 @@ class PreviewScreen(MemoryActionsScreen):
                     self.post_message(self.PlanStep(name, number, total))
 
                 with cancellable(reader, lambda: worker.is_cancelled):
-                    made = plan(reader, request.passes, request.params(), request.now, step)
+                    made = plan(reader, request.passes, params, now, step, heard)
                 if worker.is_cancelled:
                     return  # a plan writes nothing: a cancelled one is simply dropped
                 edited = edit_plan(made, edits, self.merge)
@@ -328,8 +384,66 @@ class PreviewScreen(MemoryActionsScreen):
             progress.what = f"planning: pass {message.number} of {message.total}, {message.step}…"
         progress.tick()
 
+    @on(ScopePlanned)
+    def _scope_planned(self, message: ScopePlanned) -> None:
+        if message.plan_id != self.plan_id or not self.progress.busy or self.applying:
+            return
+        self.early_memories.extend(message.new_memories)
+        if message.change is not None:
+            self.early_changes.append(message.change)
+        self.scopes = (message.number, message.total)
+        groups = len(self.early_memories)
+        self.progress.what = (
+            f"planning: consolidate, {message.number:,} of {message.total:,} scopes · "
+            f"{groups:,} merge groups so far" + (" · c reviews them" if groups else "")
+        )
+        self.progress.tick()
+        if groups == len(message.new_memories):
+            self.refresh_bindings()  # the first groups: c reviews them
+        review = self.live_review
+        if review is None or not review.is_attached:
+            return
+        if not review.keys and message.new_memories:
+            self.grow_review()  # a review still empty shows its first group at once
+        elif self.grow_timer is None:
+            self.grow_timer = self.set_timer(GROW_SECONDS, self.grow_review)
+
+    def grow_review(self) -> None:
+        """Hand the live review the merges found since it last grew."""
+        self.grow_timer = None
+        review = self.live_review
+        if review is None or not review.is_attached or not self.progress.busy:
+            return
+        memories, changes = self.handed
+        self.handed = (len(self.early_memories), len(self.early_changes))
+        review.grow(
+            self.early_plan(),
+            self.early_memories[memories:],
+            self.early_changes[changes:],
+            self.scopes,
+        )
+
+    def stop_growing(self) -> None:
+        if self.grow_timer is not None:
+            self.grow_timer.stop()
+            self.grow_timer = None
+
+    def early_plan(self) -> Plan:
+        return partial_plan(
+            self.request.params(),
+            self.request.now,
+            str(self.context.store.path),
+            self.early_memories,
+            self.early_changes,
+        )
+
     @on(PlanBuilt)
     def _plan_built(self, message: PlanBuilt) -> None:
+        self.stop_growing()
+        review, self.live_review = self.live_review, None
+        if review is not None and review.is_attached:
+            review.finish(message.plan, message.edited if review.edits == message.edits else None)
+        wanted = self.edits  # decisions a review took back here while planning went on
         self.planned_seconds = self.progress.stop()
         self.base, self.rows = message.plan, message.rows
         self.titles = {k: v for k, v in self.titles.items() if k >= 0}
@@ -337,6 +451,8 @@ class PreviewScreen(MemoryActionsScreen):
         self.confidences = None
         self.set_kinds()
         self.take_edits(message.edited, message.edits)
+        if wanted != message.edits:
+            self.edit(wanted)
         self.refresh_bindings()
 
     @on(ConfidencesRead)
@@ -371,7 +487,9 @@ class PreviewScreen(MemoryActionsScreen):
         if self.base is not None:
             self.edit_worker(self.base, edits)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="edit")
+    # A description of its own: Textual words a worker's arguments otherwise, and a plan's
+    # words run to megabytes.
+    @work(thread=True, exclusive=True, exit_on_error=False, group="edit", description="edit")
     def edit_worker(self, base: Plan, edits: PlanEdits) -> None:
         edited = edit_plan(base, edits, self.merge)
         if not get_current_worker().is_cancelled:
@@ -403,15 +521,32 @@ class PreviewScreen(MemoryActionsScreen):
     def action_review(self) -> None:
         from memory_console.tui.screens.review import ReviewScreen
 
+        def done(edits: PlanEdits) -> None:
+            self.live_review = None
+            self.stop_growing()
+            if edits == self.edits:
+                return
+            if self.progress.busy and not self.applying:
+                self.edits = edits  # the plan being made takes them when it is done
+            else:
+                self.edit(edits)
+
+        if self.progress.busy and not self.applying and self.early_memories:
+            # The plan is still being made: review the merges found so far as the rest arrive.
+            early = self.early_plan()
+            self.handed = (len(self.early_memories), len(self.early_changes))
+            edited = (
+                unedited(early, merge_groups(early))
+                if self.edits.is_empty
+                else edit_plan(early, self.edits, self.merge)
+            )
+            self.live_review = ReviewScreen(early, edited, self.edits, done, scopes=self.scopes)
+            self.app.push_screen(self.live_review)
+            return
         if self.base is None or self.edited is None or not reviewable(self.base):
             self.notify("this plan merges and supersedes nothing", severity="warning")
             return
         focus = self.table.current.id if self.table.current is not None else None
-
-        def done(edits: PlanEdits) -> None:
-            if edits != self.edits:
-                self.edit(edits)
-
         self.app.push_screen(ReviewScreen(self.base, self.edited, self.edits, done, focus))
 
     # -- the table ------------------------------------------------------------------------
@@ -577,7 +712,7 @@ class PreviewScreen(MemoryActionsScreen):
         ids, confidence = self.confidences
         self.build_chart(ids, confidence, self.edited.plan, width)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chart", description="chart")
     def build_chart(
         self, ids: np.ndarray, confidence: np.ndarray, edited: Plan, width: int
     ) -> None:
@@ -605,7 +740,8 @@ class PreviewScreen(MemoryActionsScreen):
                 return None
             return None if self.edited.plan.is_empty else True
         if action == "review":
-            return bool(self.base is not None and reviewable(self.base)) or None
+            early = self.progress.busy and not self.applying and bool(self.early_memories)
+            return bool(early or (self.base is not None and reviewable(self.base))) or None
         if action in ("exclude", "include_all", "sort", "filter"):
             return True if ready else None
         return super().check_action(action, parameters)
@@ -652,7 +788,14 @@ class PreviewScreen(MemoryActionsScreen):
             answered,
         )
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="apply", name="apply")
+    @work(
+        thread=True,
+        exclusive=True,
+        exit_on_error=False,
+        group="apply",
+        name="apply",
+        description="apply",
+    )
     def apply_worker(self, edited: Plan, skip_stale: bool = False) -> None:
         """The merge command (if any) words the merges first, outside the transaction."""
         store = self.context.store
@@ -738,7 +881,11 @@ class PreviewScreen(MemoryActionsScreen):
         self.table.clear_selection()
         self.replan("the store changed: a new plan leaves protected memories alone")
 
+    def on_screen_suspend(self) -> None:
+        self.progress.hold(True)
+
     def on_screen_resume(self) -> None:
+        self.progress.hold(False)
         # Back from a memory's story where the operator acted: the plan must see that.
         if self.planned_revision != self.context.revision and self.base is not None:
             self.replan("a memory changed: planning again")

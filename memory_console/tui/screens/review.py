@@ -3,7 +3,7 @@ beside what it archives; accept, reject, split."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich import box
@@ -21,7 +21,15 @@ from textual.worker import get_current_worker
 
 from memory_console.literal import literal
 from memory_console.maintenance import Plan
-from memory_console.maintenance.edits import EditedPlan, PlanEdits, edit_plan, merge_groups
+from memory_console.maintenance.changes import ChangeSet, NewMemory
+from memory_console.maintenance.edits import (
+    EditedPlan,
+    PlanEdits,
+    edit_plan,
+    merge_groups,
+    merge_groups_of,
+    unedited,
+)
 from memory_console.maintenance.merge_review import (
     MergeGroup,
     Part,
@@ -77,6 +85,7 @@ class PairLoaded(Message):
 
 @dataclass
 class ReviewEdited(Message):
+    plan: Plan
     edited: EditedPlan
     edits: PlanEdits
 
@@ -209,13 +218,22 @@ class ReviewScreen(ConsoleScreen):
         edits: PlanEdits,
         done: Callable[[PlanEdits], None],
         focus: int | None = None,
+        scopes: tuple[int, int] | None = None,
     ) -> None:
+        """`scopes` (done, of): the plan is still being made and holds the merges found so
+        far; grow() brings more, finish() the plan made in the end."""
         super().__init__()
+        self.scopes = scopes
+        # Groups whose line is worded as proposed until the edits are worked out for them
+        # (every group's: the list is filled anew then).
+        self.relabel: set[int] = set()
+        self.refill = False
         self.done = done
         self.plan = plan
         self.edited = edited
         self.edits = edits
         self.proposed = merge_groups(plan)
+        self.parts = parts_by_group(plan, edited, self.proposed)
         # Merge groups by their (negative) keys, then supersessions by the older memory's id.
         self.pairs = supersessions(plan)
         self.keys = sorted(self.proposed, reverse=True) + sorted(self.pairs)
@@ -255,8 +273,7 @@ class ReviewScreen(ConsoleScreen):
         ):
             members.add_column(label, key=key, width=width)
         groups = self.query_one("#review-groups", OptionList)
-        parts = parts_by_group(self.plan, self.edited)
-        groups.add_options([Option(self.label(key, parts), id=str(key)) for key in self.keys])
+        groups.add_options([Option(self.label(key, self.parts), id=str(key)) for key in self.keys])
         start = 0
         if self.focus_id is not None:
             start = next(
@@ -272,6 +289,87 @@ class ReviewScreen(ConsoleScreen):
         groups.highlighted = start
         members.focus()
         self.show_head()
+
+    def grow(
+        self,
+        plan: Plan,
+        memories: Sequence[NewMemory],
+        changes: Sequence[ChangeSet],
+        scopes: tuple[int, int],
+    ) -> None:
+        """More merges found while planning goes on (`plan` holds them all, `memories` and
+        `changes` are the new ones): listed after those shown. Only the new ones are worked
+        on here, and the edits only when there are some."""
+        self.plan, self.scopes = plan, scopes
+        added = merge_groups_of(memories, changes)
+        self.proposed.update(added)
+        self.memories.update((memory.key, memory) for memory in memories)
+        new = [key for key in sorted(added, reverse=True) if key not in self.position]
+        for key in new:
+            self.position[key] = len(self.keys)
+            self.keys.append(key)
+        self.parts.update((key, self.as_proposed(key)) for key in new)
+        if self.edits.is_empty:
+            self.edited = unedited(plan, self.proposed)
+        else:
+            self.relabel.update(new)  # worded as proposed until the edits are in
+            self.edit_worker(self.edits)
+        groups = self.query_one("#review-groups", OptionList)
+        groups.add_options(Option(self.label(key, self.parts), id=str(key)) for key in new)
+        if groups.highlighted is None and self.keys:
+            groups.highlighted = 0
+        self.show_head()
+
+    def finish(self, plan: Plan, edited: EditedPlan | None) -> None:
+        """The plan made in the end (`edited` under this review's edits, when known). Its
+        groups are those listed, in the order they were found: each line keeps its place
+        and words (the plan's keys take the listed ones' places), so 10,000 lines are not
+        worded again."""
+        shown = self.group.key if self.group is not None else None
+        proposed = merge_groups(plan)
+        final = {members[0]: key for key, members in proposed.items()}
+        listed = [final.get(self.proposed[key][0]) for key in self.keys]
+        self.plan, self.scopes = plan, None
+        self.memories = {memory.key: memory for memory in plan.new_memories}
+        self.pairs = supersessions(plan)
+        same = sorted(k for k in listed if k is not None) == sorted(proposed) and not self.pairs
+        shown = listed[self.position[shown]] if shown is not None and same else None
+        self.proposed = proposed
+        self.keys = (
+            [k for k in listed if k is not None]
+            if same
+            else sorted(proposed, reverse=True) + sorted(self.pairs)
+        )
+        self.position = {key: number for number, key in enumerate(self.keys)}
+        self.group = self.pair = None
+        if edited is None and self.edits.is_empty:
+            edited = unedited(plan, self.proposed)
+        if edited is not None:
+            self.edited = edited
+            self.parts = parts_by_group(plan, edited, self.proposed)
+        else:
+            self.parts = {key: self.as_proposed(key) for key in self.proposed}
+            # Lines kept in place already wear the decisions taken on them; new ones are
+            # worded as proposed until the edits are in.
+            self.refill = not same
+            self.edit_worker(self.edits)
+        if same and self.keys:
+            self.load(shown if shown is not None else self.keys[0])
+        elif not same:
+            self.fill(shown or 0)
+        self.show_head()
+
+    def as_proposed(self, key: int) -> list[Part]:
+        return [Part(key, self.proposed[key], self.memories[key].fields)]
+
+    def fill(self, key: int) -> None:
+        """The list of groups and pairs anew, at `key`'s line."""
+        groups = self.query_one("#review-groups", OptionList)
+        with self.prevent(OptionList.OptionHighlighted):
+            groups.clear_options()
+            groups.add_options(Option(self.label(k, self.parts), id=str(k)) for k in self.keys)
+        if self.keys:
+            groups.highlighted = self.position.get(key, 0)
 
     def label(self, key: int, parts: dict[int, list[Part]]) -> Text:
         return self.group_label(key, parts[key]) if key in self.proposed else self.pair_label(key)
@@ -298,7 +396,7 @@ class ReviewScreen(ConsoleScreen):
         return text
 
     def show_head(self) -> None:
-        parts = parts_by_group(self.plan, self.edited)
+        parts = self.parts
         states = [outcome(parts[k], len(self.proposed[k])) for k in self.proposed]
         rejected = sum(s == "rejected" for s in states)
         changed = sum(s not in ("merge", "rejected") for s in states)
@@ -312,15 +410,18 @@ class ReviewScreen(ConsoleScreen):
             kept = supersessions(self.edited.plan)
             text.append(f" · {len(self.pairs):,} supersessions", style="bold")
             text.append(f" · {len(kept):,} accepted · {len(self.pairs) - len(kept):,} rejected")
-        self.query_one("#review-head", Static).update(text)
+        if self.scopes is not None:
+            done, total = self.scopes
+            text = Text.assemble((f" planning: {done:,} of {total:,} scopes ·", "yellow"), text)
+        self.query_one("#review-head", Static).update(text, layout=False)  # one line
 
     # -- one group ------------------------------------------------------------------------
 
     @on(OptionList.OptionHighlighted, "#review-groups")
     def _group_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option.id is not None:
+        if event.option_index < len(self.keys):
             self.marked.clear()
-            self.load(int(event.option.id))
+            self.load(self.keys[event.option_index])  # ids go stale when a plan is made
 
     @on(OptionList.OptionSelected, "#review-groups")
     def _group_selected(self) -> None:
@@ -377,7 +478,9 @@ class ReviewScreen(ConsoleScreen):
             self.position[pair.old.id], self.pair_label(pair.old.id)
         )
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="group")
+    # Descriptions of their own: Textual words a worker's arguments otherwise, and a plan's
+    # words run to megabytes.
+    @work(thread=True, exclusive=True, exit_on_error=False, group="group", description="group")
     def load_worker(self, key: int, edited: EditedPlan) -> None:
         group = load_group(self.context.store, self.plan, edited, key)
         if not get_current_worker().is_cancelled:
@@ -388,7 +491,8 @@ class ReviewScreen(ConsoleScreen):
         same = self.group is not None and self.group.key == message.group.key
         self.pair = None
         self.group = group = message.group
-        head = Text(f"group {group.number:,} of {len(self.proposed):,}: ", style="bold")
+        number = self.position[group.key] + 1  # as listed
+        head = Text(f"group {number:,} of {len(self.proposed):,}: ", style="bold")
         head.append(literal(reason_text(group.reason)))
         head.append(f" · {group.summary}", style="bold")
         self.query_one("#review-group-head", Static).update(head)
@@ -441,16 +545,29 @@ class ReviewScreen(ConsoleScreen):
         self.notify(note, timeout=2)
         self.edit_worker(edits)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="edit")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="edit", description="edit")
     def edit_worker(self, edits: PlanEdits) -> None:
-        edited = edit_plan(self.plan, edits, lambda ids: merge_members(self.context.store, ids))
+        plan = self.plan
+        edited = edit_plan(plan, edits, lambda ids: merge_members(self.context.store, ids))
         if not get_current_worker().is_cancelled:
-            self.post_message(ReviewEdited(edited, edits))
+            self.post_message(ReviewEdited(plan, edited, edits))
 
     @on(ReviewEdited)
     def _edited(self, message: ReviewEdited) -> None:
-        if message.edits == self.edits:
+        if message.edits == self.edits and message.plan is self.plan:
             self.edited = message.edited
+            self.parts = parts_by_group(self.plan, self.edited, self.proposed)
+            if self.refill:
+                self.refill = False
+                self.relabel.clear()
+                self.fill(self.group.key if self.group is not None else 0)
+            elif self.relabel:
+                groups = self.query_one("#review-groups", OptionList)
+                for key in sorted(self.relabel & self.proposed.keys()):
+                    groups.replace_option_prompt_at_index(
+                        self.position[key], self.label(key, self.parts)
+                    )
+                self.relabel.clear()
             self.show_head()
             if self.group is not None:
                 self.load(self.group.key)

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import ProgressBar, Static
+from textual.widgets._progress_bar import Bar
 
 TICK = 0.25  # seconds between two updates of the elapsed time
 
@@ -31,6 +32,7 @@ class WorkProgress(Horizontal):
         self.hint = ""
         self.started = 0.0
         self.timer: Timer | None = None
+        self.held = False
 
     def compose(self) -> ComposeResult:
         yield ProgressBar(total=None, show_percentage=False, show_eta=False)
@@ -47,6 +49,7 @@ class WorkProgress(Horizontal):
         self.query_one(ProgressBar).update(total=None, progress=0)
         if self.timer is None:
             self.timer = self.set_interval(TICK, self.tick)
+        self.hold(self.held)
         self.tick()
 
     def stop(self) -> float:
@@ -57,7 +60,24 @@ class WorkProgress(Horizontal):
             self.timer = None
         return time.monotonic() - self.started
 
+    def hold(self, held: bool) -> None:
+        """Still (`held`) while a screen covers this one: Textual repaints the screen on top
+        wherever the one below it changes, and the bar's animation changes it 15 times a
+        second (a review's list and tables repainted for a bar nobody sees)."""
+        self.held = held
+        bar = self.query_one(Bar)
+        bar.auto_refresh = None if held or bar.percentage is not None else 1 / 15
+        if self.timer is not None:
+            if held:
+                self.timer.pause()
+            else:
+                self.timer.resume()
+        if not held and self.busy:
+            self.tick()
+
     def tick(self) -> None:
+        if self.held:
+            return
         text = Text(
             f" {self.what} {time.monotonic() - self.started:.1f} s",
             no_wrap=True,
