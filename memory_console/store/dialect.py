@@ -1,0 +1,130 @@
+"""The SQL that differs between SQLite and PostgreSQL, one class per backend.
+
+The Store writes one statement for both where the two databases agree (most of them), and
+asks its Dialect for the pieces where they do not: index hints, NULL order, JSON, text search,
+string aggregation and how a write transaction begins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_console.store.search_text import fts_query, terms
+
+
+class Dialect:
+    """SQLite's SQL (the embedded default)."""
+
+    name = "sqlite"
+    # One writer at a time: BEGIN IMMEDIATE takes SQLite's write lock at once.
+    begin_write: tuple[str, ...] = ("BEGIN IMMEDIATE",)
+    begin_read = "BEGIN"
+    not_indexed = "NOT INDEXED"
+
+    def unindexed(self, column: str, sort: str | None) -> str:
+        """ "+" (no index) for a column filtered by equality while sorting by another column,
+        except status under confidence, which has its own (status, confidence) index."""
+        if sort in (None, "id") or column == sort:
+            return ""
+        if column == "status" and sort == "confidence":
+            return ""
+        return "+"
+
+    def session_id(self, col: str) -> str:
+        """The session id in a memory's metadata (NULL when the metadata is not JSON)."""
+        return (
+            f"(CASE WHEN json_valid({col}metadata) "
+            f"THEN json_extract({col}metadata, '$.session_id') END)"
+        )
+
+    def order(self, expression: str, direction: str) -> str:
+        """ORDER BY `expression` with SQLite's NULL order (first ascending, last descending),
+        on which keyset paging's segments rely."""
+        return f"{expression} {direction}"
+
+    def id_list(self, where_sql: str) -> str:
+        """One row, one column: the matching ids joined by commas (numpy parses them)."""
+        return f"SELECT group_concat(id) FROM memory {where_sql}"
+
+    def text_filter(self, col: str, text: str) -> tuple[str, list[Any]] | None:
+        """A condition keeping memories that hold every word of `text` (None: no word)."""
+        match = fts_query(text, require_all=True)
+        if not match:
+            return None
+        return f"{col}id IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?)", [match]
+
+    def keyword_query(self, text: str, require_all: bool) -> tuple[str, bool] | None:
+        """(the query parameter, whether every match holds every word) for keyword_sql, or
+        None when no word is left."""
+        match = fts_query(text, require_all=require_all)
+        if not match:
+            return None
+        return match, require_all or " OR " not in match
+
+    def keyword_sql(self, extra: str) -> str:
+        """Ids and ranks (lower is better) of the newest matches, best first; parameters: the
+        query, the filter's, how many newest to rank, how many to return."""
+        return (
+            "SELECT id, rank FROM ("
+            "SELECT memory_fts.rowid AS id, bm25(memory_fts, 4.0, 1.0, 2.0) AS rank "
+            "FROM memory_fts JOIN memory m ON m.id = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ?{extra} ORDER BY memory_fts.rowid DESC LIMIT ?"
+            ") ORDER BY rank LIMIT ?"
+        )
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL's SQL (store/postgres.py holds its connection and DDL)."""
+
+    name = "postgresql"
+    # Writers queue on one advisory lock, as SQLite's one writer (postgres.WRITE_LOCK_KEY).
+    begin_write = ("BEGIN", "SELECT pg_advisory_xact_lock(1296256846)")
+    # A plan reads one state of the store throughout, as a SQLite read transaction does.
+    begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    not_indexed = ""
+
+    def unindexed(self, column: str, sort: str | None) -> str:
+        return ""  # PostgreSQL's planner chooses between the indexes itself
+
+    def session_id(self, col: str) -> str:
+        return (
+            f"(CASE WHEN {col}metadata IS JSON OBJECT "
+            f"THEN ({col}metadata::jsonb ->> 'session_id') END)"
+        )
+
+    def order(self, expression: str, direction: str) -> str:
+        nulls = "FIRST" if direction == "ASC" else "LAST"
+        return f"{expression} {direction} NULLS {nulls}"
+
+    def id_list(self, where_sql: str) -> str:
+        return f"SELECT string_agg(id::text, ',') FROM memory {where_sql}"
+
+    def text_filter(self, col: str, text: str) -> tuple[str, list[Any]] | None:
+        words = terms(text)
+        if not words:
+            return None
+        return f"{col}search @@ plainto_tsquery('english', ?)", [" ".join(words)]
+
+    def keyword_query(self, text: str, require_all: bool) -> tuple[str, bool] | None:
+        words = terms(text)
+        if not words:
+            return None
+        # websearch_to_tsquery reads "or" between words as OR (and no other syntax: the
+        # words hold letters, digits and apostrophes only).
+        return (" " if require_all else " or ").join(words), require_all or len(words) == 1
+
+    def keyword_sql(self, extra: str) -> str:
+        # ts_rank's weights {D, C, B, A}: content 1, keywords 2, title 4, as bm25's above;
+        # negated so that lower is better, as SQLite's bm25 reports it.
+        return (
+            "SELECT id, rank FROM ("
+            "SELECT m.id AS id, -ts_rank('{0.1, 0.25, 0.5, 1.0}', m.search, q.q) AS rank "
+            "FROM memory m, (SELECT websearch_to_tsquery('english', ?) AS q) AS q "
+            f"WHERE m.search @@ q.q{extra} "
+            "ORDER BY m.id DESC LIMIT ?"
+            ") AS newest ORDER BY rank LIMIT ?"
+        )
+
+
+SQLITE = Dialect()
+POSTGRES = PostgresDialect()
