@@ -189,6 +189,15 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def server_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
+    """Rows read from a PostgreSQL store straight from the server, past the Store: a test's
+    proof that its data is in the database and not in a file named like the URL."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql).fetchall()
+
+
 def store_files(db_path: Path) -> list[Path]:
     """Every file the project keeps for the store at `db_path` that exists: the database, its
     -wal and -shm, the vector index file (and any temporary one), and the migration backups

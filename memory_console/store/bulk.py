@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_console.store import dialect
 from memory_console.store.schema import columns
 from memory_console.store.validate import INSERT_COLUMNS
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES
@@ -58,7 +59,6 @@ CATEGORY_SHIFTS: dict[str, tuple[int, int]] = {
 }
 PROTECTED_BIT = 128
 NEVER = -np.inf  # last_accessed_at of a memory never accessed, as loaded (NaN in the frame)
-NEVER_SQL = "ifnull(last_accessed_at, -1e999)"
 
 # numpy types of the table's column types (store/tables.py), as a plan loads them.
 NUMPY_TYPES = {"int": "i8", "float": "f8", "bool": "i8", "str": "O"}
@@ -141,10 +141,14 @@ def load_memory_arrays(
     it a consistent snapshot."""
     names = [name for name, _ in BASE_COLUMNS] + list(extra)
     dtype = np.dtype(list(BASE_COLUMNS) + [(name, EXTRA_COLUMNS[name]) for name in extra])
-    expressions = {"code": code_sql(rows.scope), "last_accessed_at": NEVER_SQL}
+    sql_dialect = dialect.of(conn)
+    expressions = {"code": code_sql(rows.scope), "last_accessed_at": sql_dialect.never_accessed}
     select = [expressions.get(name, name) for name in names]
     # A full scan in rowid order beats walking the status index when most rows are active.
-    sql = f"SELECT {', '.join(select)} FROM memory NOT INDEXED WHERE {rows.where()} ORDER BY id"
+    sql = (
+        f"SELECT {', '.join(select)} FROM memory {sql_dialect.not_indexed} "
+        f"WHERE {rows.where()} ORDER BY id"
+    )
     table = np.array(conn.execute(sql, dict(rows.params)).fetchall(), dtype=dtype)
     columns = {name: np.ascontiguousarray(table[name]) for name in names}
     last = columns["last_accessed_at"]
@@ -155,7 +159,9 @@ def load_memory_arrays(
 def load_column(conn: sqlite3.Connection, rows: Rows, name: str) -> np.ndarray:
     """One more column (importance, owner, tier) of the selected rows, in id order; inside the
     same snapshot it lines up with load_memory_arrays."""
-    sql = f"SELECT {name} FROM memory NOT INDEXED WHERE {rows.where()} ORDER BY id"
+    sql = (
+        f"SELECT {name} FROM memory {dialect.of(conn).not_indexed} WHERE {rows.where()} ORDER BY id"
+    )
     values = [row[0] for row in conn.execute(sql, dict(rows.params))]
     return np.array(values, dtype=EXTRA_COLUMNS[name])
 
@@ -289,9 +295,9 @@ def insert_memory(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
     """Insert one complete, checked memory row (validate.complete_memory); returns its id."""
     sql = (
         f"INSERT INTO memory ({', '.join(INSERT_COLUMNS)}, revision) "
-        f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))}, 0)"
+        f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))}, 0) RETURNING id"
     )
-    return int(conn.execute(sql, [row[name] for name in INSERT_COLUMNS]).lastrowid or 0)
+    return int(conn.execute(sql, [row[name] for name in INSERT_COLUMNS]).fetchone()[0])
 
 
 def delete_memories(conn: sqlite3.Connection, ids: Sequence[int]) -> None:

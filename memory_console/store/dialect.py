@@ -20,6 +20,8 @@ class Dialect:
     begin_write: tuple[str, ...] = ("BEGIN IMMEDIATE",)
     begin_read = "BEGIN"
     not_indexed = "NOT INDEXED"
+    # last_accessed_at of a memory never accessed, as a plan loads it (-inf, then NaN).
+    never_accessed = "ifnull(last_accessed_at, -1e999)"
 
     def unindexed(self, column: str, sort: str | None) -> str:
         """ "+" (no index) for a column filtered by equality while sorting by another column,
@@ -82,6 +84,7 @@ class PostgresDialect(Dialect):
     # A plan reads one state of the store throughout, as a SQLite read transaction does.
     begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     not_indexed = ""
+    never_accessed = "coalesce(last_accessed_at, '-Infinity'::float8)"
 
     def unindexed(self, column: str, sort: str | None) -> str:
         return ""  # PostgreSQL's planner chooses between the indexes itself
@@ -128,3 +131,10 @@ class PostgresDialect(Dialect):
 
 SQLITE = Dialect()
 POSTGRES = PostgresDialect()
+
+
+def of(conn: object) -> Dialect:
+    """The dialect of a connection the Store hands its modules: PostgreSQL's connection
+    names its own; an sqlite3 connection has none."""
+    found = getattr(conn, "dialect", SQLITE)
+    return found if isinstance(found, Dialect) else SQLITE

@@ -9,11 +9,12 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from memory_console.store.dialect import POSTGRES
 from memory_console.store.errors import StoreBusyError, StoreError
 
 if TYPE_CHECKING:
@@ -62,16 +63,20 @@ def shown_url(url: str) -> str:
     return urlunsplit((parts.scheme, f"{user}@{netloc[1]}", parts.path, parts.query, ""))
 
 
+NAMED = re.compile(r"(?<!:):([A-Za-z_]\w*)")
+
+
 @functools.lru_cache(maxsize=512)
 def placeholders(sql: str) -> str:
-    """The statement with SQLite's `?` parameters as psycopg's `%s` (and a literal `%`
-    doubled); quoted strings and names are left as they are."""
+    """The statement with SQLite's `?` and `:name` parameters as psycopg's `%s` and
+    `%(name)s` (and a literal `%` doubled); quoted strings and names are left as they are."""
     out: list[str] = []
     for token in re.split(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")", sql):
         if token.startswith(("'", '"')):
             out.append(token.replace("%", "%%"))
         else:
-            out.append(token.replace("%", "%%").replace("?", "%s"))
+            code = token.replace("%", "%%").replace("?", "%s")
+            out.append(NAMED.sub(r"%(\1)s", code))
     return "".join(out)
 
 
@@ -120,9 +125,12 @@ class Connection:
         if read_only:
             self._conn.execute("SET default_transaction_read_only = on")
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+    dialect = POSTGRES
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Cursor:
+        values = dict(params) if isinstance(params, Mapping) else list(params)
         with translated_errors(self.url):
-            return Cursor(self._conn.execute(placeholders(sql), list(params) or None))
+            return Cursor(self._conn.execute(placeholders(sql), values or None))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
         cursor = self._conn.cursor()

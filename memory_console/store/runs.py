@@ -14,10 +14,11 @@ RUN_COLUMNS = ", ".join(RUN_FIELDS)
 def insert_run(conn: sqlite3.Connection, values: dict[str, Any]) -> int:
     names = list(values)
     cursor = conn.execute(
-        f"INSERT INTO maintenance_run ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+        f"INSERT INTO maintenance_run ({', '.join(names)}) "
+        f"VALUES ({', '.join('?' * len(names))}) RETURNING id",
         [values[name] for name in names],
     )
-    return int(cursor.lastrowid or 0)
+    return int(cursor.fetchone()[0])
 
 
 def update_run(conn: sqlite3.Connection, run_id: int, values: dict[str, Any]) -> None:
