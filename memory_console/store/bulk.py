@@ -8,7 +8,6 @@ second backend replaces this module and nothing in maintenance/.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from memory_console.store import dialect
+from memory_console.store.connection import Connection
 from memory_console.store.schema import columns
 from memory_console.store.validate import INSERT_COLUMNS
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES
@@ -133,7 +133,7 @@ def decode(codes: np.ndarray, name: str) -> np.ndarray:
 
 
 def load_memory_arrays(
-    conn: sqlite3.Connection, rows: Rows, extra: Sequence[str] = ()
+    conn: Connection, rows: Rows, extra: Sequence[str] = ()
 ) -> dict[str, np.ndarray]:
     """The selected rows in id order as numpy columns: id, revision, code, confidence,
     base_confidence, retrieval_count, created_at, last_accessed_at (NaN if never) and the
@@ -156,7 +156,7 @@ def load_memory_arrays(
     return columns
 
 
-def load_column(conn: sqlite3.Connection, rows: Rows, name: str) -> np.ndarray:
+def load_column(conn: Connection, rows: Rows, name: str) -> np.ndarray:
     """One more column (importance, owner, tier) of the selected rows, in id order; inside the
     same snapshot it lines up with load_memory_arrays."""
     sql = (
@@ -166,7 +166,7 @@ def load_column(conn: sqlite3.Connection, rows: Rows, name: str) -> np.ndarray:
     return np.array(values, dtype=EXTRA_COLUMNS[name])
 
 
-def iter_texts(conn: sqlite3.Connection, rows: Rows) -> Iterator[tuple[int, str, str, str]]:
+def iter_texts(conn: Connection, rows: Rows) -> Iterator[tuple[int, str, str, str]]:
     """(id, title, content, metadata JSON) of the selected rows, in id order, read as they
     are iterated: iterate inside Store.snapshot(), which holds the lock."""
     yield from conn.execute(
@@ -176,7 +176,7 @@ def iter_texts(conn: sqlite3.Connection, rows: Rows) -> Iterator[tuple[int, str,
 
 
 @contextmanager
-def large_cache(conn: sqlite3.Connection) -> Iterator[None]:
+def large_cache(conn: Connection) -> Iterator[None]:
     """A bigger page cache while a plan is written, so index pages stay in memory."""
     previous = conn.execute("PRAGMA cache_size").fetchone()[0]
     conn.execute(f"PRAGMA cache_size = -{APPLY_CACHE_KIB}")
@@ -186,11 +186,11 @@ def large_cache(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute(f"PRAGMA cache_size = {int(previous)}")
 
 
-def table_rows(conn: sqlite3.Connection) -> int:
+def table_rows(conn: Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM memory").fetchone()[0])
 
 
-def indexes_on(conn: sqlite3.Connection, columns: Iterable[str]) -> list[tuple[str, str]]:
+def indexes_on(conn: Connection, columns: Iterable[str]) -> list[tuple[str, str]]:
     """(name, CREATE statement) of the memory table's own indexes that cover any of `columns`."""
     wanted = set(columns)
     found = []
@@ -205,9 +205,7 @@ def indexes_on(conn: sqlite3.Connection, columns: Iterable[str]) -> list[tuple[s
 
 
 @contextmanager
-def rebuilt_indexes(
-    conn: sqlite3.Connection, columns: Iterable[str], rows_changed: int
-) -> Iterator[None]:
+def rebuilt_indexes(conn: Connection, columns: Iterable[str], rows_changed: int) -> Iterator[None]:
     """Inside a write transaction: when a plan rewrites a large share of the table, drop the
     indexes over the changed columns and rebuild them from their stored definitions afterwards.
 
@@ -228,7 +226,7 @@ def rebuilt_indexes(
 
 
 def update_memories(
-    conn: sqlite3.Connection,
+    conn: Connection,
     fields: Sequence[str],
     rows: Iterable[Sequence[Any]],
     *,
@@ -250,7 +248,7 @@ def update_memories(
 ID_BITS = 40  # a memory id and its revision packed in one integer: revision << ID_BITS | id
 
 
-def changed_since(conn: sqlite3.Connection, ids: np.ndarray, revisions: np.ndarray) -> np.ndarray:
+def changed_since(conn: Connection, ids: np.ndarray, revisions: np.ndarray) -> np.ndarray:
     """Those of `ids` whose revision is no longer the matching one of `revisions`, or that no
     longer exist, in the order of `ids`.
 
@@ -291,7 +289,7 @@ def changed_since(conn: sqlite3.Connection, ids: np.ndarray, revisions: np.ndarr
     )
 
 
-def insert_memory(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
+def insert_memory(conn: Connection, row: dict[str, Any]) -> int:
     """Insert one complete, checked memory row (validate.complete_memory); returns its id."""
     sql = (
         f"INSERT INTO memory ({', '.join(INSERT_COLUMNS)}, revision) "
@@ -300,13 +298,13 @@ def insert_memory(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
     return int(conn.execute(sql, [row[name] for name in INSERT_COLUMNS]).fetchone()[0])
 
 
-def delete_memories(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
+def delete_memories(conn: Connection, ids: Sequence[int]) -> None:
     conn.executemany("DELETE FROM memory WHERE id = ?", ((int(i),) for i in ids))
     conn.executemany("DELETE FROM embedding WHERE memory_id = ?", ((int(i),) for i in ids))
 
 
 def current_values(
-    conn: sqlite3.Connection, ids: Sequence[int], fields: Sequence[str]
+    conn: Connection, ids: Sequence[int], fields: Sequence[str]
 ) -> dict[int, tuple[Any, ...]]:
     """The present values of `fields` for the memories `ids` that still exist."""
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS maintenance_ids (id INTEGER PRIMARY KEY)")
@@ -322,7 +320,7 @@ def current_values(
     return {row[0]: tuple(row[1:]) for row in rows}
 
 
-def run_events(conn: sqlite3.Connection, run_id: int) -> list[tuple[Any, ...]]:
+def run_events(conn: Connection, run_id: int) -> list[tuple[Any, ...]]:
     """(event id, memory id, kind, before JSON, after JSON) the run wrote, in order."""
     return conn.execute(
         "SELECT id, memory_id, kind, before, after FROM memory_event "
@@ -331,7 +329,7 @@ def run_events(conn: sqlite3.Connection, run_id: int) -> list[tuple[Any, ...]]:
     ).fetchall()
 
 
-def events_after(conn: sqlite3.Connection, event_id: int) -> list[tuple[Any, ...]]:
+def events_after(conn: Connection, event_id: int) -> list[tuple[Any, ...]]:
     """(event id, memory id, kind, at, run id) of every event written after `event_id`."""
     return conn.execute(
         "SELECT id, memory_id, kind, at, run_id FROM memory_event WHERE id > ? ORDER BY id",

@@ -3,20 +3,20 @@ vectors of one merge group under review."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memory_console.store.bulk import SCOPES
+from memory_console.store.connection import Connection
 from memory_console.store.records import MEMORY_SELECT, MemoryRecord
 
 if TYPE_CHECKING:
     from memory_console.store.store import Store
 
 
-def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[MemoryRecord]:
+def candidate_rows(conn: Connection, scope: str) -> list[MemoryRecord]:
     """Every memory of `scope`, in id order."""
     return [
         MemoryRecord.from_row(row)
@@ -26,12 +26,12 @@ def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[MemoryRecord]:
     ]
 
 
-def stored_models(conn: sqlite3.Connection) -> list[str]:
+def stored_models(conn: Connection) -> list[str]:
     return [row[0] for row in conn.execute("SELECT DISTINCT model_id FROM embedding")]
 
 
 def vectors_of(
-    conn: sqlite3.Connection, model_id: str, ids: Sequence[int]
+    conn: Connection, model_id: str, ids: Sequence[int]
 ) -> tuple[np.ndarray, list[str], np.ndarray]:
     """(ids that have a vector of this model, their content hashes, [n, dim] float32)."""
     found_ids: list[int] = []
@@ -65,7 +65,7 @@ def group_vectors(store: Store, ids: Sequence[int]) -> tuple[np.ndarray, np.ndar
     return (found, matrix) if len(found) else None
 
 
-def copy_vector(conn: sqlite3.Connection, new_id: int, member_ids: Sequence[int]) -> bool:
+def copy_vector(conn: Connection, new_id: int, member_ids: Sequence[int]) -> bool:
     """Give a merged memory the stored vector of a member with the same title, content and
     keywords (the text embedded, so the same content hash): the next plan compares it at
     once instead of counting it among the memories without a vector. True when one was."""

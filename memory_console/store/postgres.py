@@ -92,6 +92,9 @@ class Cursor:
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self._cursor.fetchall() if self._cursor.description else []
 
+    def fetchmany(self, size: int = 1) -> list[tuple[Any, ...]]:
+        return self._cursor.fetchmany(size) if self._cursor.description else []
+
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         return iter(self.fetchall())
 
@@ -106,7 +109,7 @@ class Cursor:
 
 
 class Connection:
-    """A psycopg connection with the calls the store's modules make on sqlite3's: `?`
+    """A psycopg connection with the calls of store.connection.Connection, as sqlite3's: `?`
     parameters, execute/executemany, in_transaction. It runs in autocommit mode, so
     transactions are explicit (BEGIN ... COMMIT), as on SQLite. Database errors become
     StoreError (StoreBusyError for a lock or serialization conflict)."""
@@ -127,12 +130,12 @@ class Connection:
 
     dialect = POSTGRES
 
-    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Cursor:
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = (), /) -> Cursor:
         values = dict(params) if isinstance(params, Mapping) else list(params)
         with translated_errors(self.url):
             return Cursor(self._conn.execute(placeholders(sql), values or None))
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> Cursor:
         cursor = self._conn.cursor()
         with translated_errors(self.url):
             cursor.executemany(placeholders(sql), [list(row) for row in rows])
@@ -147,7 +150,7 @@ class Connection:
     def close(self) -> None:
         self._conn.close()
 
-    def set_progress_handler(self, handler: Any, steps: int) -> None:
+    def set_progress_handler(self, handler: Any, steps: int, /) -> None:
         """SQLite's progress handler has no PostgreSQL twin: a long read runs to its end."""
 
 

@@ -10,10 +10,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memory_console.store import erase
 from memory_console.store import settings as store_settings
+from memory_console.store.connection import Connection
 from memory_console.store.db import open_store_connection
 from memory_console.store.dialect import POSTGRES, SQLITE, Dialect
 from memory_console.store.erase import ErasureRecord, ErasureScope, PurgeResult
@@ -130,11 +131,7 @@ class Store:
             self.url = str(path)
             self.location = postgres.shown_url(self.url)
             self.dialect = POSTGRES
-            # Duck-typed: the calls the store's modules make on an sqlite3 connection.
-            self._conn = cast(
-                sqlite3.Connection,
-                postgres.connect(self.url, read_only=read_only, create=create),
-            )
+            self._conn: Connection = postgres.connect(self.url, read_only=read_only, create=create)
         else:
             self._path = Path(path)
             self.location = str(self._path)
@@ -171,7 +168,7 @@ class Store:
         self.close()
 
     @property
-    def connection(self) -> sqlite3.Connection:
+    def connection(self) -> Connection:
         """The raw connection, for modules under store/ only (a test keeps it so); everything
         else reads through Store methods, read() and snapshot()."""
         return self._conn
@@ -186,7 +183,7 @@ class Store:
             raise ReadOnlyError(f"read-only store: {what} refused")
 
     @contextmanager
-    def transaction(self, what: str = "this change") -> Iterator[sqlite3.Connection]:
+    def transaction(self, what: str = "this change") -> Iterator[Connection]:
         """One write transaction (BEGIN IMMEDIATE), retried a bounded number of times when
         another process holds the write lock, then refused with a clear message."""
         self.require_writable(what)
@@ -437,7 +434,7 @@ class Store:
 
     def insert_batch(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         rows: list[dict[str, Any]],
         created_kind: str,
         histories: Sequence[Sequence[tuple[Any, ...]] | None] | None,
