@@ -130,6 +130,14 @@ def db(backend: str, db_path: Path, request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
+def backend_store(db: str) -> Iterator[Store]:
+    """A new, empty store on the test's backend (a module runs its `store` tests on both by
+    defining `store` as this)."""
+    with Store(db, actor="test") as opened:
+        yield opened
+
+
+@pytest.fixture
 def store(db_path: Path) -> Iterator[Store]:
     with Store(db_path, actor="test") as opened:
         yield opened
