@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory_console.store import MemoryFilter, Store, StoreError
@@ -149,3 +150,70 @@ def test_placeholders_leave_quoted_text_alone() -> None:
 
 def test_messages_never_show_the_password() -> None:
     assert shown_url("postgresql://ann:secret@db:5432/mem") == "postgresql://ann@db:5432/mem"
+
+
+def vector_store(url: str, sizes: dict[str, int]) -> tuple[Store, dict[int, np.ndarray]]:
+    """A PostgreSQL store whose memories (so many per owner) have random unit vectors."""
+    from memory_console.store import embeddings
+
+    rng = np.random.default_rng(7)
+    store = Store(url, actor="test")
+    vectors: dict[int, np.ndarray] = {}
+    for owner, size in sizes.items():
+        ids = store.add_many([{"content": f"{owner} {n}", "owner": owner} for n in range(size)])
+        matrix = rng.normal(size=(size, 384)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        vectors.update(zip(ids, matrix, strict=True))
+        rows = [(ident, f"hash {ident}", vector.tobytes()) for ident, vector in vectors.items()]
+        embeddings.write_vectors(store, "test-model", rows)
+    return store, vectors
+
+
+def test_vectors_are_ranked_in_the_database_exact_or_through_hnsw(pg_url: str) -> None:
+    from memory_console.store import embeddings
+
+    store, vectors = vector_store(pg_url, {"alice": 600, "bob": 20})
+    query = vectors[5] + 0.5 * vectors[6]
+    with store:
+        for memory_filter in (MemoryFilter(status="active"), MemoryFilter(owner="bob")):
+            kept = [i for i in vectors if memory_filter.owner in (None, store.require(i).owner)]
+            cosines = {i: float(vectors[i] @ query) / float(np.linalg.norm(query)) for i in kept}
+            truth = sorted(kept, key=lambda i: -cosines[i])[:10]
+            for exact in (True, False, None):
+                found = embeddings.nearest_in_database(
+                    store, "test-model", query, memory_filter, 10, exact=exact
+                )
+                assert len(found) == 10
+                if exact:
+                    assert [ident for ident, _ in found] == truth
+                    assert [c for _, c in found] == pytest.approx([cosines[i] for i in truth])
+                else:
+                    assert len({ident for ident, _ in found} & set(truth)) >= 9
+        store.archive([truth[0]])
+        found = embeddings.nearest_in_database(store, "test-model", query, MemoryFilter(), 10)
+        assert truth[0] in {ident for ident, _ in found}  # no status asked: archived kept
+        active = MemoryFilter(status="active")
+        for exact in (True, False):
+            found = embeddings.nearest_in_database(
+                store, "test-model", query, active, 10, exact=exact
+            )
+            assert truth[0] not in {ident for ident, _ in found}
+
+
+def test_an_exact_scan_is_chosen_for_a_filter_that_keeps_few_memories(pg_url: str) -> None:
+    from memory_console.store import embeddings
+
+    store, _ = vector_store(pg_url, {"alice": 600, "bob": 20})
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ANALYZE memory")  # what autovacuum does after a load
+    with store, store.lock:
+        conn = store.connection
+        # sqrt(200 * 620) is 352: bob's 20 memories are ranked exactly, all 620 through HNSW.
+        for memory_filter, few in (
+            (MemoryFilter(status="active", owner="bob"), True),
+            (MemoryFilter(status="active"), False),
+        ):
+            clauses, params = store.where(memory_filter, alias="m")
+            assert embeddings.few_kept(conn, clauses, params) is few

@@ -27,9 +27,7 @@ class DatabaseIndex:
 
     @property
     def scan_kernel(self) -> str:
-        return (
-            f"pgvector in the database: exact scan below {table.EXACT_BELOW:,} vectors, HNSW above"
-        )
+        return "pgvector in the database: an exact scan of a filter's few rows, else HNSW"
 
     def __len__(self) -> int:
         return table.stored_count(self.store, self.model_id)

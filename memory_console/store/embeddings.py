@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
+from memory_console.store.connection import Connection
 from memory_console.store.records import MemoryFilter
 from memory_console.store.store import Store
 from memory_console.store.vector_log import (
@@ -205,9 +208,13 @@ def hashes_of(store: Store, model_id: str, ids: Sequence[int]) -> dict[int, str]
 
 # -- vectors searched inside the database (PostgreSQL with pgvector) --------------------------
 
-# Below this many stored vectors an exact scan answers faster than the HNSW index (and is
-# exact); docs/ARCHITECTURE.md, "Two backends", has the figures.
-EXACT_BELOW = 20_000
+# Exact scan or HNSW index, by the cost of each (docs/ARCHITECTURE.md, "Two backends", has
+# the figures): an exact scan costs 3 to 8 us per memory the filter keeps; the index about
+# 1 ms divided by the share of memories the filter keeps, since it walks past the others
+# (7 ms and recall 0.90 for one owner's 1,000 of 10,000 memories, which an exact scan ranks
+# in 7 ms; 10 ms against 25 ms for 3,000 of 30,000). So the exact scan is chosen while
+# kept * kept < EXACT_RATIO * memories.
+EXACT_RATIO = 200
 # HNSW's candidate list: a wider one than pgvector's default (40) keeps recall@10 near 1.
 EF_SEARCH = 100
 
@@ -231,29 +238,52 @@ def nearest_in_database(
     exact: bool | None = None,
 ) -> list[tuple[int, float]]:
     """(id, cosine) of the k memories the filter keeps whose vectors are nearest, ranked by
-    pgvector in the same query as the filter. Exact below EXACT_BELOW stored vectors (or when
-    `exact`), else through the HNSW index, scanning on until k rows pass the filter; when the
-    index still finds fewer than k (a filter that keeps few rows), the exact scan answers."""
+    pgvector in the same query as the filter. Exact when the filter keeps few memories
+    (EXACT_RATIO; or when `exact`), else through the HNSW index, scanning on until k rows
+    pass the filter; when the index still finds fewer than k, the exact scan answers."""
     from memory_console.store.dialect import vector_literal
 
     clauses, params = store.where(memory_filter, alias="m")
     extra = "".join(f" AND {clause}" for clause in clauses)
     literal = vector_literal(np.asarray(vector, np.float32).reshape(-1).tobytes())
-    if exact is None:
-        exact = stored_count(store, model_id, active_only=False) < EXACT_BELOW
     args = [literal, model_id, *params, literal, k]
     with store.lock, store.snapshot():
         conn = store.connection
+        if exact is None:
+            exact = few_kept(conn, clauses, params)
         if not exact:
             # strict_order: the index scan goes on past ef_search until k rows pass the
             # filter, still in distance order (pgvector 0.8's iterative scan).
             conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
             conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}")
+            # Without fresh statistics (a store just loaded) the planner reads the filter's
+            # rows and sorts them all (38 ms at 10,000, against the index's 2.5 ms): no sort
+            # leaves it the index's order.
+            conn.execute("SET LOCAL enable_sort = off")
             rows = conn.execute(store.dialect.nearest_sql(extra, exact=False), args).fetchall()
             if len(rows) >= k:
                 return [(int(ident), float(cosine)) for ident, cosine in rows]
+            conn.execute("SET LOCAL enable_sort = on")
         rows = conn.execute(store.dialect.nearest_sql(extra, exact=True), args).fetchall()
     return [(int(ident), float(cosine)) for ident, cosine in rows]
+
+
+def few_kept(conn: Connection, clauses: list[str], params: list[Any]) -> bool:
+    """Whether a filter keeps few enough memories for an exact scan (EXACT_RATIO). The
+    memories are PostgreSQL's estimate (no count of a million rows per search); the kept
+    ones are counted up to the bound only, a few index pages whatever the store's size."""
+    memories = float(
+        conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'memory'::regclass").fetchone()[0]
+    )
+    # A table never analysed has no estimate (-1): then the kept memories are taken for all
+    # of them, and kept * kept < EXACT_RATIO * kept is kept < EXACT_RATIO.
+    bound = EXACT_RATIO if memories < 0 else max(1, math.isqrt(int(EXACT_RATIO * memories)))
+    where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    kept = conn.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM memory m {where_sql} LIMIT ?) AS kept",
+        [*params, bound],
+    ).fetchone()[0]
+    return bool(kept < bound)
 
 
 def cosines_in_database(
