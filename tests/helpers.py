@@ -111,10 +111,14 @@ def precision_recall(pairs: list[dict[str, Any]], merged: set[int]) -> tuple[flo
     return (right / len(merged) if merged else 1.0, right / len(wanted) if wanted else 1.0)
 
 
-def snapshot(path: Path) -> dict[int, tuple[Any, ...]]:
-    """Every memory's fields except revision, by id."""
+def snapshot(path: Path | str) -> dict[int, tuple[Any, ...]]:
+    """Every memory's fields except revision, by id (of an SQLite file, or a PostgreSQL
+    store's URL, read from the server)."""
+    sql = f"SELECT {SNAPSHOT_COLUMNS} FROM memory ORDER BY id"
+    if str(path).startswith("postgresql://"):
+        return {row[0]: row for row in server_rows(str(path), sql)}
     with sqlite3.connect(path) as conn:
-        rows = conn.execute(f"SELECT {SNAPSHOT_COLUMNS} FROM memory ORDER BY id").fetchall()
+        rows = conn.execute(sql).fetchall()
     return {row[0]: row for row in rows}
 
 

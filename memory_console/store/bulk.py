@@ -7,7 +7,6 @@ second backend replaces this module and nothing in maintenance/.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -178,12 +177,17 @@ def iter_texts(conn: Connection, rows: Rows) -> Iterator[tuple[int, str, str, st
 @contextmanager
 def large_cache(conn: Connection) -> Iterator[None]:
     """A bigger page cache while a plan is written, so index pages stay in memory."""
-    previous = conn.execute("PRAGMA cache_size").fetchone()[0]
-    conn.execute(f"PRAGMA cache_size = -{APPLY_CACHE_KIB}")
+    cache = dialect.of(conn).apply_cache
+    if cache is None:
+        yield
+        return
+    read, write = cache
+    previous = conn.execute(read).fetchone()[0]
+    conn.execute(write.format(-APPLY_CACHE_KIB))
     try:
         yield
     finally:
-        conn.execute(f"PRAGMA cache_size = {int(previous)}")
+        conn.execute(write.format(int(previous)))
 
 
 def table_rows(conn: Connection) -> int:
@@ -216,7 +220,9 @@ def rebuilt_indexes(conn: Connection, columns: Iterable[str], rows_changed: int)
     """
     total = table_rows(conn)
     dropped: list[tuple[str, str]] = []
-    if total and rows_changed > REBUILD_FRACTION * total:
+    # On PostgreSQL an update writes a new row version and index entries whatever is done
+    # with the indexes, and dropping one takes a lock that stops every reader: not done.
+    if dialect.of(conn).name == "sqlite" and total and rows_changed > REBUILD_FRACTION * total:
         dropped = indexes_on(conn, columns)
         for name, _ in dropped:
             conn.execute(f'DROP INDEX "{name}"')
@@ -256,6 +262,7 @@ def changed_since(conn: Connection, ids: np.ndarray, revisions: np.ndarray) -> n
     the changed ones come back to Python (220,000 ids of a 1,000,000-memory store: 0.4 s).
     Each id and its revision travel packed in one integer when they fit.
     """
+    sql_dialect = dialect.of(conn)
     wanted = np.asarray(ids, dtype=np.int64)
     expected = np.asarray(revisions, dtype=np.int64)
     if not wanted.shape[0]:
@@ -268,15 +275,18 @@ def changed_since(conn: Connection, ids: np.ndarray, revisions: np.ndarray) -> n
         and expected.max() < 1 << (63 - ID_BITS)
     ):
         rows = conn.execute(
-            f"SELECT j.value & {mask} FROM json_each(?) AS j LEFT JOIN memory AS m "
-            f"ON m.id = j.value & {mask} WHERE m.revision IS NOT j.value >> {ID_BITS}",
-            (json.dumps(((expected << ID_BITS) | wanted).tolist()),),
+            f"SELECT j.value & {mask} FROM {sql_dialect.id_table()} LEFT JOIN memory AS m "
+            f"ON m.id = j.value & {mask} "
+            f"WHERE m.revision {sql_dialect.is_not} j.value >> {ID_BITS}",
+            (sql_dialect.id_values(((expected << ID_BITS) | wanted).tolist()),),
         ).fetchall()
-        return np.array([row[0] for row in rows], dtype=np.int64)
+        # In the order of `ids`, which PostgreSQL's join does not keep.
+        return wanted[np.isin(wanted, np.array([row[0] for row in rows], dtype=np.int64))]
     # Beyond the packed range: every present revision back, compared here.
     rows = conn.execute(
-        "SELECT m.id, m.revision FROM json_each(?) AS j CROSS JOIN memory AS m ON m.id = j.value",
-        (json.dumps(wanted.tolist()),),
+        f"SELECT m.id, m.revision FROM {sql_dialect.id_table()} "
+        f"{sql_dialect.join_in_order} memory AS m ON m.id = j.value",
+        (sql_dialect.id_values(wanted.tolist()),),
     ).fetchall()
     present = dict(rows)
     return np.array(
@@ -307,12 +317,20 @@ def current_values(
     conn: Connection, ids: Sequence[int], fields: Sequence[str]
 ) -> dict[int, tuple[Any, ...]]:
     """The present values of `fields` for the memories `ids` that still exist."""
+    select = ", ".join(f"m.{name}" for name in fields)
+    sql_dialect = dialect.of(conn)
+    if sql_dialect.name != "sqlite":
+        # No temporary table: PostgreSQL creates none in a read-only transaction.
+        rows = conn.execute(
+            f"SELECT m.id, {select} FROM {sql_dialect.id_table()} JOIN memory m ON m.id = j.value",
+            (sql_dialect.id_values(sorted({int(i) for i in ids})),),
+        ).fetchall()
+        return {row[0]: tuple(row[1:]) for row in rows}
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS maintenance_ids (id INTEGER PRIMARY KEY)")
     conn.execute("DELETE FROM maintenance_ids")
     conn.executemany(
         "INSERT OR IGNORE INTO maintenance_ids (id) VALUES (?)", ((int(i),) for i in ids)
     )
-    select = ", ".join(f"m.{name}" for name in fields)
     rows = conn.execute(
         f"SELECT m.id, {select} FROM maintenance_ids t JOIN memory m ON m.id = t.id"
     ).fetchall()

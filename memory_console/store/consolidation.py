@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory_console.store import dialect
 from memory_console.store.bulk import SCOPES
 from memory_console.store.connection import Connection
 from memory_console.store.records import MEMORY_SELECT, MemoryRecord
@@ -70,14 +71,7 @@ def copy_vector(conn: Connection, new_id: int, member_ids: Sequence[int]) -> boo
     keywords (the text embedded, so the same content hash): the next plan compares it at
     once instead of counting it among the memories without a vector. True when one was."""
     for member in member_ids:
-        cursor = conn.execute(
-            "INSERT OR IGNORE INTO embedding (memory_id, model_id, content_hash, vector) "
-            "SELECT n.id, e.model_id, e.content_hash, e.vector FROM embedding e "
-            "JOIN memory s ON s.id = e.memory_id JOIN memory n ON n.id = ? "
-            "WHERE e.memory_id = ? AND s.title = n.title AND s.content = n.content "
-            "AND s.keywords = n.keywords",
-            (new_id, member),
-        )
+        cursor = conn.execute(dialect.of(conn).copy_vector, (new_id, member))
         if cursor.rowcount:
             return True
     return False

@@ -7,6 +7,7 @@ string aggregation and how a write transaction begins.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -101,6 +102,29 @@ class Dialect:
             f"AND content_hash IN ({marks}) GROUP BY content_hash"
         )
 
+    # Maintenance's apply: a larger page cache while a plan is written (undone after).
+    apply_cache: tuple[str, str] | None = ("PRAGMA cache_size", "PRAGMA cache_size = {}")
+    # Each memory's vector copied to a merged memory of the same text, unless it has one.
+    copy_vector = (
+        "INSERT OR IGNORE INTO embedding (memory_id, model_id, content_hash, vector) "
+        "SELECT n.id, e.model_id, e.content_hash, e.vector FROM embedding e "
+        "JOIN memory s ON s.id = e.memory_id JOIN memory n ON n.id = ? "
+        "WHERE e.memory_id = ? AND s.title = n.title AND s.content = n.content "
+        "AND s.keywords = n.keywords"
+    )
+    # "Differs, NULL included" (SQLite's IS NOT; PostgreSQL's IS DISTINCT FROM).
+    is_not = "IS NOT"
+    # A join SQLite runs in the order written (its CROSS JOIN); PostgreSQL's planner orders.
+    join_in_order = "CROSS JOIN"
+
+    def id_table(self) -> str:
+        """A table expression of one column, `value`, holding the integers of one parameter
+        (id_values' form of them)."""
+        return "json_each(?) AS j"
+
+    def id_values(self, ids: list[int]) -> Any:
+        return json.dumps(ids)
+
     def nearest_sql(self, extra: str, exact: bool) -> str:
         raise NotImplementedError("an SQLite store's vectors are searched by embed/'s index")
 
@@ -170,6 +194,25 @@ class PostgresDialect(Dialect):
 
     def vector_params(self, vector: bytes) -> tuple[Any, ...]:
         return (vector_literal(vector),)
+
+    # PostgreSQL's shared buffers are the server's: nothing to set per transaction.
+    apply_cache = None
+    copy_vector = (
+        "INSERT INTO embedding (memory_id, model_id, content_hash, vector, embedding) "
+        "SELECT n.id, e.model_id, e.content_hash, e.vector, e.embedding FROM embedding e "
+        "JOIN memory s ON s.id = e.memory_id JOIN memory n ON n.id = ? "
+        "WHERE e.memory_id = ? AND s.title = n.title AND s.content = n.content "
+        "AND s.keywords = n.keywords ON CONFLICT DO NOTHING"
+    )
+
+    is_not = "IS DISTINCT FROM"
+    join_in_order = "JOIN"
+
+    def id_table(self) -> str:
+        return "unnest(?::bigint[]) AS j(value)"
+
+    def id_values(self, ids: list[int]) -> Any:
+        return ids
 
     def vectors_by_hash(self, marks: str) -> str:
         return (

@@ -234,7 +234,9 @@ def schema_statements(with_indexes: bool = True) -> list[str]:
     """The DDL of the current schema for PostgreSQL: SQLModel's tables compiled by
     SQLAlchemy's postgresql dialect, then the parts only PostgreSQL has (imports SQLModel).
 
-    Flags stay SMALLINT 0/1 as on SQLite, so the Store's SQL and records read both alike."""
+    Flags stay SMALLINT 0/1 as on SQLite, so the Store's SQL and records read both alike;
+    integers are BIGINT (and keys BIGSERIAL), 64 bits as SQLite's, so every value an SQLite
+    store holds fits (a copy between the two loses nothing)."""
     from sqlalchemy.dialects.postgresql.base import PGDialect, PGTypeCompiler
     from sqlalchemy.schema import CreateIndex, CreateTable
 
@@ -244,11 +246,16 @@ def schema_statements(with_indexes: bool = True) -> list[str]:
         def visit_boolean(self, type_: Any, **kw: Any) -> str:
             return "SMALLINT"
 
+        def visit_integer(self, type_: Any, **kw: Any) -> str:
+            return "BIGINT"
+
     pg = PGDialect()
     pg.type_compiler_instance = FlagsAsIntegers(pg)
     statements = ["CREATE EXTENSION IF NOT EXISTS vector"]
     for table in tables.SQLModel.metadata.sorted_tables:
-        statements.append(str(CreateTable(table).compile(dialect=pg)).strip())
+        created = str(CreateTable(table).compile(dialect=pg)).strip()
+        # An integer key's SERIAL comes from the column, not the type compiler above.
+        statements.append(re.sub(r"\bSERIAL\b", "BIGSERIAL", created))
     statements.extend(SEARCH_DDL)
     statements.extend(VECTOR_DDL)
     if with_indexes:

@@ -153,6 +153,12 @@ class Store:
         return self._path
 
     @property
+    def identity(self) -> str:
+        """Which store this is, as a plan names it: the file's resolved path, or the URL
+        without its password."""
+        return self.location if self._path is None else str(self._path.resolve())
+
+    @property
     def backend(self) -> str:
         """ "sqlite" or "postgresql"."""
         return self.dialect.name
