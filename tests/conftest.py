@@ -160,6 +160,16 @@ def api(db_path: Path, embedder: Embedder) -> Iterator[MemoryAPI]:
         yield opened
 
 
+@pytest.fixture
+def backend_api(db: str, embedder: Embedder) -> Iterator[MemoryAPI]:
+    """The agent API on a fresh store of the test's backend, for owner alice, with semantic
+    search (a module runs its `api` tests on both by defining `api` as this)."""
+    from memory_console.api import MemoryAPI
+
+    with MemoryAPI(db, owner="alice", embedder=embedder) as opened:
+        yield opened
+
+
 @pytest.fixture(scope="session")
 def large_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoReport:
     """A 100,000-memory demo store built once per run; tests only read it."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memory_console.embed.embedder import Embedder
 from memory_console.store import MemoryFilter, Store, StoreError
 from memory_console.store.db import SCHEMA_VERSION
 from memory_console.store.migrations import MIGRATIONS, POSTGRES_MIGRATIONS
@@ -217,3 +218,25 @@ def test_an_exact_scan_is_chosen_for_a_filter_that_keeps_few_memories(pg_url: st
         ):
             clauses, params = store.where(memory_filter, alias="m")
             assert embeddings.few_kept(conn, clauses, params) is few
+
+
+def test_the_agent_api_keeps_and_searches_its_vectors_in_the_database(
+    pg_url: str, embedder: Embedder
+) -> None:
+    from memory_console.api import MemoryAPI
+
+    with MemoryAPI(pg_url, owner="alice", embedder=embedder) as api:
+        dark = api.remember("I always use a dark theme in my code editor.", now=NOW).id
+        lisbon = api.remember("The user lives in Lisbon.", now=NOW).id
+        semantic = api.engine.semantic
+        assert semantic is not None and semantic.source == "database"
+        recalled = api.recall("which colours does she like when programming", k=1, now=NOW)
+        assert [item.record.id for item in recalled] == [dark]
+        assert recalled[0].scores["cosine"] > 0.3
+        forgotten = api.forget("Forget that I live in Lisbon", now=NOW)
+        assert [record.id for record in forgotten.archived] == [lisbon]
+    # Written to pgvector's column on the server, one per memory, by the API's own listener.
+    stored = server_rows(
+        pg_url, "SELECT memory_id FROM embedding WHERE embedding IS NOT NULL ORDER BY memory_id"
+    )
+    assert stored == [(dark,), (lisbon,)]
