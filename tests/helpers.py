@@ -119,10 +119,14 @@ def precision_recall(pairs: list[dict[str, Any]], merged: set[int]) -> tuple[flo
     return (right / len(merged) if merged else 1.0, right / len(wanted) if wanted else 1.0)
 
 
-def snapshot(path: Path) -> dict[int, tuple[Any, ...]]:
-    """Every memory's fields except revision, by id."""
+def snapshot(path: Path | str) -> dict[int, tuple[Any, ...]]:
+    """Every memory's fields except revision, by id (of an SQLite file, or a PostgreSQL
+    store's URL, read from the server)."""
+    sql = f"SELECT {SNAPSHOT_COLUMNS} FROM memory ORDER BY id"
+    if str(path).startswith("postgresql://"):
+        return {row[0]: row for row in server_rows(str(path), sql)}
     with sqlite3.connect(path) as conn:
-        rows = conn.execute(f"SELECT {SNAPSHOT_COLUMNS} FROM memory ORDER BY id").fetchall()
+        rows = conn.execute(sql).fetchall()
     return {row[0]: row for row in rows}
 
 
@@ -195,6 +199,15 @@ def count(path: Path) -> int:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def server_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
+    """Rows read from a PostgreSQL store straight from the server, past the Store: a test's
+    proof that its data is in the database and not in a file named like the URL."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql).fetchall()
 
 
 def store_files(db_path: Path) -> list[Path]:

@@ -38,6 +38,12 @@ DARK = "Prefers dark mode in every editor and terminal."
 
 
 @pytest.fixture
+def api(backend_api: MemoryAPI) -> MemoryAPI:
+    """forget, list and clear run on SQLite and on PostgreSQL."""
+    return backend_api
+
+
+@pytest.fixture
 def keyword_api(db_path: Path) -> Iterator[MemoryAPI]:
     with MemoryAPI(db_path, owner="alice", semantic=False) as opened:
         yield opened
@@ -248,7 +254,8 @@ def test_list_memories_orders_by_topic_then_newest(api: MemoryAPI) -> None:
 # -- clear --------------------------------------------------------------------------------
 
 
-def test_clear_all_my_memories_needs_the_token(api: MemoryAPI, db_path: Path) -> None:
+def test_clear_all_my_memories_needs_the_token(api: MemoryAPI, db: str) -> None:
+    db_path = db
     ids = add(api.store, "alice", ACME, LISBON, PEANUTS)
     first = api.remember("Clear all my memories", now=NOW)
     assert first.action == "confirm" and isinstance(first.cleared, ClearResult)

@@ -20,6 +20,12 @@ DAY = 86400.0
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
+@pytest.fixture
+def api(backend_api: MemoryAPI) -> MemoryAPI:
+    """remember, recall, forget and the actions run on SQLite and on PostgreSQL."""
+    return backend_api
+
+
 def only_memory(api: MemoryAPI) -> dict[str, object]:
     (record,) = api.store.page(MemoryFilter()).rows
     return record.as_dict()
@@ -218,8 +224,9 @@ def test_recall_falls_back_to_keywords_when_the_model_cannot_load(
 
 
 def test_show_accesses_tells_when_which_query_and_which_scores(
-    api: MemoryAPI, db_path: Path, capsys: pytest.CaptureFixture[str]
+    api: MemoryAPI, db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    db_path = db
     ident = api.store.add({"content": "Prefers aisle seats", "owner": "alice"}, now=NOW)
     api.recall("which seat on the plane", now=NOW + DAY)
     api.store.close()

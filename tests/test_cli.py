@@ -12,7 +12,7 @@ import pytest
 
 from memory_console.cli import build_parser, main
 from memory_console.store import Store
-from tests.helpers import ISO_NOW
+from tests.helpers import ISO_NOW, server_rows
 
 LINES = [
     {
@@ -56,10 +56,13 @@ def jsonl(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def filled(db_path: Path, jsonl: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    argv = ("import", str(jsonl), "--db", str(db_path), "--now", ISO_NOW, "--allow-secrets")
+def filled(backend: str, db: str, jsonl: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """The three lines imported into a new store, on each backend in turn (`db`)."""
+    argv = ("import", str(jsonl), "--db", db, "--now", ISO_NOW, "--allow-secrets")
     assert run(capsys, *argv)[0] == 0
-    return db_path
+    if backend == "postgresql":  # in the server's tables, not in a file named like the URL
+        assert server_rows(db, "SELECT count(*) FROM memory") == [(3,)]
+    return db
 
 
 def test_every_command_has_help_text() -> None:
@@ -73,7 +76,7 @@ def test_every_command_has_help_text() -> None:
         assert helps.get(name), f"{name} has no help line"
 
 
-def test_import_then_list_show_json(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_import_then_list_show_json(filled: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "list", "--db", str(filled), "--json", "--sort", "confidence")
     rows = json.loads(out)
     assert code == 0 and [r["id"] for r in rows] == [2, 1, 3]
@@ -89,7 +92,7 @@ def test_import_then_list_show_json(filled: Path, capsys: pytest.CaptureFixture[
     assert "hunter22" in json.loads(out)["content"]
 
 
-def test_human_output(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_human_output(filled: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "list", "--db", str(filled))
     assert code == 0 and "Weekly sync with Bob" in out and "high confidence" in out
     assert "hunter22" not in out
@@ -99,7 +102,7 @@ def test_human_output(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "confidence tiers" in out and "by topic" in out
 
 
-def test_actions_and_exit_codes(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_actions_and_exit_codes(filled: str, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(filled)
     assert run(capsys, "protect", "1", "2", "--db", db)[0] == 0
     code, out, _ = run(capsys, "protect", "1", "--db", db, "--json")
@@ -168,7 +171,7 @@ def test_import_bad_line_names_file_and_line_and_imports_nothing(
 
 
 def test_export_import_round_trip(
-    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    filled: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(filled)
     run(capsys, "protect", "1", "--db", db)
@@ -193,8 +196,9 @@ def test_export_import_round_trip(
     assert run(capsys, *argv)[0] == 0
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # purge on PostgreSQL: not yet
 def test_purge_exports_first(
-    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    filled: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "gone.jsonl"
     code, stdout, _ = run(capsys, "purge", "3", "--out", str(out), "--db", str(filled), "--json")
@@ -202,7 +206,7 @@ def test_purge_exports_first(
     assert json.loads(out.read_text())["content"].startswith("Router password")
 
 
-def test_stats_json_figures(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_stats_json_figures(filled: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "stats", "--db", str(filled), "--json", "--now", ISO_NOW)
     figures = json.loads(out)
     assert figures["total"] == 3
@@ -214,14 +218,14 @@ def test_stats_json_figures(filled: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_db_from_environment(
-    filled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    filled: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEMORY_CONSOLE_DB", str(filled))
     code, out, _ = run(capsys, "list", "--json")
     assert code == 0 and len(json.loads(out)) == 3
 
 
-def test_installed_script_runs(filled: Path) -> None:
+def test_installed_script_runs(filled: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "memory_console.cli", "list", "--db", str(filled), "--json"],
         capture_output=True,

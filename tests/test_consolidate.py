@@ -80,6 +80,12 @@ def add_duplicates(store: Store) -> list[int]:
     )
 
 
+@pytest.fixture
+def store(backend_store: Store) -> Store:
+    """Consolidation plans, applies and undoes on SQLite and on PostgreSQL."""
+    return backend_store
+
+
 def embed(store: Store) -> SearchEngine:
     engine = SearchEngine(store)
     engine.prepare_semantic()
@@ -296,18 +302,18 @@ def test_planning_never_runs_the_merge_command(
 
 
 def test_a_failing_merge_command_is_shown_and_the_extractive_merge_applied(
-    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_path: Path
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db: str
 ) -> None:
     add_duplicates(store)
     store.close()
     monkeypatch.setenv(
         "MEMORY_CONSOLE_MERGE_COMMAND", write_script(tmp_path, "import sys\nsys.exit(3)\n")
     )
-    args = ["maintain", "--passes", "consolidate", "--db", str(db_path), "--now", to_iso(NOW)]
+    args = ["maintain", "--passes", "consolidate", "--db", str(db), "--now", to_iso(NOW)]
     result = invoke([*args, "--apply"])
     assert result.code == 0
     assert "merge command exited with 3" in result.err
-    with Store(db_path) as reopened:
+    with Store(db) as reopened:
         members = reopened.ids_matching(MemoryFilter(status="consolidated")).tolist()
         (into,) = {reopened.require(i).consolidated_into for i in members}
         merged = reopened.require(into or 0)
@@ -316,10 +322,10 @@ def test_a_failing_merge_command_is_shown_and_the_extractive_merge_applied(
         assert "merge command exited with 3, merged extractively" in (created.query or "")
 
 
-def test_missing_vectors_are_warned_on_stderr_and_in_json(store: Store, db_path: Path) -> None:
+def test_missing_vectors_are_warned_on_stderr_and_in_json(store: Store, db: str) -> None:
     add_duplicates(store)
     store.close()
-    common = ["--db", str(db_path), "--now", to_iso(NOW)]
+    common = ["--db", str(db), "--now", to_iso(NOW)]
     warning = (
         "consolidation: 6 of 6 memories have no vector yet; only exact duplicates among them "
         "were considered; run `memory-console reindex`"
@@ -335,32 +341,34 @@ def test_missing_vectors_are_warned_on_stderr_and_in_json(store: Store, db_path:
     assert result.code == 0 and warning in result.err
 
 
-async def test_the_preview_shows_the_missing_vector_warning(store: Store) -> None:
-    from textual.widgets import Static
+async def test_the_preview_shows_the_missing_vector_warning(db_path: Path) -> None:
+    # SQLite only: the console on PostgreSQL is not this test's concern.
+    with Store(db_path, actor="test") as store:
+        from textual.widgets import Static
 
-    from memory_console.tui.plan_request import PlanRequest
-    from memory_console.tui.screens.preview import PreviewScreen
+        from memory_console.tui.plan_request import PlanRequest
+        from memory_console.tui.screens.preview import PreviewScreen
 
-    add_duplicates(store)
-    app = console(store)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)))
-        await settle(pilot)
-        shown = app.screen.query_one("#preview-warning", Static)
-        assert shown.display
-        assert "6 of 6 memories have no vector yet" in str(shown.render())
+        add_duplicates(store)
+        app = console(store)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)))
+            await settle(pilot)
+            shown = app.screen.query_one("#preview-warning", Static)
+            assert shown.display
+            assert "6 of 6 memories have no vector yet" in str(shown.render())
 
 
-def test_parameters_are_options_and_recorded(store: Store, db_path: Path) -> None:
+def test_parameters_are_options_and_recorded(store: Store, db: str) -> None:
     add_duplicates(store)
     params = build_params(["consolidate"], overrides={"min_cosine": 0.99})
     assert len(plan(store, ["consolidate"], params, now=NOW).new_memories) == 1  # same text
     store.close()
-    args = ["--passes", "consolidate", "--apply", "--min-cosine", "0.95", "--db", str(db_path)]
+    args = ["--passes", "consolidate", "--apply", "--min-cosine", "0.95", "--db", str(db)]
     result = invoke(["maintain", *args, "--json"])
     assert result.code == 0 and json.loads(result.out)["consolidated"] == 3
-    with Store(db_path) as reopened:
+    with Store(db) as reopened:
         (row,) = reopened._query("SELECT params FROM maintenance_run")
         assert json.loads(row[0])["consolidate"]["min_cosine"] == 0.95
 

@@ -34,6 +34,12 @@ ALL = ("sensitive", "expire", "decay", "cleanup", "promote", "quota")
 
 
 @pytest.fixture
+def store(backend_store: Store) -> Store:
+    """Plans, apply and undo run on SQLite and on PostgreSQL."""
+    return backend_store
+
+
+@pytest.fixture
 def mixed(store: Store) -> Store:
     """A store on which every pass of ALL has something to do."""
     store.add_many(
@@ -101,7 +107,8 @@ def test_apply_writes_changes_events_and_the_run_row(mixed: Store) -> None:
     assert {m.revision for m in mixed.get_many(list(range(1, 9))).values()} == {0, 1}
 
 
-def test_undo_restores_every_field_exactly(mixed: Store, db_path: Path) -> None:
+def test_undo_restores_every_field_exactly(mixed: Store, db: str) -> None:
+    db_path = db
     before = snapshot(db_path)
     run = apply(mixed, plan(mixed, ALL, all_params(), now=NOW))
     assert snapshot(db_path) != before
@@ -148,7 +155,8 @@ def test_undo_reports_memories_changed_since(store: Store) -> None:
     assert store.require(ids[2]).confidence == 0.5
 
 
-def test_a_stale_plan_is_refused_and_writes_nothing(store: Store, db_path: Path) -> None:
+def test_a_stale_plan_is_refused_and_writes_nothing(store: Store, db: str) -> None:
+    db_path = db  # another connection, as another process would write
     ids = store.add_many([memory(f"m{i}", days_old=100) for i in range(5)], now=NOW)
     proposal = plan(store, now=NOW)
     with Store(db_path, actor="agent") as agent:
@@ -203,8 +211,9 @@ def with_merge_pass(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_new_memories_are_inserted_and_undo_deletes_them(
-    store: Store, db_path: Path, with_merge_pass: None
+    store: Store, db: str, with_merge_pass: None
 ) -> None:
+    db_path = db
     ids = store.add_many([memory(f"dup {i}", days_old=3) for i in range(3)], now=NOW)
     before = snapshot(db_path)
     proposal = plan(store, ("merge",), now=NOW)

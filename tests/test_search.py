@@ -27,6 +27,12 @@ FACTS = [
 
 
 @pytest.fixture
+def store(backend_store: Store) -> Store:
+    """This module's tests run on SQLite and on PostgreSQL (pgvector)."""
+    return backend_store
+
+
+@pytest.fixture
 def engine(store: Store) -> SearchEngine:
     store.add_many([{"content": c, "topic": t, "owner": o} for c, t, o in FACTS], now=NOW)
     engine = SearchEngine(store)
@@ -119,7 +125,8 @@ def test_model_change_reembeds_never_mixes(
     assert models == {"minilm-copy+int8mm1"}
 
 
-def test_search_and_reindex_cli(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_search_and_reindex_cli(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    db_path = db
     with Store(db_path) as store:
         store.add_many([{"content": c, "topic": t, "owner": o} for c, t, o in FACTS], now=NOW)
     assert main(["search", "editor colours", "--db", str(db_path), "--json"]) == 0
@@ -151,8 +158,9 @@ def test_search_and_reindex_cli(db_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_search_names_the_model_the_stored_vectors_belong_to(
-    db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    db_path = db
     with Store(db_path) as store:
         store.add_many([{"content": c, "topic": t, "owner": o} for c, t, o in FACTS], now=NOW)
     manifest = json.loads(default_manifest_path().read_text())
@@ -259,9 +267,10 @@ def test_fallback_says_why_search_is_keyword_only(store: Store, tmp_path: Path) 
     assert ready.fallback is None
 
 
-def test_search_cli_prints_relevance_and_fallback(db_path: Path) -> None:
+def test_search_cli_prints_relevance_and_fallback(db: str) -> None:
     from tests.helpers import invoke
 
+    db_path = db
     with Store(db_path) as store:
         store.add_many([{"content": c, "topic": "general", "owner": "carol"} for c in HELD_OUT])
     done = invoke(["search", "board game", "--db", str(db_path), "--json"])

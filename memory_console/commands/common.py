@@ -382,7 +382,8 @@ def settings_of(args: argparse.Namespace) -> Settings:
     return settings.with_overrides(read_only=getattr(args, "read_only", None) or None)
 
 
-def db_path(args: argparse.Namespace) -> Path:
+def db_path(args: argparse.Namespace) -> Path | str:
+    """The store --db (or the settings) names: a file's path or a PostgreSQL URL."""
     return resolve_db(getattr(args, "db", None), settings_of(args))
 
 
@@ -431,6 +432,11 @@ def open_store(
     read_only = settings.read_only
     if write is not None and read_only:
         raise UserError(f"read-only mode: {write} refused ({READ_ONLY_SOURCES})")
+    if isinstance(path, str):  # a PostgreSQL URL: the server grants or refuses writes
+        try:
+            return Store(path, read_only=read_only, create=create, actor=actor)
+        except StoreError as error:
+            raise UserError(str(error)) from error
     blocked = not_writable(path) if path.exists() and path.stat().st_size else None
     if blocked is not None:
         if write is not None:
@@ -510,6 +516,8 @@ def run_console(args: argparse.Namespace) -> int:
     """Open the Textual console on the store (creating a demo store first with --demo)."""
     settings = settings_of(args)
     path = resolve_db(getattr(args, "db", None), settings)
+    if isinstance(path, str):
+        raise UserError(f"{path}: the console does not open PostgreSQL stores yet")
     odd = not_regular(path)
     if odd is not None:
         raise UserError(f"{odd}; a store is a regular file")

@@ -390,7 +390,7 @@ def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
     try:
         store.require_writable(f"{args.command_name} --apply")
         try:
-            check_store(plan_file, store.path)
+            check_store(plan_file, store)
             edited = plan_file.edited().plan
             warn_plan(edited)
         except PlanFileError as error:
@@ -454,7 +454,7 @@ def cmd_plan_edit(args: argparse.Namespace) -> int:
     store = common.open_store(args)
     try:
         try:
-            check_store(plan_file, store.path)
+            check_store(plan_file, store)
         except PlanFileError as error:
             raise UserError(f"{path}: {error}") from error
         out = Path(args.out) if args.out else path

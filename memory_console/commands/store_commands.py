@@ -226,6 +226,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if common.settings_of(args).read_only:
         raise UserError(f"read-only mode: demo refused ({common.READ_ONLY_SOURCES})")
     path = common.db_path(args)
+    if isinstance(path, str):
+        raise UserError(f"{path}: demo builds SQLite files only; nothing was written")
     odd = not_regular(path)
     if odd is not None:
         raise UserError(f"{odd}; a store is a regular file, so nothing was written")
@@ -359,18 +361,21 @@ def standard_input_copy() -> Iterator[Path]:
         yield copy
 
 
-def new_places(path: Path) -> tuple[bool, list[Path]] | None:
+def new_places(path: Path | str) -> tuple[bool, list[Path]] | None:
     """Whether a file is at `path` and the folders a new store there would create (deepest
-    first), or None when a store is already there: a failed import then rolls back."""
+    first), or None when a store is already there (or it is a PostgreSQL database, whose
+    import is one transaction): a failed import then rolls back."""
+    if isinstance(path, str):
+        return None
     if path.exists() and path.stat().st_size > 0:
         return None
     return path.exists(), [f for f in [path.parent, *path.parent.parents] if not f.exists()]
 
 
-def remove_new(path: Path, made: tuple[bool, list[Path]] | None) -> None:
+def remove_new(path: Path | str, made: tuple[bool, list[Path]] | None) -> None:
     """Undo the store a failed import created: its file (emptied again when an empty file was
     there before), -wal and -shm files and the folders made for it. It leaves nothing."""
-    if made is None:
+    if made is None or isinstance(path, str):
         return
     existed, folders = made
     with contextlib.suppress(OSError):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory_console.embed.database_index import DatabaseIndex
 from memory_console.embed.embedder import content_hash, embedding_text
 from memory_console.embed.index import INT8_SCAN_FROM, VectorIndex
 from memory_console.store import MemoryFilter, Store
@@ -83,14 +84,17 @@ class SemanticIndex:
 
     sync() embeds what lacks a current vector (each distinct text once) and loads the index;
     as a Store listener it then follows adds, edits, archives and restores without a rebuild.
+    A PostgreSQL store keeps and searches its vectors itself (pgvector): the index is then a
+    DatabaseIndex, and search runs in the database with the filter in the same query.
     """
 
     def __init__(self, store: Store, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
-        self.index: VectorIndex | MappedIndex = self._new_index(0)
+        self.index: VectorIndex | MappedIndex | DatabaseIndex = self._new_index(0)
         self.ready = False
-        self.source = "store"  # where load() found the vectors: "file" or "store" (SQLite)
+        # Where load() found the vectors: "file", "store" (SQLite) or "database" (pgvector).
+        self.source = "store"
         self.file_problem: str | None = None  # why the index file was not used
         self._lock = threading.Lock()
         self._scope_codes: dict[str, dict[str, int]] = {name: {} for name in SCOPE}
@@ -149,11 +153,20 @@ class SemanticIndex:
                 out.append((ident, text))
         return out
 
+    @property
+    def in_database(self) -> bool:
+        """Whether the store keeps and searches the vectors itself (PostgreSQL)."""
+        return self.store.dialect.vectors_in_database
+
     def _pending_and_position(self) -> tuple[list[tuple[int, str]], int]:
         """pending() and the log position it holds at. With a loaded index and a recorded
         check, only the active memories the index lacks and those the log names since the
-        check are read and hashed (a million texts take a minute; these, milliseconds)."""
+        check are read and hashed (a million texts take a minute; these, milliseconds).
+        A PostgreSQL store keeps no log (its vectors need no file kept in step): every text
+        is checked."""
         checked = table.last_check(self.store, self.model_id) if self.ready else None
+        if self.in_database:
+            checked = None
         if checked is not None:
             found = table.texts_to_check(self.store, self.model_id, checked, self.index.ids())
             if found is not None:
@@ -220,10 +233,10 @@ class SemanticIndex:
         if progress is not None:
             progress(0, len(items))
         new_ids, new_vectors = self.embed_and_store(items, progress, cancelled)
-        if not self.store.read_only:
+        if not self.store.read_only and not self.in_database:
             # What was pending at `position` is written now; later changes are in the log.
             table.record_check(self.store, self.model_id, position, len(new_ids))
-        if len(new_ids) >= REWRITE_AFTER and not self.store.read_only:
+        if len(new_ids) >= REWRITE_AFTER and not self.store.read_only and not self.in_database:
             # Written now rather than by the next process to open the store (a search).
             self.load()
         elif len(new_ids):
@@ -235,8 +248,14 @@ class SemanticIndex:
         many active memories still lack a current vector (search covers the others).
 
         The vectors come from the index file beside the store when it is valid (written here
-        when it is not and the store is writable), else from SQLite row by row."""
+        when it is not and the store is writable), else from SQLite row by row. A PostgreSQL
+        store's stay in the database, searched there."""
         from memory_console.store import vector_file
+
+        if self.in_database:
+            self.index = DatabaseIndex(self.store, self.model_id, self.embedder.dim)
+            self.source, self.file_problem, self.ready = "database", None, True
+            return max(0, self.store.count(MemoryFilter(status="active")) - len(self.index))
 
         opened, why = vector_file.open_index(self.store, self.model_id, self.embedder.dim)
         if opened is None:
@@ -307,6 +326,9 @@ class SemanticIndex:
 
     def cosines(self, vector: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
         """The cosine of each indexed id to a (query) vector; ids without a vector are left out."""
+        if self.in_database:
+            assert isinstance(self.index, DatabaseIndex)
+            return self.index.cosines(vector, list(ids))
         present = [ident for ident in ids if ident in self.index]
         if not present:
             return {}
@@ -341,8 +363,12 @@ class SemanticIndex:
         """(id, cosine) of the k memories closest to a vector among those the filter keeps.
 
         The index holds active memories only; an owner and topic filter is answered from the
-        labels beside the vectors, any other filter by the ids SQLite finds for it.
+        labels beside the vectors, any other filter by the ids SQLite finds for it. On
+        PostgreSQL the database ranks, with the filter in the same query.
         """
+        if self.in_database:
+            assert isinstance(self.index, DatabaseIndex)
+            return self.index.nearest(vector, memory_filter, k)
         unscoped = dataclasses.replace(memory_filter, owner=None, topic=None)
         if unscoped == MemoryFilter(status="active"):
             return self._labelled(vector, memory_filter, k)

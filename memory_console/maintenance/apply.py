@@ -6,7 +6,6 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,8 +34,8 @@ def apply(store: Store, plan: Plan, *, actor: str | None = None, skip_stale: boo
     from base_confidence, so the next run decays a skipped memory as if nothing was missed.
     The run row counts what was skipped and keeps the ids.
     """
-    if Path(plan.store_path) != store.path.resolve():
-        raise MaintenanceError(f"this plan was made for {plan.store_path}, not {store.path}")
+    if plan.store_path != store.identity:
+        raise MaintenanceError(f"this plan was made for {plan.store_path}, not {store.location}")
     who = actor or store.actor
     started_at = time.time()
     clock = time.perf_counter()

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.reasons import Reason, ReasonItem, Reasons
 from memory_console.maintenance.registry import parameter_classes, resolve
 from memory_console.timeutil import to_iso
+
+if TYPE_CHECKING:
+    from memory_console.store import Store
 
 FORMAT = "memory-console-plan"
 VERSION = 1
@@ -325,9 +328,9 @@ def read_plan_file(path: Path) -> PlanFile:
         raise PlanFileError(f"{path}: not a memory-console plan ({error})") from error
 
 
-def check_store(plan_file: PlanFile, store_path: Path) -> None:
+def check_store(plan_file: PlanFile, store: Store) -> None:
     """Refuse a plan made for another store."""
-    if Path(plan_file.proposed.store_path) != store_path.resolve():
+    if plan_file.proposed.store_path != store.identity:
         raise PlanFileError(
-            f"this plan was made for {plan_file.proposed.store_path}, not {store_path}"
+            f"this plan was made for {plan_file.proposed.store_path}, not {store.location}"
         )

@@ -88,7 +88,7 @@ def plan(
         passes=names,
         params=params,
         now=moment,
-        store_path=str(store.path.resolve()),
+        store_path=store.identity,
         change_sets=change_sets,
         new_memories=new_memories,
         figures=figures,

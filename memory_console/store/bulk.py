@@ -7,8 +7,6 @@ second backend replaces this module and nothing in maintenance/.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from memory_console.store import dialect
+from memory_console.store.connection import Connection
 from memory_console.store.schema import columns
 from memory_console.store.validate import INSERT_COLUMNS
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES
@@ -58,7 +58,6 @@ CATEGORY_SHIFTS: dict[str, tuple[int, int]] = {
 }
 PROTECTED_BIT = 128
 NEVER = -np.inf  # last_accessed_at of a memory never accessed, as loaded (NaN in the frame)
-NEVER_SQL = "ifnull(last_accessed_at, -1e999)"
 
 # numpy types of the table's column types (store/tables.py), as a plan loads them.
 NUMPY_TYPES = {"int": "i8", "float": "f8", "bool": "i8", "str": "O"}
@@ -133,7 +132,7 @@ def decode(codes: np.ndarray, name: str) -> np.ndarray:
 
 
 def load_memory_arrays(
-    conn: sqlite3.Connection, rows: Rows, extra: Sequence[str] = ()
+    conn: Connection, rows: Rows, extra: Sequence[str] = ()
 ) -> dict[str, np.ndarray]:
     """The selected rows in id order as numpy columns: id, revision, code, confidence,
     base_confidence, retrieval_count, created_at, last_accessed_at (NaN if never) and the
@@ -141,10 +140,14 @@ def load_memory_arrays(
     it a consistent snapshot."""
     names = [name for name, _ in BASE_COLUMNS] + list(extra)
     dtype = np.dtype(list(BASE_COLUMNS) + [(name, EXTRA_COLUMNS[name]) for name in extra])
-    expressions = {"code": code_sql(rows.scope), "last_accessed_at": NEVER_SQL}
+    sql_dialect = dialect.of(conn)
+    expressions = {"code": code_sql(rows.scope), "last_accessed_at": sql_dialect.never_accessed}
     select = [expressions.get(name, name) for name in names]
     # A full scan in rowid order beats walking the status index when most rows are active.
-    sql = f"SELECT {', '.join(select)} FROM memory NOT INDEXED WHERE {rows.where()} ORDER BY id"
+    sql = (
+        f"SELECT {', '.join(select)} FROM memory {sql_dialect.not_indexed} "
+        f"WHERE {rows.where()} ORDER BY id"
+    )
     table = np.array(conn.execute(sql, dict(rows.params)).fetchall(), dtype=dtype)
     columns = {name: np.ascontiguousarray(table[name]) for name in names}
     last = columns["last_accessed_at"]
@@ -152,15 +155,17 @@ def load_memory_arrays(
     return columns
 
 
-def load_column(conn: sqlite3.Connection, rows: Rows, name: str) -> np.ndarray:
+def load_column(conn: Connection, rows: Rows, name: str) -> np.ndarray:
     """One more column (importance, owner, tier) of the selected rows, in id order; inside the
     same snapshot it lines up with load_memory_arrays."""
-    sql = f"SELECT {name} FROM memory NOT INDEXED WHERE {rows.where()} ORDER BY id"
+    sql = (
+        f"SELECT {name} FROM memory {dialect.of(conn).not_indexed} WHERE {rows.where()} ORDER BY id"
+    )
     values = [row[0] for row in conn.execute(sql, dict(rows.params))]
     return np.array(values, dtype=EXTRA_COLUMNS[name])
 
 
-def iter_texts(conn: sqlite3.Connection, rows: Rows) -> Iterator[tuple[int, str, str, str]]:
+def iter_texts(conn: Connection, rows: Rows) -> Iterator[tuple[int, str, str, str]]:
     """(id, title, content, metadata JSON) of the selected rows, in id order, read as they
     are iterated: iterate inside Store.snapshot(), which holds the lock."""
     yield from conn.execute(
@@ -170,21 +175,26 @@ def iter_texts(conn: sqlite3.Connection, rows: Rows) -> Iterator[tuple[int, str,
 
 
 @contextmanager
-def large_cache(conn: sqlite3.Connection) -> Iterator[None]:
+def large_cache(conn: Connection) -> Iterator[None]:
     """A bigger page cache while a plan is written, so index pages stay in memory."""
-    previous = conn.execute("PRAGMA cache_size").fetchone()[0]
-    conn.execute(f"PRAGMA cache_size = -{APPLY_CACHE_KIB}")
+    cache = dialect.of(conn).apply_cache
+    if cache is None:
+        yield
+        return
+    read, write = cache
+    previous = conn.execute(read).fetchone()[0]
+    conn.execute(write.format(-APPLY_CACHE_KIB))
     try:
         yield
     finally:
-        conn.execute(f"PRAGMA cache_size = {int(previous)}")
+        conn.execute(write.format(int(previous)))
 
 
-def table_rows(conn: sqlite3.Connection) -> int:
+def table_rows(conn: Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM memory").fetchone()[0])
 
 
-def indexes_on(conn: sqlite3.Connection, columns: Iterable[str]) -> list[tuple[str, str]]:
+def indexes_on(conn: Connection, columns: Iterable[str]) -> list[tuple[str, str]]:
     """(name, CREATE statement) of the memory table's own indexes that cover any of `columns`."""
     wanted = set(columns)
     found = []
@@ -199,9 +209,7 @@ def indexes_on(conn: sqlite3.Connection, columns: Iterable[str]) -> list[tuple[s
 
 
 @contextmanager
-def rebuilt_indexes(
-    conn: sqlite3.Connection, columns: Iterable[str], rows_changed: int
-) -> Iterator[None]:
+def rebuilt_indexes(conn: Connection, columns: Iterable[str], rows_changed: int) -> Iterator[None]:
     """Inside a write transaction: when a plan rewrites a large share of the table, drop the
     indexes over the changed columns and rebuild them from their stored definitions afterwards.
 
@@ -212,7 +220,9 @@ def rebuilt_indexes(
     """
     total = table_rows(conn)
     dropped: list[tuple[str, str]] = []
-    if total and rows_changed > REBUILD_FRACTION * total:
+    # On PostgreSQL an update writes a new row version and index entries whatever is done
+    # with the indexes, and dropping one takes a lock that stops every reader: not done.
+    if dialect.of(conn).name == "sqlite" and total and rows_changed > REBUILD_FRACTION * total:
         dropped = indexes_on(conn, columns)
         for name, _ in dropped:
             conn.execute(f'DROP INDEX "{name}"')
@@ -222,7 +232,7 @@ def rebuilt_indexes(
 
 
 def update_memories(
-    conn: sqlite3.Connection,
+    conn: Connection,
     fields: Sequence[str],
     rows: Iterable[Sequence[Any]],
     *,
@@ -244,7 +254,7 @@ def update_memories(
 ID_BITS = 40  # a memory id and its revision packed in one integer: revision << ID_BITS | id
 
 
-def changed_since(conn: sqlite3.Connection, ids: np.ndarray, revisions: np.ndarray) -> np.ndarray:
+def changed_since(conn: Connection, ids: np.ndarray, revisions: np.ndarray) -> np.ndarray:
     """Those of `ids` whose revision is no longer the matching one of `revisions`, or that no
     longer exist, in the order of `ids`.
 
@@ -252,6 +262,7 @@ def changed_since(conn: sqlite3.Connection, ids: np.ndarray, revisions: np.ndarr
     the changed ones come back to Python (220,000 ids of a 1,000,000-memory store: 0.4 s).
     Each id and its revision travel packed in one integer when they fit.
     """
+    sql_dialect = dialect.of(conn)
     wanted = np.asarray(ids, dtype=np.int64)
     expected = np.asarray(revisions, dtype=np.int64)
     if not wanted.shape[0]:
@@ -264,15 +275,18 @@ def changed_since(conn: sqlite3.Connection, ids: np.ndarray, revisions: np.ndarr
         and expected.max() < 1 << (63 - ID_BITS)
     ):
         rows = conn.execute(
-            f"SELECT j.value & {mask} FROM json_each(?) AS j LEFT JOIN memory AS m "
-            f"ON m.id = j.value & {mask} WHERE m.revision IS NOT j.value >> {ID_BITS}",
-            (json.dumps(((expected << ID_BITS) | wanted).tolist()),),
+            f"SELECT j.value & {mask} FROM {sql_dialect.id_table()} LEFT JOIN memory AS m "
+            f"ON m.id = j.value & {mask} "
+            f"WHERE m.revision {sql_dialect.is_not} j.value >> {ID_BITS}",
+            (sql_dialect.id_values(((expected << ID_BITS) | wanted).tolist()),),
         ).fetchall()
-        return np.array([row[0] for row in rows], dtype=np.int64)
+        # In the order of `ids`, which PostgreSQL's join does not keep.
+        return wanted[np.isin(wanted, np.array([row[0] for row in rows], dtype=np.int64))]
     # Beyond the packed range: every present revision back, compared here.
     rows = conn.execute(
-        "SELECT m.id, m.revision FROM json_each(?) AS j CROSS JOIN memory AS m ON m.id = j.value",
-        (json.dumps(wanted.tolist()),),
+        f"SELECT m.id, m.revision FROM {sql_dialect.id_table()} "
+        f"{sql_dialect.join_in_order} memory AS m ON m.id = j.value",
+        (sql_dialect.id_values(wanted.tolist()),),
     ).fetchall()
     present = dict(rows)
     return np.array(
@@ -285,30 +299,38 @@ def changed_since(conn: sqlite3.Connection, ids: np.ndarray, revisions: np.ndarr
     )
 
 
-def insert_memory(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
+def insert_memory(conn: Connection, row: dict[str, Any]) -> int:
     """Insert one complete, checked memory row (validate.complete_memory); returns its id."""
     sql = (
         f"INSERT INTO memory ({', '.join(INSERT_COLUMNS)}, revision) "
-        f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))}, 0)"
+        f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))}, 0) RETURNING id"
     )
-    return int(conn.execute(sql, [row[name] for name in INSERT_COLUMNS]).lastrowid or 0)
+    return int(conn.execute(sql, [row[name] for name in INSERT_COLUMNS]).fetchone()[0])
 
 
-def delete_memories(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
+def delete_memories(conn: Connection, ids: Sequence[int]) -> None:
     conn.executemany("DELETE FROM memory WHERE id = ?", ((int(i),) for i in ids))
     conn.executemany("DELETE FROM embedding WHERE memory_id = ?", ((int(i),) for i in ids))
 
 
 def current_values(
-    conn: sqlite3.Connection, ids: Sequence[int], fields: Sequence[str]
+    conn: Connection, ids: Sequence[int], fields: Sequence[str]
 ) -> dict[int, tuple[Any, ...]]:
     """The present values of `fields` for the memories `ids` that still exist."""
+    select = ", ".join(f"m.{name}" for name in fields)
+    sql_dialect = dialect.of(conn)
+    if sql_dialect.name != "sqlite":
+        # No temporary table: PostgreSQL creates none in a read-only transaction.
+        rows = conn.execute(
+            f"SELECT m.id, {select} FROM {sql_dialect.id_table()} JOIN memory m ON m.id = j.value",
+            (sql_dialect.id_values(sorted({int(i) for i in ids})),),
+        ).fetchall()
+        return {row[0]: tuple(row[1:]) for row in rows}
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS maintenance_ids (id INTEGER PRIMARY KEY)")
     conn.execute("DELETE FROM maintenance_ids")
     conn.executemany(
         "INSERT OR IGNORE INTO maintenance_ids (id) VALUES (?)", ((int(i),) for i in ids)
     )
-    select = ", ".join(f"m.{name}" for name in fields)
     rows = conn.execute(
         f"SELECT m.id, {select} FROM maintenance_ids t JOIN memory m ON m.id = t.id"
     ).fetchall()
@@ -316,7 +338,7 @@ def current_values(
     return {row[0]: tuple(row[1:]) for row in rows}
 
 
-def run_events(conn: sqlite3.Connection, run_id: int) -> list[tuple[Any, ...]]:
+def run_events(conn: Connection, run_id: int) -> list[tuple[Any, ...]]:
     """(event id, memory id, kind, before JSON, after JSON) the run wrote, in order."""
     return conn.execute(
         "SELECT id, memory_id, kind, before, after FROM memory_event "
@@ -325,7 +347,7 @@ def run_events(conn: sqlite3.Connection, run_id: int) -> list[tuple[Any, ...]]:
     ).fetchall()
 
 
-def events_after(conn: sqlite3.Connection, event_id: int) -> list[tuple[Any, ...]]:
+def events_after(conn: Connection, event_id: int) -> list[tuple[Any, ...]]:
     """(event id, memory id, kind, at, run id) of every event written after `event_id`."""
     return conn.execute(
         "SELECT id, memory_id, kind, at, run_id FROM memory_event WHERE id > ? ORDER BY id",

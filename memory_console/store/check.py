@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_console.store.connection import Connection
 from memory_console.store.db import (
     APPLICATION_ID,
     FTS_TRIGGER_NAMES,
@@ -64,7 +65,7 @@ class CheckReport:
         return {"db": self.db, "ok": self.ok, "checks": [c.as_json() for c in self.checks]}
 
 
-def check_header(conn: sqlite3.Connection, result: CheckResult) -> None:
+def check_header(conn: Connection, result: CheckResult) -> None:
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if app_id != APPLICATION_ID:
@@ -73,7 +74,7 @@ def check_header(conn: sqlite3.Connection, result: CheckResult) -> None:
         result.add(f"schema version is {version}, not {SCHEMA_VERSION}")
 
 
-def check_schema(conn: sqlite3.Connection, result: CheckResult) -> None:
+def check_schema(conn: Connection, result: CheckResult) -> None:
     names = {(kind, name) for kind, name in conn.execute("SELECT type, name FROM sqlite_master")}
     for table in sorted(OUR_TABLES | {"memory_fts"}):
         if ("table", table) not in names:
@@ -88,7 +89,7 @@ def check_schema(conn: sqlite3.Connection, result: CheckResult) -> None:
             )
 
 
-def check_integrity(conn: sqlite3.Connection, result: CheckResult) -> None:
+def check_integrity(conn: Connection, result: CheckResult) -> None:
     # SQLite stops after MAX_PROBLEMS errors and may join several in one row.
     rows = conn.execute(f"PRAGMA integrity_check({MAX_PROBLEMS})").fetchall()
     for (message,) in rows:
@@ -113,7 +114,7 @@ def check_text_index(store: Store, result: CheckResult) -> None:
         result.add(f"the text index does not match the memories ({error})")
 
 
-def check_events(conn: sqlite3.Connection, result: CheckResult) -> None:
+def check_events(conn: Connection, result: CheckResult) -> None:
     # A purge before schema 4 (and undo of a consolidation) deleted the memory but kept its
     # history, closed by a `purged` event: only events of memories that vanished without one
     # are dangling. An erasure now deletes the history with the memory.
@@ -135,7 +136,7 @@ def check_events(conn: sqlite3.Connection, result: CheckResult) -> None:
         result.add(f"{count} events name maintenance run {run_id}, which does not exist")
 
 
-def check_vectors(conn: sqlite3.Connection, result: CheckResult) -> None:
+def check_vectors(conn: Connection, result: CheckResult) -> None:
     rows = conn.execute(
         "SELECT v.memory_id FROM embedding AS v "
         "WHERE NOT EXISTS (SELECT 1 FROM memory AS m WHERE m.id = v.memory_id) "

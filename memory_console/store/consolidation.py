@@ -3,20 +3,21 @@ vectors of one merge group under review."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory_console.store import dialect
 from memory_console.store.bulk import SCOPES
+from memory_console.store.connection import Connection
 from memory_console.store.records import MEMORY_SELECT, MemoryRecord
 
 if TYPE_CHECKING:
     from memory_console.store.store import Store
 
 
-def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[MemoryRecord]:
+def candidate_rows(conn: Connection, scope: str) -> list[MemoryRecord]:
     """Every memory of `scope`, in id order."""
     return [
         MemoryRecord.from_row(row)
@@ -26,7 +27,7 @@ def candidate_rows(conn: sqlite3.Connection, scope: str) -> list[MemoryRecord]:
     ]
 
 
-def candidate_scopes(conn: sqlite3.Connection, scope: str) -> list[tuple[str, str]]:
+def candidate_scopes(conn: Connection, scope: str) -> list[tuple[str, str]]:
     """The (owner, topic) pairs of `scope`'s memories, smallest first (then in order of their
     first memory): planned in this order, a review open meanwhile gets groups soonest."""
     return [
@@ -38,9 +39,7 @@ def candidate_scopes(conn: sqlite3.Connection, scope: str) -> list[tuple[str, st
     ]
 
 
-def scope_candidates(
-    conn: sqlite3.Connection, scope: str, owner: str, topic: str
-) -> list[MemoryRecord]:
+def scope_candidates(conn: Connection, scope: str, owner: str, topic: str) -> list[MemoryRecord]:
     """The memories of `scope` with this owner and topic, in id order."""
     return [
         MemoryRecord.from_row(row)
@@ -52,12 +51,12 @@ def scope_candidates(
     ]
 
 
-def stored_models(conn: sqlite3.Connection) -> list[str]:
+def stored_models(conn: Connection) -> list[str]:
     return [row[0] for row in conn.execute("SELECT DISTINCT model_id FROM embedding")]
 
 
 def vectors_of(
-    conn: sqlite3.Connection, model_id: str, ids: Sequence[int]
+    conn: Connection, model_id: str, ids: Sequence[int]
 ) -> tuple[np.ndarray, list[str], np.ndarray]:
     """(ids that have a vector of this model, their content hashes, [n, dim] float32)."""
     found_ids: list[int] = []
@@ -91,19 +90,12 @@ def group_vectors(store: Store, ids: Sequence[int]) -> tuple[np.ndarray, np.ndar
     return (found, matrix) if len(found) else None
 
 
-def copy_vector(conn: sqlite3.Connection, new_id: int, member_ids: Sequence[int]) -> bool:
+def copy_vector(conn: Connection, new_id: int, member_ids: Sequence[int]) -> bool:
     """Give a merged memory the stored vector of a member with the same title, content and
     keywords (the text embedded, so the same content hash): the next plan compares it at
     once instead of counting it among the memories without a vector. True when one was."""
     for member in member_ids:
-        cursor = conn.execute(
-            "INSERT OR IGNORE INTO embedding (memory_id, model_id, content_hash, vector) "
-            "SELECT n.id, e.model_id, e.content_hash, e.vector FROM embedding e "
-            "JOIN memory s ON s.id = e.memory_id JOIN memory n ON n.id = ? "
-            "WHERE e.memory_id = ? AND s.title = n.title AND s.content = n.content "
-            "AND s.keywords = n.keywords",
-            (new_id, member),
-        )
+        cursor = conn.execute(dialect.of(conn).copy_vector, (new_id, member))
         if cursor.rowcount:
             return True
     return False

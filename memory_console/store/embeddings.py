@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
+from memory_console.store.connection import Connection
+from memory_console.store.records import MemoryFilter
 from memory_console.store.store import Store
 from memory_console.store.vector_log import (
     changed_since,
@@ -112,29 +116,27 @@ def vectors_for_hashes(store: Store, model_id: str, hashes: Iterable[str]) -> di
     """Stored vectors of the same model by content hash: a repeated text is embedded once."""
     wanted = list(dict.fromkeys(hashes))
     found: dict[str, bytes] = {}
-    # `+model_id` keeps SQLite off the model_id index, which every row shares (one model):
-    # through it, each remember scanned the whole table (85 ms at 100,000 memories), while
-    # the content_hash index finds the few rows asked for (0.04 ms).
     for start in range(0, len(wanted), 900):
         chunk = wanted[start : start + 900]
         marks = ",".join("?" * len(chunk))
         for content_hash, vector in store._query(
-            f"SELECT content_hash, vector FROM embedding WHERE +model_id = ? "
-            f"AND content_hash IN ({marks}) GROUP BY content_hash",
-            [model_id, *chunk],
+            store.dialect.vectors_by_hash(marks), [model_id, *chunk]
         ):
             found[content_hash] = vector
     return found
 
 
 def write_vectors(store: Store, model_id: str, rows: Sequence[tuple[int, str, bytes]]) -> None:
-    """Upsert (memory id, content hash, float32 bytes) rows in one transaction."""
+    """Upsert (memory id, content hash, float32 bytes) rows in one transaction (on
+    PostgreSQL, into pgvector's column too)."""
+    dialect = store.dialect
     with store.transaction("storing embeddings") as conn:
         conn.executemany(
-            "INSERT INTO embedding (memory_id, model_id, content_hash, vector) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(memory_id) DO UPDATE SET model_id = excluded.model_id, "
-            "content_hash = excluded.content_hash, vector = excluded.vector",
-            [(ident, model_id, content_hash, vector) for ident, content_hash, vector in rows],
+            dialect.embedding_upsert,
+            [
+                (ident, model_id, content_hash, vector, *dialect.vector_params(vector))
+                for ident, content_hash, vector in rows
+            ],
         )
 
 
@@ -211,3 +213,137 @@ def hashes_of(store: Store, model_id: str, ids: Sequence[int]) -> dict[int, str]
             )
         )
     return found
+
+
+# -- vectors searched inside the database (PostgreSQL with pgvector) --------------------------
+
+# Exact scan or HNSW index, by the cost of each (docs/ARCHITECTURE.md, "Two backends", has
+# the figures): an exact scan costs 3 to 8 us per memory the filter keeps; the index about
+# 1 ms divided by the share of memories the filter keeps, since it walks past the others
+# (7 ms and recall 0.90 for one owner's 1,000 of 10,000 memories, which an exact scan ranks
+# in 7 ms; 10 ms against 25 ms for 3,000 of 30,000). So the exact scan is chosen while
+# kept * kept < EXACT_RATIO * memories.
+EXACT_RATIO = 200
+# HNSW's candidate list: a wider one than pgvector's default (40) keeps recall@10 near 1.
+EF_SEARCH = 100
+
+
+def stored_count(store: Store, model_id: str, active_only: bool = True) -> int:
+    """How many (active) memories have a vector of this model in the database."""
+    sql = "SELECT count(*) FROM embedding e"
+    if active_only:
+        sql += " JOIN memory m ON m.id = e.memory_id WHERE m.status = 'active' AND"
+    else:
+        sql += " WHERE"
+    return int(store._query(f"{sql} e.model_id = ?", (model_id,))[0][0])
+
+
+def nearest_in_database(
+    store: Store,
+    model_id: str,
+    vector: np.ndarray,
+    memory_filter: MemoryFilter,
+    k: int,
+    exact: bool | None = None,
+) -> list[tuple[int, float]]:
+    """(id, cosine) of the k memories the filter keeps whose vectors are nearest, ranked by
+    pgvector in the same query as the filter. Exact when the filter keeps few memories
+    (EXACT_RATIO; or when `exact`), else through the HNSW index, scanning on until k rows
+    pass the filter; when the index still finds fewer than k, the exact scan answers."""
+    from memory_console.store.dialect import vector_literal
+
+    clauses, params = store.where(memory_filter, alias="m")
+    extra = "".join(f" AND {clause}" for clause in clauses)
+    literal = vector_literal(np.asarray(vector, np.float32).reshape(-1).tobytes())
+    args = [literal, model_id, *params, literal, k]
+    with store.lock, store.snapshot():
+        conn = store.connection
+        if exact is None:
+            exact = few_kept(conn, clauses, params)
+        if not exact:
+            # strict_order: the index scan goes on past ef_search until k rows pass the
+            # filter, still in distance order (pgvector 0.8's iterative scan).
+            conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}")
+            # Without fresh statistics (a store just loaded) the planner reads the filter's
+            # rows and sorts them all (38 ms at 10,000, against the index's 2.5 ms): no sort
+            # leaves it the index's order.
+            conn.execute("SET LOCAL enable_sort = off")
+            rows = conn.execute(store.dialect.nearest_sql(extra, exact=False), args).fetchall()
+            if len(rows) >= k:
+                return [(int(ident), float(cosine)) for ident, cosine in rows]
+            conn.execute("SET LOCAL enable_sort = on")
+        rows = conn.execute(store.dialect.nearest_sql(extra, exact=True), args).fetchall()
+    return [(int(ident), float(cosine)) for ident, cosine in rows]
+
+
+def few_kept(conn: Connection, clauses: list[str], params: list[Any]) -> bool:
+    """Whether a filter keeps few enough memories for an exact scan (EXACT_RATIO). The
+    memories are PostgreSQL's estimate (no count of a million rows per search); the kept
+    ones are counted up to the bound only, a few index pages whatever the store's size."""
+    memories = float(
+        conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'memory'::regclass").fetchone()[0]
+    )
+    # A table never analysed has no estimate (-1): then the kept memories are taken for all
+    # of them, and kept * kept < EXACT_RATIO * kept is kept < EXACT_RATIO.
+    bound = EXACT_RATIO if memories < 0 else max(1, math.isqrt(int(EXACT_RATIO * memories)))
+    where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    kept = conn.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM memory m {where_sql} LIMIT ?) AS kept",
+        [*params, bound],
+    ).fetchone()[0]
+    return bool(kept < bound)
+
+
+def cosines_in_database(
+    store: Store, model_id: str, vector: np.ndarray, ids: Sequence[int]
+) -> dict[int, float]:
+    """The cosine of each given memory's stored vector to a (query) vector; ids without one
+    are left out."""
+    from memory_console.store.dialect import vector_literal
+
+    if not ids:
+        return {}
+    literal = vector_literal(np.asarray(vector, np.float32).reshape(-1).tobytes())
+    found: dict[int, float] = {}
+    for start in range(0, len(ids), 900):
+        chunk = [int(ident) for ident in ids[start : start + 900]]
+        marks = ",".join("?" * len(chunk))
+        for ident, cosine in store._query(
+            f"SELECT memory_id, 1 - (embedding <=> ?::vector) FROM embedding "
+            f"WHERE model_id = ? AND embedding IS NOT NULL AND memory_id IN ({marks})",
+            [literal, model_id, *chunk],
+        ):
+            found[int(ident)] = float(cosine)
+    return found
+
+
+def stored_ids(store: Store, model_id: str) -> np.ndarray:
+    """The ids of active memories with a vector of this model, ascending."""
+    rows = store._query(
+        "SELECT e.memory_id FROM embedding e JOIN memory m ON m.id = e.memory_id "
+        "WHERE m.status = 'active' AND e.model_id = ? ORDER BY e.memory_id",
+        (model_id,),
+    )
+    return np.asarray([row[0] for row in rows], np.int64)
+
+
+def stored_vectors(store: Store, model_id: str, ids: Sequence[int], dim: int) -> np.ndarray:
+    """The stored float32 vectors of the given ids, in order; KeyError for one without."""
+    found: dict[int, bytes] = {}
+    for start in range(0, len(ids), 900):
+        chunk = [int(ident) for ident in ids[start : start + 900]]
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            store._query(
+                f"SELECT memory_id, vector FROM embedding WHERE model_id = ? "
+                f"AND memory_id IN ({marks})",
+                [model_id, *chunk],
+            )
+        )
+    matrix = np.empty((len(ids), dim), np.float32)
+    for row, ident in enumerate(ids):
+        if int(ident) not in found:
+            raise KeyError(int(ident))
+        matrix[row] = np.frombuffer(found[int(ident)], np.float32)
+    return matrix

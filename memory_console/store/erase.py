@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from memory_console.files import create_new, not_new, sync_directory
 from memory_console.store import held
+from memory_console.store.connection import Connection
 from memory_console.store.db import BUSY_TIMEOUT_MS
 from memory_console.store.errors import StoreError
 from memory_console.store.records import ChangeResult
@@ -92,7 +93,7 @@ def chunks(ids: Sequence[int]) -> Iterator[tuple[list[int], str]]:
         yield part, ",".join("?" * len(part))
 
 
-def existing(conn: sqlite3.Connection, ids: Sequence[int]) -> set[int]:
+def existing(conn: Connection, ids: Sequence[int]) -> set[int]:
     found: set[int] = set()
     for part, marks in chunks(ids):
         rows = conn.execute(f"SELECT id FROM memory WHERE id IN ({marks})", part)
@@ -100,7 +101,7 @@ def existing(conn: sqlite3.Connection, ids: Sequence[int]) -> set[int]:
     return found
 
 
-def links(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[int, int, str]]:
+def links(conn: Connection, ids: Sequence[int]) -> list[tuple[int, int, str]]:
     """(linked memory, via, why) for each consolidation link touching `ids`: as the memories
     hold it now (consolidated_into) or as a `consolidated` event recorded it (a member
     restored since keeps its sentences in the consolidated text)."""
@@ -133,7 +134,7 @@ def links(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[int, int, 
     return found
 
 
-def joined_by_links(conn: sqlite3.Connection, selected: Sequence[int]) -> list[Joined]:
+def joined_by_links(conn: Connection, selected: Sequence[int]) -> list[Joined]:
     """Memories linked to `selected` by consolidation, closed transitively, that still exist."""
     taken = set(selected)
     joined: list[Joined] = []
@@ -150,7 +151,7 @@ def joined_by_links(conn: sqlite3.Connection, selected: Sequence[int]) -> list[J
     return joined
 
 
-def logged_queries(conn: sqlite3.Connection, ids: Sequence[int]) -> set[str]:
+def logged_queries(conn: Connection, ids: Sequence[int]) -> set[str]:
     """The queries logged with the accesses of these memories."""
     queries: set[str] = set()
     kinds = ",".join(f"'{k}'" for k in ACCESS_KINDS)
@@ -167,7 +168,7 @@ def logged_queries(conn: sqlite3.Connection, ids: Sequence[int]) -> set[str]:
     return queries
 
 
-def queries_elsewhere(conn: sqlite3.Connection, ids: Sequence[int], queries: set[str]) -> list[int]:
+def queries_elsewhere(conn: Connection, ids: Sequence[int], queries: set[str]) -> list[int]:
     """Event ids of OTHER memories' accesses that log one of `queries` (to be redacted)."""
     erased = set(ids)
     kinds = ",".join(f"'{k}'" for k in ACCESS_KINDS)
@@ -186,7 +187,7 @@ def queries_elsewhere(conn: sqlite3.Connection, ids: Sequence[int], queries: set
     return sorted(events)
 
 
-def count_held(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[str, int]:
+def count_held(conn: Connection, ids: Sequence[int]) -> dict[str, int]:
     """Rows held about these memories, per HELD_KEYS."""
     counts = dict.fromkeys(HELD_KEYS, 0)
     kinds = ",".join(f"'{k}'" for k in ACCESS_KINDS)
@@ -235,7 +236,7 @@ def memories_in_backup(backup: Path, ids: Sequence[int]) -> int | None:
         conn.close()
 
 
-def scope_in(conn: sqlite3.Connection, path: Path, ids: Sequence[int]) -> ErasureScope:
+def scope_in(conn: Connection, path: Path, ids: Sequence[int]) -> ErasureScope:
     """The scope of erasing `ids`, read on `conn` (inside a snapshot or the erasure's own
     write transaction)."""
     wanted = list(dict.fromkeys(int(i) for i in ids))
@@ -285,7 +286,7 @@ def write_purge_file(store: Store, out: Path, ids: Sequence[int]) -> None:
         raise
 
 
-def redact(conn: sqlite3.Connection, events: Sequence[int]) -> None:
+def redact(conn: Connection, events: Sequence[int]) -> None:
     """Replace the query of these access events; the matched terms in their scores came
     from that query, so they go too (the scores themselves stay)."""
     for part, marks in chunks(events):
@@ -401,7 +402,7 @@ def truncate_wal(store: Store, wait: float) -> str | None:
 
 
 def erasures(store: Store, limit: int) -> list[ErasureRecord]:
-    def read(conn: sqlite3.Connection) -> list[ErasureRecord]:
+    def read(conn: Connection) -> list[ErasureRecord]:
         return [
             ErasureRecord(*row)
             for row in conn.execute(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 from memory_console.store.vector_log import VECTOR_LOG_TRIGGERS, new_store_id
 
@@ -98,3 +99,8 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     5: add_evaluated_at,
     6: add_vector_log,
 }
+
+
+# PostgreSQL stores begin at schema 7 (store/postgres.py, FIRST_SCHEMA): each later version
+# adds its step here as well as above, so both backends move through the same versions.
+POSTGRES_MIGRATIONS: dict[int, Callable[[Any], None]] = {}

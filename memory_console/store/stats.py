@@ -49,15 +49,18 @@ def store_stats(store: Store, now: float) -> dict[str, Any]:
     )[0]
     # Staleness and ages need every active row: one pass over the table computes them all, by
     # comparing created_at with fixed times (age >= low days <=> created_at <= now - low days).
-    bucket_sums = ", ".join(
-        f"sum(created_at <= {now - low * DAY!r} AND created_at > {now - high * DAY!r})"
+    # Counted with FILTER and capped with CASE, which SQLite and PostgreSQL both read.
+    bucket_counts = ", ".join(
+        f"count(*) FILTER (WHERE created_at <= {now - low * DAY!r} "
+        f"AND created_at > {now - high * DAY!r})"
         for _, low, high in AGE_BUCKETS
     )
     row = store._query(
-        "SELECT sum(decay_policy = 'standard' AND coalesce(last_accessed_at, created_at) < ?), "
-        f"max(created_at), avg(min(created_at, ?)), min(created_at), {bucket_sums} "
-        f"FROM memory WHERE {active}",
-        (now - STALE_DAYS * DAY, now),
+        "SELECT count(*) FILTER (WHERE decay_policy = 'standard' "
+        "AND coalesce(last_accessed_at, created_at) < ?), max(created_at), "
+        "avg(CASE WHEN created_at < ? THEN created_at ELSE ? END), min(created_at), "
+        f"{bucket_counts} FROM memory WHERE {active}",
+        (now - STALE_DAYS * DAY, now, now),
     )[0]
     stale = row[0] or 0
     # A memory created after `now` (an earlier --now) is of age 0, never a negative age.

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memory_console.store import erase
 from memory_console.store import settings as store_settings
+from memory_console.store.connection import Connection
 from memory_console.store.db import open_store_connection
+from memory_console.store.dialect import POSTGRES, SQLITE, Dialect
 from memory_console.store.erase import ErasureRecord, ErasureScope, PurgeResult
 from memory_console.store.errors import (
     NotFoundError,
@@ -39,7 +41,7 @@ from memory_console.store.records import (
     MemoryRecord,
     Page,
 )
-from memory_console.store.search_text import fts_query
+from memory_console.store.search_text import terms
 from memory_console.store.settings import SettingChange, StoreSettings, all_specs, check_value
 from memory_console.store.validate import INSERT_COLUMNS, check_field, complete_memory
 from memory_console.store.vocab import EDITABLE, SESSION_TIERS, SORTABLE
@@ -91,7 +93,8 @@ def dumps(value: Any) -> str:
 
 
 class Store:
-    """A memory store in one SQLite file. Thread-safe: one connection behind a lock.
+    """A memory store in one SQLite file, or in a PostgreSQL database named by a URL
+    (docs/ARCHITECTURE.md, "Two backends"). Thread-safe: one connection behind a lock.
 
     `actor` names who acts (cli, tui, api, a pass) in the events this Store writes.
 
@@ -116,17 +119,49 @@ class Store:
         create: bool = True,
         actor: str = "cli",
     ) -> None:
-        self.path = Path(path)
+        from memory_console.store import postgres
+
         self.read_only = read_only
         self.actor = actor
-        self._conn, self.migration_backup = open_store_connection(
-            self.path, read_only=read_only, create=create
-        )
+        self.url: str | None = None
+        self._path: Path | None = None
+        self.dialect: Dialect = SQLITE
+        self.migration_backup: Path | None = None
+        if postgres.is_url(path):
+            self.url = str(path)
+            self.location = postgres.shown_url(self.url)
+            self.dialect = POSTGRES
+            self._conn: Connection = postgres.connect(self.url, read_only=read_only, create=create)
+        else:
+            self._path = Path(path)
+            self.location = str(self._path)
+            self._conn, self.migration_backup = open_store_connection(
+                self._path, read_only=read_only, create=create
+            )
         self._lock = threading.RLock()
         self._in_transaction = False
         self.listeners: list[ChangeListener] = []
 
     # -- plumbing -------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """The store's file; a PostgreSQL store has none, and code that would read or write
+        files beside it (vector index file, backups) is refused here, not handed a fake."""
+        if self._path is None:
+            raise StoreError(f"{self.location}: a PostgreSQL store has no file for this")
+        return self._path
+
+    @property
+    def identity(self) -> str:
+        """Which store this is, as a plan names it: the file's resolved path, or the URL
+        without its password."""
+        return self.location if self._path is None else str(self._path.resolve())
+
+    @property
+    def backend(self) -> str:
+        """ "sqlite" or "postgresql"."""
+        return self.dialect.name
 
     def close(self) -> None:
         with self._lock:
@@ -139,7 +174,7 @@ class Store:
         self.close()
 
     @property
-    def connection(self) -> sqlite3.Connection:
+    def connection(self) -> Connection:
         """The raw connection, for modules under store/ only (a test keeps it so); everything
         else reads through Store methods, read() and snapshot()."""
         return self._conn
@@ -154,7 +189,7 @@ class Store:
             raise ReadOnlyError(f"read-only store: {what} refused")
 
     @contextmanager
-    def transaction(self, what: str = "this change") -> Iterator[sqlite3.Connection]:
+    def transaction(self, what: str = "this change") -> Iterator[Connection]:
         """One write transaction (BEGIN IMMEDIATE), retried a bounded number of times when
         another process holds the write lock, then refused with a clear message."""
         self.require_writable(what)
@@ -164,7 +199,8 @@ class Store:
                 return
             for attempt in range(LOCK_RETRIES):
                 try:
-                    self._conn.execute("BEGIN IMMEDIATE")
+                    for statement in self.dialect.begin_write:
+                        self._conn.execute(statement)
                     break
                 except sqlite3.OperationalError as error:
                     if "locked" not in str(error) and "busy" not in str(error):
@@ -185,7 +221,7 @@ class Store:
                 if isinstance(error, sqlite3.OperationalError) and "full" in str(error):
                     raise StoreError(f"{what}: the disk is full; nothing was written") from error
                 if is_damage(error):
-                    raise StoreError(damaged(self.path, error)) from error
+                    raise StoreError(damaged(self.location, error)) from error
                 if "locked" in str(error) or "busy" in str(error):
                     raise StoreBusyError(f"{what}: {error}; nothing was written") from error
                 raise StoreError(f"{what}: {error}; nothing was written") from error
@@ -204,7 +240,7 @@ class Store:
             if self._conn.in_transaction:
                 yield
                 return
-            self._conn.execute("BEGIN")
+            self._conn.execute(self.dialect.begin_read)
             try:
                 yield
             finally:
@@ -233,8 +269,8 @@ class Store:
             raise
         except sqlite3.DatabaseError as error:
             if is_damage(error):
-                raise StoreError(damaged(self.path, error)) from error
-            raise StoreError(f"{self.path}: damaged database ({error})") from error
+                raise StoreError(damaged(self.location, error)) from error
+            raise StoreError(f"{self.location}: damaged database ({error})") from error
 
     def data_version(self, *, wait: bool = True) -> int | None:
         """SQLite's `PRAGMA data_version` on this connection: it changes when another
@@ -404,14 +440,16 @@ class Store:
 
     def insert_batch(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         rows: list[dict[str, Any]],
         created_kind: str,
         histories: Sequence[Sequence[tuple[Any, ...]] | None] | None,
     ) -> list[int]:
         columns = ("id", *INSERT_COLUMNS)
         marks = ", ".join("?" * len(columns))
-        sql = f"INSERT INTO memory ({', '.join(columns)}, revision) VALUES ({marks}, 0)"
+        sql = (
+            f"INSERT INTO memory ({', '.join(columns)}, revision) VALUES ({marks}, 0) RETURNING id"
+        )
         if any("id" in row for row in rows):
             wanted = [row["id"] for row in rows if "id" in row]
             if len(set(wanted)) != len(wanted):
@@ -420,9 +458,23 @@ class Store:
             if clash:
                 raise ValidationError(f"id {clash[0]} already exists in the store")
         ids: list[int] = []
+        given = [column for column in columns if column != "id"]
+        sql_without_id = (
+            f"INSERT INTO memory ({', '.join(given)}, revision) "
+            f"VALUES ({', '.join('?' * len(given))}, 0) RETURNING id"
+        )
         for row in rows:
-            cursor = conn.execute(sql, [row.get("id")] + [row[c] for c in INSERT_COLUMNS])
-            ids.append(int(cursor.lastrowid or 0))
+            if row.get("id") is None:  # PostgreSQL numbers a row only when no id is given
+                cursor = conn.execute(sql_without_id, [row[c] for c in INSERT_COLUMNS])
+            else:
+                cursor = conn.execute(sql, [row["id"]] + [row[c] for c in INSERT_COLUMNS])
+            ids.append(int(cursor.fetchone()[0]))
+        if self.url is not None and any(row.get("id") is not None for row in rows):
+            # Ids given by an import do not advance PostgreSQL's sequence: move it past them.
+            conn.execute(
+                "SELECT setval(pg_get_serial_sequence('memory', 'id'), "
+                "(SELECT max(id) FROM memory))"
+            )
         plain = [
             (
                 ident,
@@ -494,9 +546,8 @@ class Store:
                 found[row[0]] = MemoryRecord.from_row(row)
         return found
 
-    @staticmethod
     def where(
-        memory_filter: MemoryFilter, alias: str = "", sort: str | None = None
+        self, memory_filter: MemoryFilter, alias: str = "", sort: str | None = None
     ) -> tuple[list[str], list[Any]]:
         """SQL conditions and parameters for a filter over the memory table (named `alias`).
 
@@ -511,10 +562,10 @@ class Store:
         for name in ("owner", "topic", "tier", "memory_type", "status", "decay_policy"):
             value = getattr(memory_filter, name)
             if value is not None:
-                clauses.append(f"{unindexed(name, sort)}{col}{name} = ?")
+                clauses.append(f"{self.dialect.unindexed(name, sort)}{col}{name} = ?")
                 params.append(value)
         if memory_filter.is_protected is not None:
-            clauses.append(f"{unindexed('is_protected', sort)}{col}is_protected = ?")
+            clauses.append(f"{self.dialect.unindexed('is_protected', sort)}{col}is_protected = ?")
             params.append(int(memory_filter.is_protected))
         if memory_filter.min_confidence is not None:
             clauses.append(f"{col}confidence >= ?")
@@ -531,22 +582,16 @@ class Store:
             params.extend(memory_filter.tiers)
         if memory_filter.session_id is not None:
             banks = ",".join(f"'{tier}'" for tier in SESSION_TIERS)
-            clauses.append(
-                f"({col}tier NOT IN ({banks}) "
-                f"OR (CASE WHEN json_valid({col}metadata) "
-                f"THEN json_extract({col}metadata, '$.session_id') END) = ?)"
-            )
+            clauses.append(f"({col}tier NOT IN ({banks}) OR {self.dialect.session_id(col)} = ?)")
             params.append(memory_filter.session_id)
         if memory_filter.actor is not None:
             clauses.append(f"{col}id IN (SELECT memory_id FROM memory_event WHERE actor = ?)")
             params.append(memory_filter.actor)
         if memory_filter.text:
-            match = fts_query(memory_filter.text, require_all=True)
-            if match:
-                clauses.append(
-                    f"{col}id IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?)"
-                )
-                params.append(match)
+            condition = self.dialect.text_filter(col, memory_filter.text)
+            if condition is not None:
+                clauses.append(condition[0])
+                params.extend(condition[1])
         return clauses, params
 
     def page(
@@ -564,7 +609,8 @@ class Store:
             raise ValidationError(f"cannot sort by {sort!r}; one of: {', '.join(SORTABLE)}")
         clauses, params = self.where(memory_filter or MemoryFilter(), sort=sort)
         rows: list[MemoryRecord] = []
-        for condition, condition_params, order in keyset_segments(sort, descending, after):
+        segments = keyset_segments(sort, descending, after, self.dialect)
+        for condition, condition_params, order in segments:
             where = [*clauses, condition] if condition else clauses
             where_sql = f"WHERE {' AND '.join(where)}" if where else ""
             sql = f"SELECT {MEMORY_SELECT} FROM memory {where_sql} ORDER BY {order} LIMIT ?"
@@ -620,14 +666,19 @@ class Store:
         import numpy as np
 
         clauses, params = self.where(memory_filter)
-        if memory_filter.status is not None and memory_filter.topic and not memory_filter.owner:
+        if (
+            memory_filter.status is not None
+            and memory_filter.topic
+            and not memory_filter.owner
+            and self.dialect is SQLITE
+        ):
             # A topic without an owner would read every entry of the status in the
             # (status, owner, topic) index; naming the status's owners (one index seek each)
             # lets SQLite seek (status, owner, topic) per owner: 154 -> 55 ms at 1,000,000.
             clauses.append(f"owner IN ({_OWNERS_OF_STATUS})")
             params += [memory_filter.status, memory_filter.status]
         where_sql = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        joined = self._query(f"SELECT group_concat(id) FROM memory {where_sql}", params)[0][0]
+        joined = self._query(self.dialect.id_list(where_sql), params)[0][0]
         if not joined:
             return np.empty(0, dtype=np.int64)
         return np.fromstring(joined, dtype=np.int64, sep=",")
@@ -683,24 +734,18 @@ class Store:
         clauses, params = self.where(memory_filter or MemoryFilter(status="active"), alias="m")
         extra = "".join(" AND " + clause for clause in clauses)
         # Only ids and ranks go through the sort; the caller reads the rows it keeps.
-        sql = (
-            "SELECT id, rank FROM ("
-            "SELECT memory_fts.rowid AS id, bm25(memory_fts, 4.0, 1.0, 2.0) AS rank "
-            "FROM memory_fts JOIN memory m ON m.id = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ?{extra} ORDER BY memory_fts.rowid DESC LIMIT ?"
-            ") ORDER BY rank LIMIT ?"
-        )
+        sql = self.dialect.keyword_sql(extra)
         results: dict[int, tuple[int, float, bool]] = {}
         for require_all in (True, False):
-            match = fts_query(text, require_all=require_all)
-            if not match:
+            query = self.dialect.keyword_query(text, require_all)
+            if query is None:
                 return []
             # A one-word query's OR pass is its AND pass: every match holds all its words.
-            holds_all = require_all or " OR " not in match
+            match, holds_all = query
             for ident, rank in self._query(sql, [match, *params, RANKED_MATCHES, limit]):
                 if ident not in results and len(results) < limit:
                     results[ident] = (int(ident), float(rank), holds_all)
-            if len(results) >= limit or " AND " not in match:
+            if len(results) >= limit or len(terms(text)) < 2:
                 break
         return list(results.values())
 
@@ -1158,26 +1203,17 @@ def undo_kind(kind: str) -> str:
     }.get(kind, "edited")
 
 
-def unindexed(column: str, sort: str | None) -> str:
-    """ "+" (no index) for a column filtered by equality while sorting by another column,
-    except status under confidence, which has its own (status, confidence) index."""
-    if sort in (None, "id") or column == sort:
-        return ""
-    if column == "status" and sort == "confidence":
-        return ""
-    return "+"
-
-
 def keyset_segments(
-    sort: str, descending: bool, after: Cursor | None
+    sort: str, descending: bool, after: Cursor | None, dialect: Dialect = SQLITE
 ) -> list[tuple[str | None, list[Any], str]]:
     """The (condition, params, ORDER BY) queries that continue a (sort, id) order after a
-    cursor, read in turn until the page is full. SQLite puts NULLs first when ascending and
-    last when descending; the NULL run is its own segment so every query is one index range
-    (an OR across the NULL boundary would scan the table)."""
+    cursor, read in turn until the page is full. NULLs come first when ascending and last
+    when descending (SQLite's order, which the dialect asks of PostgreSQL); the NULL run is
+    its own segment so every query is one index range (an OR across the NULL boundary would
+    scan the table)."""
     direction = "DESC" if descending else "ASC"
     by_id = f"id {direction}"
-    by_sort = by_id if sort == "id" else f"{sort} {direction}, id {direction}"
+    by_sort = by_id if sort == "id" else f"{dialect.order(sort, direction)}, id {direction}"
     if after is None:
         return [(None, [], by_sort)]
     if sort == "id":

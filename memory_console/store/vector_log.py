@@ -8,7 +8,8 @@ can forget to tell it.
 from __future__ import annotations
 
 import secrets
-import sqlite3
+
+from memory_console.store.connection import Connection
 
 # Only what can change the indexed set, or a memory's embedded text, is logged (not decay's
 # confidence updates).
@@ -43,14 +44,14 @@ def new_store_id() -> str:
     return secrets.token_hex(16)
 
 
-def log_bounds(conn: sqlite3.Connection) -> tuple[int, int]:
+def log_bounds(conn: Connection) -> tuple[int, int]:
     """(lowest, highest) sequence number held; (0, 0) for an empty log. Numbers are
     consecutive between them: only trim_log deletes, and always from the low end."""
     low, high = conn.execute("SELECT min(seq), max(seq) FROM vector_log").fetchone()
     return (int(low or 0), int(high or 0))
 
 
-def changed_since(conn: sqlite3.Connection, position: int) -> list[int]:
+def changed_since(conn: Connection, position: int) -> list[int]:
     """The distinct memory ids logged after `position`."""
     rows = conn.execute(
         "SELECT DISTINCT memory_id FROM vector_log WHERE seq > ?", (position,)
@@ -58,7 +59,7 @@ def changed_since(conn: sqlite3.Connection, position: int) -> list[int]:
     return [row[0] for row in rows]
 
 
-def checked_position(conn: sqlite3.Connection, model_id: str) -> int | None:
+def checked_position(conn: Connection, model_id: str) -> int | None:
     """The log position at which every active memory's stored vector of this model was last
     found current (its hash that of its text), while the log still holds every entry after
     it; None when no such check is known."""
@@ -75,7 +76,7 @@ def checked_position(conn: sqlite3.Connection, model_id: str) -> int | None:
     return checked
 
 
-def set_checked_position(conn: sqlite3.Connection, model_id: str, position: int) -> None:
+def set_checked_position(conn: Connection, model_id: str, position: int) -> None:
     conn.execute(
         "INSERT INTO console_meta(key, value) VALUES (?, ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -83,7 +84,7 @@ def set_checked_position(conn: sqlite3.Connection, model_id: str, position: int)
     )
 
 
-def trim_log(conn: sqlite3.Connection, position: int) -> None:
+def trim_log(conn: Connection, position: int) -> None:
     """Forget the entries a file at `position` no longer needs (nor the last check of the
     stored vectors, when one is known). The entry at the position kept stays, so the numbering
     (SQLite's next rowid is one above the highest) never starts again below a file's position."""

@@ -154,7 +154,7 @@ def decay_rows(params: MaintenanceParams, now: float) -> tuple[str, dict[str, An
     else:
         period_days = params.of(RelevanceParams).period_days
     condition = (
-        "ifnull(last_accessed_at, created_at) <= :decay_cutoff "
+        "coalesce(last_accessed_at, created_at) <= :decay_cutoff "
         "OR (memory_type = 'episodic' AND retrieval_count >= :decay_retrievals)"
     )
     return condition, {

@@ -1,0 +1,242 @@
+"""PostgreSQL stores: the schema from the SQLModel tables, opening and refusing databases, and
+the Store's reads answering as on SQLite (paging order, search, ids given by an import)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory_console.embed.embedder import Embedder
+from memory_console.store import MemoryFilter, Store, StoreError
+from memory_console.store.db import SCHEMA_VERSION
+from memory_console.store.migrations import MIGRATIONS, POSTGRES_MIGRATIONS
+from memory_console.store.postgres import FIRST_SCHEMA, placeholders, shown_url
+from tests.helpers import DAY, NOW, memory, server_rows
+
+
+def test_schema_is_the_sqlmodel_tables(pg_url: str) -> None:
+    from memory_console.store import tables
+
+    Store(pg_url).close()
+    found = server_rows(
+        pg_url,
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema()",
+    )
+    columns: dict[str, set[str]] = {}
+    for table, column in found:
+        columns.setdefault(str(table), set()).add(str(column))
+    for table in tables.SQLModel.metadata.sorted_tables:
+        assert {column.name for column in table.columns} <= columns[table.name], table.name
+    # The parts only PostgreSQL has: the keyword index's tsvector and pgvector's column.
+    assert "search" in columns["memory"] and "embedding" in columns["embedding"]
+    indexes = {row[0] for row in server_rows(pg_url, "SELECT indexname FROM pg_indexes")}
+    assert {"ix_memory_search", "ix_embedding_hnsw", "ix_memory_status_confidence"} <= indexes
+    version = server_rows(pg_url, "SELECT value FROM console_meta WHERE key = 'schema_version'")
+    assert version == [(str(SCHEMA_VERSION),)]
+
+
+def test_every_version_since_the_first_postgresql_schema_migrates_both_backends() -> None:
+    for version in range(FIRST_SCHEMA, SCHEMA_VERSION):
+        assert version in MIGRATIONS and version in POSTGRES_MIGRATIONS, version
+
+
+def test_foreign_newer_and_empty_read_only_databases_are_refused(pg_url: str) -> None:
+    with pytest.raises(StoreError, match="read-only mode does not create"):
+        Store(pg_url, read_only=True)
+    with pytest.raises(StoreError, match="no store in this database"):
+        Store(pg_url, create=False)
+    Store(pg_url).close()
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE console_meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="newer memory-console"):
+        Store(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP TABLE console_meta")
+    with pytest.raises(StoreError, match="another application"):
+        Store(pg_url)
+
+
+def test_read_only_store_refuses_writes_on_the_server(pg_url: str) -> None:
+    with Store(pg_url) as store:
+        store.add({"content": "kept"})
+    with Store(pg_url, read_only=True) as store:
+        assert store.count() == 1
+        with pytest.raises(StoreError):
+            store.add({"content": "refused"})
+    assert server_rows(pg_url, "SELECT count(*) FROM memory") == [(1,)]
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_keyset_pages_follow_sqlite_order_with_nulls(
+    pg_url: str, tmp_path: Path, descending: bool
+) -> None:
+    """Sorting by a column with NULLs pages through the same ids in the same order on both
+    backends (SQLite puts NULLs first ascending; PostgreSQL is asked to)."""
+    rows = [
+        memory(
+            f"fact {n}",
+            days_old=30 + n % 7,
+            last_accessed_at=None if n % 3 else NOW - (n % 5) * DAY,
+        )
+        for n in range(23)
+    ]
+    orders = []
+    for target in (str(tmp_path / "s.db"), pg_url):
+        with Store(target) as store:
+            store.add_many(rows, now=NOW)
+            seen, cursor = [], None
+            while True:
+                page = store.page(
+                    sort="last_accessed_at", descending=descending, after=cursor, limit=4
+                )
+                seen += [record.id for record in page.rows]
+                if page.next_cursor is None:
+                    break
+                cursor = page.next_cursor
+            orders.append(seen)
+    assert orders[0] == orders[1] and sorted(orders[0]) == list(range(1, 24))
+
+
+def test_keyword_search_and_text_filter_use_the_tsvector(pg_url: str) -> None:
+    with Store(pg_url) as store:
+        tea, coffee, both = store.add_many(
+            [
+                {"content": "Drinks green tea every afternoon", "owner": "ann"},
+                {"content": "Hates coffee", "title": "coffee", "owner": "bob"},
+                {"content": "Coffee at breakfast, tea after lunch", "owner": "ann"},
+            ]
+        )
+        ranked = [ident for ident, _ in store.keyword_ranking("coffee and tea")]
+        assert ranked[0] == both and set(ranked) == {tea, coffee, both}
+        found = store.keyword_search("teas", MemoryFilter(owner="ann"))  # stemmed
+        assert {record.id for record, _ in found} == {tea, both}
+        assert store.count(MemoryFilter(text="coffee tea")) == 1
+        store.edit(tea, {"title": "Mint", "content": "Switched to mint"})
+        assert store.count(MemoryFilter(text="tea")) == 1  # the generated column followed
+
+
+def test_ids_given_by_an_import_move_the_sequence_on(pg_url: str) -> None:
+    with Store(pg_url) as store:
+        assert store.add_many([{"id": 40, "content": "imported"}], keep_ids=True) == [40]
+        assert store.add({"content": "new"}) == 41
+        assert list(store.ids_matching(MemoryFilter())) == [40, 41]
+
+
+def test_session_filter_reads_json_metadata(pg_url: str) -> None:
+    with Store(pg_url) as store:
+        mine, other, _ = store.add_many(
+            [
+                {"content": "a", "tier": "working", "metadata": {"session_id": "s1"}},
+                {"content": "b", "tier": "working", "metadata": {"session_id": "s2"}},
+                {"content": "c"},
+            ]
+        )
+        kept = store.ids_matching(MemoryFilter(session_id="s1"))
+        assert other not in kept and mine in kept and len(kept) == 2
+
+
+def test_placeholders_leave_quoted_text_alone() -> None:
+    assert placeholders("SELECT '?', \"a?\" FROM t WHERE x = ? AND y LIKE '5%'") == (
+        "SELECT '?', \"a?\" FROM t WHERE x = %s AND y LIKE '5%%'"
+    )
+    assert placeholders("SELECT m::jsonb FROM t WHERE a = :name") == (
+        "SELECT m::jsonb FROM t WHERE a = %(name)s"
+    )
+
+
+def test_messages_never_show_the_password() -> None:
+    assert shown_url("postgresql://ann:secret@db:5432/mem") == "postgresql://ann@db:5432/mem"
+
+
+def vector_store(url: str, sizes: dict[str, int]) -> tuple[Store, dict[int, np.ndarray]]:
+    """A PostgreSQL store whose memories (so many per owner) have random unit vectors."""
+    from memory_console.store import embeddings
+
+    rng = np.random.default_rng(7)
+    store = Store(url, actor="test")
+    vectors: dict[int, np.ndarray] = {}
+    for owner, size in sizes.items():
+        ids = store.add_many([{"content": f"{owner} {n}", "owner": owner} for n in range(size)])
+        matrix = rng.normal(size=(size, 384)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        vectors.update(zip(ids, matrix, strict=True))
+        rows = [(ident, f"hash {ident}", vector.tobytes()) for ident, vector in vectors.items()]
+        embeddings.write_vectors(store, "test-model", rows)
+    return store, vectors
+
+
+def test_vectors_are_ranked_in_the_database_exact_or_through_hnsw(pg_url: str) -> None:
+    from memory_console.store import embeddings
+
+    store, vectors = vector_store(pg_url, {"alice": 600, "bob": 20})
+    query = vectors[5] + 0.5 * vectors[6]
+    with store:
+        for memory_filter in (MemoryFilter(status="active"), MemoryFilter(owner="bob")):
+            kept = [i for i in vectors if memory_filter.owner in (None, store.require(i).owner)]
+            cosines = {i: float(vectors[i] @ query) / float(np.linalg.norm(query)) for i in kept}
+            truth = sorted(kept, key=lambda i: -cosines[i])[:10]
+            for exact in (True, False, None):
+                found = embeddings.nearest_in_database(
+                    store, "test-model", query, memory_filter, 10, exact=exact
+                )
+                assert len(found) == 10
+                if exact:
+                    assert [ident for ident, _ in found] == truth
+                    assert [c for _, c in found] == pytest.approx([cosines[i] for i in truth])
+                else:
+                    assert len({ident for ident, _ in found} & set(truth)) >= 9
+        store.archive([truth[0]])
+        found = embeddings.nearest_in_database(store, "test-model", query, MemoryFilter(), 10)
+        assert truth[0] in {ident for ident, _ in found}  # no status asked: archived kept
+        active = MemoryFilter(status="active")
+        for exact in (True, False):
+            found = embeddings.nearest_in_database(
+                store, "test-model", query, active, 10, exact=exact
+            )
+            assert truth[0] not in {ident for ident, _ in found}
+
+
+def test_an_exact_scan_is_chosen_for_a_filter_that_keeps_few_memories(pg_url: str) -> None:
+    from memory_console.store import embeddings
+
+    store, _ = vector_store(pg_url, {"alice": 600, "bob": 20})
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ANALYZE memory")  # what autovacuum does after a load
+    with store, store.lock:
+        conn = store.connection
+        # sqrt(200 * 620) is 352: bob's 20 memories are ranked exactly, all 620 through HNSW.
+        for memory_filter, few in (
+            (MemoryFilter(status="active", owner="bob"), True),
+            (MemoryFilter(status="active"), False),
+        ):
+            clauses, params = store.where(memory_filter, alias="m")
+            assert embeddings.few_kept(conn, clauses, params) is few
+
+
+def test_the_agent_api_keeps_and_searches_its_vectors_in_the_database(
+    pg_url: str, embedder: Embedder
+) -> None:
+    from memory_console.api import MemoryAPI
+
+    with MemoryAPI(pg_url, owner="alice", embedder=embedder) as api:
+        dark = api.remember("I always use a dark theme in my code editor.", now=NOW).id
+        lisbon = api.remember("The user lives in Lisbon.", now=NOW).id
+        semantic = api.engine.semantic
+        assert semantic is not None and semantic.source == "database"
+        recalled = api.recall("which colours does she like when programming", k=1, now=NOW)
+        assert [item.record.id for item in recalled] == [dark]
+        assert recalled[0].scores["cosine"] > 0.3
+        forgotten = api.forget("Forget that I live in Lisbon", now=NOW)
+        assert [record.id for record in forgotten.archived] == [lisbon]
+    # Written to pgvector's column on the server, one per memory, by the API's own listener.
+    stored = server_rows(
+        pg_url, "SELECT memory_id FROM embedding WHERE embedding IS NOT NULL ORDER BY memory_id"
+    )
+    assert stored == [(dark,), (lisbon,)]
