@@ -761,9 +761,9 @@ class Store:
         page of memories' histories at a time, not one query per memory."""
         found: dict[int, list[EventRecord]] = {int(ident): [] for ident in memory_ids}
         rows = self._query(
-            f"SELECT {EVENT_SELECT} FROM memory_event "
-            "WHERE memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, at, id",
-            (json.dumps(list(found)),),
+            f"SELECT {EVENT_SELECT} FROM memory_event WHERE memory_id IN "
+            f"(SELECT value FROM {self.dialect.id_table()}) ORDER BY memory_id, at, id",
+            (self.dialect.id_values(list(found)),),
         )
         for row in rows:
             found[row[1]].append(EventRecord.from_row(row))
