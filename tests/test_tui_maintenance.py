@@ -394,12 +394,10 @@ async def test_the_form_starts_from_the_stores_policy_and_parameters(demo_store:
         assert params.policy == "periodic" and params.decay.rate == 0.8  # type: ignore[attr-defined]
 
 
-async def test_merge_review_shows_the_first_groups_while_planning_goes_on(
-    demo_store: Store, monkeypatch: Any
-) -> None:
-    """The review opens on the merges of the first scopes planned; a decision made there
-    holds when the rest arrive; the plan in the end is the one made at once."""
-    import asyncio
+def held_planning(demo_store: Store, monkeypatch: Any) -> tuple[Any, Any, Any, Any]:
+    """Duplicate groups in two scopes, the eager plan of consolidate, and the console's planner
+    held after the first scope with groups until `go_on` is set: (request, eager plan,
+    first_found, go_on)."""
     import threading
 
     from memory_console.maintenance import plan
@@ -422,6 +420,17 @@ async def test_merge_review_shows_the_first_groups_while_planning_goes_on(
         return plan(store, passes, params, now, progress, heard)
 
     monkeypatch.setattr(preview_module, "plan", held)
+    return request, eager, first_found, go_on
+
+
+async def test_merge_review_shows_the_first_groups_while_planning_goes_on(
+    demo_store: Store, monkeypatch: Any
+) -> None:
+    """The review opens on the merges of the first scopes planned; a decision made there
+    holds when the rest arrive; the plan in the end is the one made at once."""
+    import asyncio
+
+    request, eager, first_found, go_on = held_planning(demo_store, monkeypatch)
     app = console(demo_store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -469,28 +478,8 @@ async def test_a_decision_taken_back_before_the_plan_is_made_holds(
 ) -> None:
     """Leaving the review while planning goes on hands its decisions to the plan made."""
     import asyncio
-    import threading
 
-    from memory_console.maintenance import plan
-    from memory_console.tui.screens import preview as preview_module
-
-    add_duplicate_groups(demo_store, (3, 4))
-    request = PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)
-    eager = plan(demo_store, request.passes, request.params(), request.now)
-    first_found, go_on = threading.Event(), threading.Event()
-
-    def held(*args: Any) -> Any:
-        store, passes, params, now, progress, partial = args
-
-        def heard(scope: Any) -> None:
-            partial(scope)
-            if scope.groups and not first_found.is_set():
-                first_found.set()
-                go_on.wait(60)
-
-        return plan(store, passes, params, now, progress, heard)
-
-    monkeypatch.setattr(preview_module, "plan", held)
+    request, eager, first_found, go_on = held_planning(demo_store, monkeypatch)
     app = console(demo_store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
