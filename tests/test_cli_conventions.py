@@ -328,6 +328,14 @@ def test_long_jobs_say_each_quarter_in_plain_lines_when_stderr_is_not_a_terminal
         "memory-console: exporting (jsonl): 1,500 of 2,000 (75%)",
     ]
     assert exported.err.splitlines()[-1].startswith("memory-console: exported 2,000 memories")
+    imported = invoke(
+        ["import", out, "--db", str(tmp_path / "copy.db"), "--allow-secrets", "--allow-health"]
+    )
+    assert imported.code == 0, imported.err
+    assert progress_lines(imported.err) == [
+        f"memory-console: importing {out}: {done:,} of 2,000 ({share}%)"
+        for done, share in ((500, 25), (1000, 50), (1500, 75))
+    ]
     planned = invoke(["maintain", "--dry-run", "--db", db, "--json"])
     assert planned.code == 0
     lines = progress_lines(planned.err)

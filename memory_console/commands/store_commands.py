@@ -287,7 +287,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if source == common.STDIO:
             source = stack.enter_context(standard_input_copy())
         try:
-            with common.progress(f"importing {args.file}"):
+            with common.progress(f"importing {args.file}") as update:
                 report = import_file(
                     store,
                     source,
@@ -298,6 +298,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                     policy=SecretsPolicy(args.allow_secrets, args.allow_health),
                     memory_type=args.memory_type,
                     skip_refused=args.skip_refused,
+                    progress=update,
                 )
         except BaseException as error:
             store.close()

@@ -38,6 +38,7 @@ from memory_console.store.wire import export_record, json_line
 from memory_console.timeutil import now_ts
 
 BATCH_ROWS = 2000  # memories inserted at a time: the second pass holds one batch in memory
+PROGRESS_ROWS = 500  # an import tells its progress this often (memories read for insertion)
 EXPORT_BATCH = 500  # memories whose histories an export reads in one statement
 ExportProgress = Callable[[int, int], None]  # (memories written, how many there are)
 
@@ -205,6 +206,7 @@ def import_jsonl(
     policy: SecretsPolicy | None = None,
     memory_type: str | None = None,
     skip_refused: bool = False,
+    progress: ExportProgress | None = None,
 ) -> ImportReport:
     """Check every line, keeping only the ids, then read the file again and insert every
     memory in one transaction, a batch at a time, or nothing. Memory stays bounded by a
@@ -249,6 +251,8 @@ def import_jsonl(
             )
     del lines
 
+    taken = [0]  # memories read for insertion so far
+
     def batches() -> Iterator[tuple[list[dict[str, Any]], list[Any]]]:
         inserted = hashlib.sha256()
         rows: list[dict[str, Any]] = []
@@ -260,6 +264,9 @@ def import_jsonl(
                 continue
             rows.append(row)
             histories.append(history)
+            taken[0] += 1
+            if progress is not None and taken[0] % PROGRESS_ROWS == 0:
+                progress(taken[0], found)
             if len(rows) == BATCH_ROWS:
                 yield rows, histories
                 rows, histories = [], []

@@ -68,6 +68,7 @@ def import_file(
     policy: SecretsPolicy | None = None,
     memory_type: str | None = None,
     skip_refused: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> FormatReport:
     """Read and check the whole file, then insert every memory (and its history) in one
     transaction, or nothing. Errors name FILE:LINE or FILE:path and the reason.
@@ -80,7 +81,8 @@ def import_file(
     skip_refused such memories are left out instead (report.refused says which and why). A
     malformed record still fails the whole import.
     memory_type: for memories whose file gives none; without it they are classified by their
-    content, as remember() does (each format's docstring says which of its memories are typed)."""
+    content, as remember() does (each format's docstring says which of its memories are typed).
+    progress(read, total) follows a JSONL file's memories as they are inserted."""
     from memory_console.ingest.formats.common import check_new_external_ids, fail
     from memory_console.ingest.formats.detect import detect_format
     from memory_console.ingest.jsonl import import_jsonl
@@ -102,6 +104,7 @@ def import_file(
             policy=policy,
             memory_type=memory_type,
             skip_refused=skip_refused,
+            progress=progress,
         )
         return FormatReport(source, name, report.ids, refused=report.refused)
     parsed = reader(name)(source, now=moment, owner=owner)
