@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import random
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -267,10 +268,16 @@ def invoke(argv: list[str]) -> Outcome:
     return Outcome(code, texts[0], texts[1])
 
 
+# A long job's plain progress line (commands/common.py plain_progress): said only once the job
+# has run two seconds, so whether one precedes an error depends on the machine's pace.
+PROGRESS_LINE = re.compile(r"memory-console: .+: (?:[\d,]+ of [\d,]+ \()?\d+%\)?")
+
+
 def one_error_line(result: Outcome) -> str:
-    """The single line a failed command printed on stderr."""
+    """The single error line a failed command printed on stderr (after progress lines, if the
+    job ran long enough to say any: nothing else)."""
     assert result.code == 1, result
-    lines = result.err.splitlines()
+    lines = [line for line in result.err.splitlines() if not PROGRESS_LINE.fullmatch(line)]
     assert len(lines) == 1 and lines[0].startswith("memory-console: error: "), result.err
     return lines[0]
 
