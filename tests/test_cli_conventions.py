@@ -309,7 +309,8 @@ def test_long_jobs_say_each_quarter_in_plain_lines_when_stderr_is_not_a_terminal
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where stderr is a log or a pipe, a job that runs long (here: at once) says a few plain
-    lines, one per quarter passed; -q says none."""
+    lines, one per quarter passed (demo, export, import of our JSONL and of a peer format,
+    planning, applying, reindex); -q says none."""
     from memory_console.commands import common
 
     monkeypatch.setattr(common, "PLAIN_DELAY", 0.0)
@@ -342,6 +343,23 @@ def test_long_jobs_say_each_quarter_in_plain_lines_when_stderr_is_not_a_terminal
     assert 2 <= len(lines) <= 3 and all(
         line.startswith("memory-console: planning ") for line in lines
     )
+    peer = str(tmp_path / "mem0.jsonl")
+    assert invoke(["export", "--all", "--format", "mem0", "--db", db, "--out", peer]).code == 0
+    imported = invoke(
+        ["import", peer, "--db", str(tmp_path / "peer.db"), "--allow-secrets", "--allow-health"]
+    )
+    assert imported.code == 0, imported.err
+    assert progress_lines(imported.err) == [
+        f"memory-console: importing {peer}: {done:,} of 2,000 ({share}%)"
+        for done, share in ((500, 25), (1000, 50), (1500, 75))
+    ]
+    applied = invoke(["maintain", "--apply", "--db", db])
+    assert applied.code == 0, applied.err
+    lines = [line for line in progress_lines(applied.err) if " applying " in line]
+    assert 1 <= len(lines) <= 3 and all(
+        re.fullmatch(r"memory-console: applying [\d,]+ changes: [\d,]+ of [\d,]+ \(\d+%\)", line)
+        for line in lines
+    ), applied.err
     reindexed = invoke(["reindex", "--db", db])
     assert reindexed.code == 0
     assert progress_lines(reindexed.err)[0].startswith("memory-console: embedding: ")

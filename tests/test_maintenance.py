@@ -62,6 +62,17 @@ def all_params(**overrides: object) -> MaintenanceParams:
     return build_params(ALL, "relevance", {"max_memories": 2, **overrides})
 
 
+def test_apply_tells_its_progress_in_rows_written(mixed: Store) -> None:
+    """progress(done, total) counts memories updated and events written, and ends at total."""
+    told: list[tuple[int, int]] = []
+    proposal = plan(mixed, ALL, all_params(), now=NOW)
+    run = apply(mixed, proposal, progress=lambda done, total: told.append((done, total)))
+    events = mixed._query("SELECT count(*) FROM memory_event WHERE run_id = ?", (run.id,))[0][0]
+    total = run.changed + events
+    assert told and told[-1] == (total, total)
+    assert all(t == total for _, t in told) and [d for d, _ in told] == sorted(d for d, _ in told)
+
+
 def test_apply_writes_changes_events_and_the_run_row(mixed: Store) -> None:
     seen: list[tuple[str, list[int]]] = []
     mixed.listeners.append(lambda kind, ids: seen.append((kind, ids)))

@@ -311,7 +311,7 @@ def test_plan_reports_each_step(demo_store: Store) -> None:
     assert steps == [("reading", 0, 2), (first, 1, 2), (second, 2, 2)]
 
 
-async def test_planning_shows_the_pass_it_is_on(demo_store: Store) -> None:
+async def test_planning_and_applying_show_where_they_are(demo_store: Store) -> None:
     from memory_console.tui.plan_request import PlanRequest
     from memory_console.tui.screens.preview import PreviewScreen
     from memory_console.tui.widgets.work_progress import WorkProgress
@@ -333,11 +333,17 @@ async def test_planning_shows_the_pass_it_is_on(demo_store: Store) -> None:
             await settle(pilot)
             preview = app.screen
             assert isinstance(preview, PreviewScreen) and preview.base is not None
+            await pilot.press("A")
+            await settle(pilot)
+            await pilot.press("enter")  # the confirmation: apply
+            await settle(pilot)
     finally:
         WorkProgress.tick = original  # type: ignore[method-assign]
     assert "planning: reading the store for 2 passes…" in shown
     assert "planning: pass 1 of 2, consolidate…" in shown
     assert "planning: pass 2 of 2, decay…" in shown
+    written = [line for line in shown if line.startswith("applying in one transaction: ")]
+    assert written and written[-1].endswith("rows written (100%)…"), shown[-5:]
 
 
 async def test_a_preview_row_is_acted_on_in_its_story_and_back_plans_again(

@@ -306,8 +306,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
             save_plan(Path(args.out), proposed)
         run = None
         if args.apply:
-            with common.progress(f"applying {proposed.changed:,} changes"):
-                proposed, run = apply_with_command(store, proposed, command, args.skip_stale, "or")
+            with common.progress(f"applying {proposed.changed:,} changes") as update:
+                proposed, run = apply_with_command(
+                    store, proposed, command, args.skip_stale, "or", update
+                )
         titles = titles_of(store, proposed, args.top) if not args.json else {}
     finally:
         store.close()
@@ -395,9 +397,9 @@ def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
             warn_plan(edited)
         except PlanFileError as error:
             raise UserError(f"{path}: {error}") from error
-        with common.progress(f"applying {edited.changed:,} changes"):
+        with common.progress(f"applying {edited.changed:,} changes") as update:
             edited, run = apply_with_command(
-                store, edited, command, args.skip_stale, ": make a new plan, or"
+                store, edited, command, args.skip_stale, ": make a new plan, or", update
             )
         titles = titles_of(store, edited, args.top) if not args.json else {}
     finally:
@@ -497,19 +499,24 @@ def cmd_plan_edit(args: argparse.Namespace) -> int:
 
 
 def apply_with_command(
-    store: Any, proposed: Any, command: str | None, skip_stale: bool, stale_hint: str
+    store: Any,
+    proposed: Any,
+    command: str | None,
+    skip_stale: bool,
+    stale_hint: str,
+    progress: common.Update | None = None,
 ) -> tuple[Any, Any]:
     """Word the plan's merges with the merge command (its failures warned, the extractive
-    merge kept for them), then apply it; returns the plan applied (its figures count the
-    command's failures) and the run. A stale plan is a UserError ending in `stale_hint`
-    and the --skip-stale advice."""
+    merge kept for them), then apply it, telling `progress` the rows written; returns the
+    plan applied (its figures count the command's failures) and the run. A stale plan is a
+    UserError ending in `stale_hint` and the --skip-stale advice."""
     from memory_console.maintenance import StalePlanError, apply
     from memory_console.maintenance.merge_command import merge_with_command
 
     merges = merge_with_command(store, proposed, command)
     warn(merges.summary)
     try:
-        return merges.plan, apply(store, merges.plan, skip_stale=skip_stale)
+        return merges.plan, apply(store, merges.plan, skip_stale=skip_stale, progress=progress)
     except StalePlanError as error:
         separator = "" if stale_hint.startswith(":") else " "
         raise UserError(f"{error}{separator}{stale_hint} use --skip-stale") from error

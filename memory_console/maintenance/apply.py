@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,11 +20,45 @@ from memory_console.store.store import dumps
 from memory_console.store.validate import complete_memory
 
 PLACEHOLDER_FIELDS = ("consolidated_into",)  # fields whose after may name a NewMemory key
+EVENTS_TOLD = 10_000  # events written between two progress reports
+Progress = Callable[[int, int], None]
 
 
-def apply(store: Store, plan: Plan, *, actor: str | None = None, skip_stale: bool = False) -> Run:
+class Tally:
+    """Rows written so far (memories created, memories updated, events) out of the plan's
+    total, told to a progress callback as an apply goes."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.total, self.done, self.progress = total, 0, progress
+
+    def add(self, rows: int) -> None:
+        self.done += rows
+        if self.progress is not None and rows:
+            self.progress(min(self.done, self.total), self.total)
+
+    def counted(self, rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+        """`rows` passed through, told every EVENTS_TOLD."""
+        since = 0
+        for row in rows:
+            yield row
+            since += 1
+            if since == EVENTS_TOLD:
+                self.add(since)
+                since = 0
+        self.add(since)
+
+
+def apply(
+    store: Store,
+    plan: Plan,
+    *,
+    actor: str | None = None,
+    skip_stale: bool = False,
+    progress: Progress | None = None,
+) -> Run:
     """Write every change of `plan`, one event per memory and pass, and the run row, in one
-    write transaction; a crash or an error leaves the store as it was.
+    write transaction; a crash or an error leaves the store as it was. `progress(done,
+    total)` hears the rows written (memories created and updated, events) as they go.
 
     The plan's revisions are checked inside the transaction, row by row as each memory is
     updated; if any memory changed since planning, everything is rolled back and
@@ -62,9 +96,16 @@ def apply(store: Store, plan: Plan, *, actor: str | None = None, skip_stale: boo
         if skipped.ids:
             row["undo_report"] = dumps(skipped_record(skipped.ids))
         run_id = insert_run(conn, row)
+        values, present = final_values(plan)
+        updates = (
+            int(np.count_nonzero(np.logical_or.reduce(list(present.values())))) if present else 0
+        )
+        events = sum(len(change_set) for change_set in plan.change_sets)
+        tally = Tally(len(plan.new_memories) + updates + events, progress)
         keys = insert_new_memories(store, conn, plan, run_id, started_at)
-        write_changes(conn, plan, keys)
-        store.write_events(event_rows(plan, run_id, keys, started_at))
+        tally.add(len(plan.new_memories))
+        write_changes(conn, plan, keys, (values, present), tally)
+        store.write_events(tally.counted(event_rows(plan, run_id, keys, started_at)))
         duration_ms = round((time.perf_counter() - clock) * 1000)
         update_run(conn, run_id, {"duration_ms": duration_ms})
     for change_set in plan.change_sets:
@@ -244,9 +285,16 @@ def index_order(plan: Plan, name: str = "confidence") -> np.ndarray:
     return key
 
 
-def write_changes(conn: Any, plan: Plan, keys: dict[int, int]) -> None:
-    """One UPDATE per memory with its final values, grouped by the fields it changes."""
-    values, present = final_values(plan)
+def write_changes(
+    conn: Any,
+    plan: Plan,
+    keys: dict[int, int],
+    final: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None = None,
+    tally: Tally | None = None,
+) -> None:
+    """One UPDATE per memory with its final values, grouped by the fields it changes
+    (`final`: final_values(plan), when the caller has it)."""
+    values, present = final if final is not None else final_values(plan)
     names = list(values)
     if not names:
         return
@@ -268,7 +316,10 @@ def write_changes(conn: Any, plan: Plan, keys: dict[int, int]) -> None:
                 plan.touched_revisions[rows].tolist(),
                 strict=True,
             )
-            updated += bulk.update_memories(conn, fields, tuples, check_revision=True)
+            done = bulk.update_memories(conn, fields, tuples, check_revision=True)
+            updated += done
+            if tally is not None:
+                tally.add(done)
         if updated != expected:
             raise StalePlanError(expected - updated, expected)
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_console.timeutil import now_ts
 
@@ -82,10 +82,10 @@ def import_file(
     malformed record still fails the whole import.
     memory_type: for memories whose file gives none; without it they are classified by their
     content, as remember() does (each format's docstring says which of its memories are typed).
-    progress(read, total) follows a JSONL file's memories as they are inserted."""
+    progress(read, total) follows the memories as they are inserted (every PROGRESS_ROWS)."""
     from memory_console.ingest.formats.common import check_new_external_ids, fail
     from memory_console.ingest.formats.detect import detect_format
-    from memory_console.ingest.jsonl import import_jsonl
+    from memory_console.ingest.jsonl import PROGRESS_ROWS, import_jsonl
     from memory_console.ingest.secrets_policy import SecretsPolicy, import_refusal
     from memory_console.store import held
     from memory_console.store.validate import check_field
@@ -126,12 +126,19 @@ def import_file(
         raise fail(str(source), f"all {len(refusals):,} memories were refused: {refusals[0]}")
     if keep_ids:
         check_new_external_ids(store, kept)
-    histories = [entry.history for entry in kept]
-    ids = store.insert_rows(
-        [entry.row for entry in kept],
-        moment,
-        histories=histories if any(histories) else None,
-    )
+    has_history = any(entry.history for entry in kept)
+
+    def batches() -> Iterator[tuple[list[dict[str, Any]], list[Any] | None]]:
+        # A batch at a time in the one transaction, so a long import can tell its progress.
+        for start in range(0, len(kept), PROGRESS_ROWS):
+            part = kept[start : start + PROGRESS_ROWS]
+            yield [entry.row for entry in part], (
+                [entry.history for entry in part] if has_history else None
+            )
+            if progress is not None:
+                progress(start + len(part), len(kept))
+
+    ids = store.insert_batches(batches(), moment)
     assumed = sum(entry.owner_assumed for entry in kept)
     return FormatReport(
         source,

@@ -237,6 +237,16 @@ class PreviewScreen(MemoryActionsScreen):
     class Stale(Message):
         error: StalePlanError
 
+    @dataclass
+    class ApplyProgress(Message):
+        """Rows an apply has written (memories created and updated, events) of its total."""
+
+        done: int
+        total: int
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, PreviewScreen.ApplyProgress)
+
     def __init__(self, request: PlanRequest) -> None:
         super().__init__()
         self.request = request
@@ -801,11 +811,28 @@ class PreviewScreen(MemoryActionsScreen):
         store = self.context.store
         merges = merge_with_command(store, edited, self.context.settings.merge_command)
         try:
-            run = apply(store, merges.plan, actor="tui", skip_stale=skip_stale)
+            run = apply(
+                store,
+                merges.plan,
+                actor="tui",
+                skip_stale=skip_stale,
+                progress=lambda done, total: self.post_message(self.ApplyProgress(done, total)),
+            )
         except StalePlanError as error:
             self.post_message(self.Stale(error))
             return
         self.post_message(self.Applied(run, merges.summary))
+
+    @on(ApplyProgress)
+    def _apply_progress(self, message: ApplyProgress) -> None:
+        if not self.applying or not self.progress.busy:
+            return
+        share = message.done * 100 // max(message.total, 1)
+        self.progress.what = (
+            f"applying in one transaction: {message.done:,} of {message.total:,} rows "
+            f"written ({share}%)…"
+        )
+        self.progress.tick()
 
     @on(Applied)
     def _applied(self, message: Applied) -> None:
