@@ -810,14 +810,12 @@ class PreviewScreen(MemoryActionsScreen):
         """The merge command (if any) words the merges first, outside the transaction."""
         store = self.context.store
         merges = merge_with_command(store, edited, self.context.settings.merge_command)
+
+        def written(done: int, total: int) -> None:
+            self.post_message(self.ApplyProgress(done, total))
+
         try:
-            run = apply(
-                store,
-                merges.plan,
-                actor="tui",
-                skip_stale=skip_stale,
-                progress=lambda done, total: self.post_message(self.ApplyProgress(done, total)),
-            )
+            run = apply(store, merges.plan, actor="tui", skip_stale=skip_stale, progress=written)
         except StalePlanError as error:
             self.post_message(self.Stale(error))
             return
