@@ -238,6 +238,58 @@ def scan_store_files(db_path: Path, tokens: list[str]) -> dict[str, dict[str, in
     return found
 
 
+def db_rows(db: Path | str, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
+    """Rows of one statement (`?` parameters) read past the Store: from an SQLite file, or
+    from the server a PostgreSQL store's URL names."""
+    if str(db).startswith("postgresql://"):
+        import psycopg
+
+        from memory_console.store.postgres import placeholders
+
+        with psycopg.connect(str(db)) as conn:
+            return conn.execute(placeholders(sql), list(params) or None).fetchall()
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(sql, params).fetchall()
+    conn.close()
+    return rows
+
+
+def scan_pg_files(
+    url: str, tokens: list[str], tables: tuple[str, ...]
+) -> dict[str, dict[str, int]]:
+    """The raw bytes of the files PostgreSQL keeps `tables` in (heap, TOAST, every index, all
+    forks and segments), searched case-insensitively after a CHECKPOINT: file -> token ->
+    occurrences, for the files and tokens found (empty: no trace). Needs a superuser on this
+    machine's server (the tests' own): it reads the server's data directory."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        folder = Path(conn.execute("SHOW data_directory").fetchone()[0])
+        rows = conn.execute(
+            "SELECT c.relname, pg_relation_filepath(c.oid) FROM pg_class AS c "
+            "WHERE c.oid = ANY(%(t)s::regclass[]) "
+            "OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = ANY(%(t)s::regclass[])) "
+            "OR c.oid IN (SELECT reltoastrelid FROM pg_class WHERE oid = ANY(%(t)s::regclass[])) "
+            "OR c.oid IN (SELECT i.indexrelid FROM pg_index AS i JOIN pg_class AS t "
+            "ON t.reltoastrelid = i.indrelid WHERE t.oid = ANY(%(t)s::regclass[]))",
+            {"t": list(tables)},
+        ).fetchall()
+    assert {name for name, _ in rows} >= set(tables)
+    found: dict[str, dict[str, int]] = {}
+    for name, relative in rows:
+        base = folder / relative
+        for path in sorted(base.parent.glob(base.name + "*")):
+            if path.name != base.name and path.name[len(base.name)] not in "._":
+                continue  # another relation whose number begins with this one's
+            data = path.read_bytes().lower()
+            hits = {token: data.count(token.lower().encode()) for token in tokens}
+            hits = {token: number for token, number in hits.items() if number}
+            if hits:
+                found[f"{name} ({path.name})"] = hits
+    return found
+
+
 # -- the CLI in-process -----------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,9 +19,13 @@ from memory_console.cli import main
 from memory_console.ingest.demo import build_demo
 from memory_console.store import Store
 from memory_console.store.db import FTS_TRIGGERS
-from tests.helpers import NOW, console, notes, settle
+from memory_console.store.postgres import shown_url
+from tests.helpers import NOW, console, db_rows, invoke, notes, settle
 
-CHECK_NAMES = ["header", "schema", "integrity", "text_index", "events", "vectors"]
+if TYPE_CHECKING:
+    from memory_console.embed.embedder import Embedder
+
+CHECK_NAMES = ["header", "schema", "integrity", "text_index", "events", "vectors"]  # both backends
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -57,15 +61,52 @@ def checks_of(capsys: pytest.CaptureFixture[str], path: Path, *extra: str) -> di
     return {check["name"]: check for check in report["checks"]}
 
 
-def test_a_healthy_store_passes_every_check(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    before = hashlib.sha256(demo.read_bytes()).hexdigest()
-    code, out, err = run(capsys, "check", "--db", str(demo))
+@pytest.fixture
+def pg_demo(pg_url: str, tmp_path: Path, embedder: Embedder) -> str:
+    """The demo's memories and history imported into a new PostgreSQL store, and two memories
+    remembered through the agent API (their vectors in pgvector's column)."""
+    from memory_console.api import MemoryAPI
+
+    build_demo(tmp_path / "source.db", count=60, seed=3, now=NOW)
+    out = tmp_path / "demo.jsonl"
+    argv = ["export", "--all", "--history", "--reveal", "--out", str(out)]
+    assert invoke([*argv, "--db", str(tmp_path / "source.db")]).code == 0
+    made = invoke(["import", str(out), "--db", pg_url, "--allow-secrets", "--allow-health"])
+    assert made.code == 0, made
+    with MemoryAPI(pg_url, owner="alice", embedder=embedder) as api:
+        for text in ("I take the night train to Vienna", "My sister lives in Porto"):
+            assert api.remember(text, now=NOW).action == "stored"
+    assert db_rows(pg_url, "SELECT count(*) FROM embedding WHERE embedding IS NOT NULL")[0][0]
+    return pg_url
+
+
+def state(db: str) -> list[Any]:
+    """What a store holds, to show that check changed nothing: an SQLite file's bytes, a
+    PostgreSQL store's rows."""
+    if not db.startswith("postgresql://"):
+        return [hashlib.sha256(Path(db).read_bytes()).hexdigest()]
+    return [
+        db_rows(db, f"SELECT * FROM {table} ORDER BY 1")
+        for table in ("memory", "memory_event", "embedding", "console_meta")
+    ]
+
+
+def test_a_healthy_store_passes_every_check(
+    backend: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    demo = str(request.getfixturevalue("demo" if backend == "sqlite" else "pg_demo"))
+    before = state(demo)
+    code, out, err = run(capsys, "check", "--db", demo)
     assert code == 0 and err == ""
-    assert hashlib.sha256(demo.read_bytes()).hexdigest() == before, "check writes nothing"
-    assert [line.split()[:2] for line in out.splitlines()] == [["ok", n] for n in CHECK_NAMES]
-    code, out, _ = run(capsys, "check", "--db", str(demo), "--json")
+    assert state(demo) == before, "check writes nothing"
+    # PostgreSQL has no integrity check without amcheck, which the test server lacks.
+    skipped = {"integrity"} if backend == "postgresql" else set()
+    assert [line.split()[:2] for line in out.splitlines() if not line.startswith(" ")] == [
+        ["skipped" if n in skipped else "ok", n] for n in CHECK_NAMES
+    ]
+    code, out, _ = run(capsys, "check", "--db", demo, "--json")
     report = json.loads(out)
-    assert code == 0 and report["ok"] is True and report["db"] == str(demo)
+    assert code == 0 and report["ok"] is True and report["db"] == shown_url(demo)
     assert [c["name"] for c in report["checks"]] == CHECK_NAMES
     for check in report["checks"]:
         assert check == {
@@ -73,8 +114,75 @@ def test_a_healthy_store_passes_every_check(demo: Path, capsys: pytest.CaptureFi
             "ok": True,
             "problems": [],
             "count": 0,
-            "skipped": None,
+            "skipped": check["skipped"] if check["name"] in skipped else None,
         }
+        if check["name"] in skipped:
+            assert "CREATE EXTENSION amcheck" in check["skipped"]
+
+
+def test_a_damaged_postgresql_store_is_reported_and_left_as_it_is(
+    pg_demo: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Damage written past the Store with a raw connection: dropped indexes and a column, an
+    index left invalid, events and a vector of a memory that is gone, pgvector's column
+    emptied or disagreeing with the bytes. check names each and repairs none."""
+    import psycopg
+
+    from memory_console.store.dialect import vector_literal
+
+    ((first, second),) = db_rows(pg_demo, "SELECT min(memory_id), max(memory_id) FROM embedding")
+    with psycopg.connect(pg_demo, autocommit=True) as conn:
+        for index in ("ix_memory_search", "ix_embedding_hnsw", "ix_memory_owner"):
+            conn.execute(f"DROP INDEX {index}")
+        conn.execute("ALTER TABLE erasure DROP COLUMN selection")
+        conn.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'ix_memory_topic'::regclass"
+        )
+        conn.execute(
+            "INSERT INTO memory_event (memory_id, at, actor, kind) "
+            "VALUES (9001, 1, 'x', 'accessed'), (9001, 2, 'x', 'accessed')"
+        )
+        import numpy as np
+
+        vector = np.linspace(-1, 1, 384, dtype=np.float32).tobytes()
+        conn.execute(
+            "INSERT INTO embedding (memory_id, model_id, content_hash, vector, embedding) "
+            "SELECT 9002, model_id, 'h', %s, %s::vector FROM embedding LIMIT 1",
+            (vector, vector_literal(vector)),
+        )
+        conn.execute("UPDATE embedding SET embedding = NULL WHERE memory_id = %s", (first,))
+        conn.execute(
+            "UPDATE embedding SET embedding = %s::vector WHERE memory_id = %s",
+            (vector_literal([0.5] * 384), second),
+        )
+    before = state(pg_demo)
+    code, out, err = run(capsys, "check", "--db", pg_demo, "--json")
+    report = json.loads(out)
+    assert code == 1 and report["ok"] is False
+    checks = {check["name"]: check for check in report["checks"]}
+    assert checks["header"]["ok"] and checks["integrity"]["skipped"]
+    assert checks["schema"]["problems"] == [
+        "column erasure.selection is missing",
+        "index ix_embedding_hnsw on embedding is missing",
+        "index ix_memory_owner on memory is missing",
+        "index ix_memory_search on memory is missing",
+        "index ix_memory_topic is invalid: no query uses it; REINDEX INDEX ix_memory_topic",
+    ]
+    assert checks["text_index"]["problems"] == [
+        "index ix_memory_search is missing: keyword search scans every memory"
+    ]
+    assert checks["events"]["problems"] == [
+        "2 events of memory 9001, which is gone without a purge"
+    ]
+    assert checks["vectors"]["problems"] == [
+        "a vector for memory 9002, which is gone",
+        "1 vectors have no value in pgvector's column: semantic search skips them",
+        "index ix_embedding_hnsw is missing: semantic search scans every vector",
+        f"memory {second}: pgvector's column differs from its float32 bytes",
+    ]
+    assert "4 of 6 checks found problems (schema, text_index, events, vectors)" in err
+    assert state(pg_demo) == before  # nothing repaired
+    assert db_rows(pg_demo, "SELECT to_regclass('ix_memory_search')") == [(None,)]
 
 
 def test_a_damaged_index_page_is_found(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -196,7 +196,6 @@ def test_export_import_round_trip(
     assert run(capsys, *argv)[0] == 0
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])  # purge on PostgreSQL: not yet
 def test_purge_exports_first(
     filled: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

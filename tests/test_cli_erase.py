@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -14,8 +15,10 @@ from typing import Any
 
 import pytest
 
+from memory_console.settings import data_dir
 from memory_console.store import MemoryFilter, Store
-from tests.helpers import ISO_NOW, NOW, Outcome, digest, invoke, one_error_line
+from memory_console.store.postgres import shown_url
+from tests.helpers import ISO_NOW, NOW, Outcome, db_rows, digest, invoke, one_error_line
 
 # -- stores ---------------------------------------------------------------------------------
 
@@ -35,11 +38,50 @@ def demo(demo_template: Path, tmp_path: Path) -> Path:
     return path
 
 
-def cli(db: Path, *argv: str) -> Outcome:
+@pytest.fixture(scope="module")
+def demo_export(demo_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's memories with their history, as export writes them."""
+    out = tmp_path_factory.mktemp("erase-demo-export") / "demo.jsonl"
+    made = cli(demo_template, "export", "--all", "--history", "--reveal", "--out", str(out))
+    assert made.code == 0, made
+    return out
+
+
+@pytest.fixture
+def target(backend: str, request: pytest.FixtureRequest) -> str:
+    """The demo on the test's backend: a copy of its file, or imported into a new
+    PostgreSQL database (the demo command builds SQLite stores only)."""
+    if backend == "sqlite":
+        return str(request.getfixturevalue("demo"))
+    url = str(request.getfixturevalue("pg_url"))
+    source = request.getfixturevalue("demo_export")
+    made = invoke(["import", str(source), "--db", url, "--allow-secrets", "--allow-health"])
+    assert made.code == 0, made
+    return url
+
+
+def state(db: str) -> Any:
+    """What a store holds, to show that a command changed nothing: an SQLite file's bytes, a
+    PostgreSQL store's rows."""
+    if not db.startswith("postgresql://"):
+        return digest(Path(db))
+    return [
+        db_rows(db, f"SELECT * FROM {table} ORDER BY 1")
+        for table in ("memory", "memory_event", "embedding", "erasure")
+    ]
+
+
+def purge_folder(db: str) -> Path:
+    """Where a purge without --out writes: beside an SQLite store, in the user's data
+    directory for a PostgreSQL one."""
+    return data_dir() if db.startswith("postgresql://") else Path(db).parent
+
+
+def cli(db: Path | str, *argv: str) -> Outcome:
     return invoke([*argv, "--db", str(db), "--now", ISO_NOW])
 
 
-def listed(db: Path, *filters: str) -> list[int]:
+def listed(db: Path | str, *filters: str) -> list[int]:
     """The ids `list` lists with these filters."""
     result = cli(db, "list", *filters, "--limit", "100000", "--json")
     assert result.code == 0, result
@@ -122,15 +164,15 @@ def test_ids_and_filters_together_are_a_one_line_usage_error(demo: Path) -> None
     assert not list(demo.parent.glob("*.purged-*"))
 
 
-def test_nothing_matching_is_said_and_is_no_error(demo: Path) -> None:
+def test_nothing_matching_is_said_and_is_no_error(target: str) -> None:
     for command, verb in (("forget", "forgotten"), ("purge", "purged")):
-        result = cli(demo, command, "--owner", "nobody-at-all")
+        result = cli(target, command, "--owner", "nobody-at-all")
         assert result.code == 0, result
         assert (
             result.out.strip()
             == f"nothing matches --owner nobody-at-all: no memories held; nothing {verb}"
         )
-    assert not list(demo.parent.glob("*.purged-*"))
+    assert not list(purge_folder(target).glob("*.purged-*"))
 
 
 def test_forget_and_purge_by_ids_stay_unprompted(demo: Path) -> None:
@@ -161,19 +203,20 @@ def test_forget_asks_at_a_terminal(demo: Path) -> None:
 # -- purge by filters -----------------------------------------------------------------------
 
 
-def test_purge_by_filters_is_refused_without_yes_and_changes_nothing(demo: Path) -> None:
-    before = digest(demo)
-    result = cli(demo, "purge", "--owner", "carol")
+def test_purge_by_filters_is_refused_without_yes_and_changes_nothing(target: str) -> None:
+    before = state(target)
+    result = cli(target, "purge", "--owner", "carol")
     line = one_error_line(result)
     assert "give --yes to act without asking" in line
     assert "Purge" not in result.out and "held about them" in result.out
-    assert digest(demo) == before
-    assert not list(demo.parent.glob("*.purged-*"))
+    assert state(target) == before
+    assert not list(purge_folder(target).glob("*.purged-*"))
 
 
-def test_dry_run_and_erase_report_touch_nothing(demo: Path) -> None:
+def test_dry_run_and_erase_report_touch_nothing(target: str) -> None:
+    demo = target
     ids = listed(demo, "--owner", "carol")
-    before = digest(demo)
+    before = state(demo)
     dry = cli(demo, "purge", "--owner", "carol", "--dry-run", "--json")
     assert dry.code == 0, dry
     data = json.loads(dry.out)
@@ -186,11 +229,12 @@ def test_dry_run_and_erase_report_touch_nothing(demo: Path) -> None:
     assert report.code == 0, report
     assert json.loads(report.out)["held"] == data["held"]
     assert json.loads(report.out)["erasures"] == []
-    assert digest(demo) == before
+    assert state(demo) == before
     assert listed(demo, "--owner", "carol") == ids
 
 
-def test_purge_by_owner_reports_before_and_after_and_records_no_text(demo: Path) -> None:
+def test_purge_by_owner_reports_before_and_after_and_records_no_text(target: str) -> None:
+    demo = target
     ids = listed(demo, "--owner", "carol")
     # An erasure request takes in the protected memories too: said explicitly.
     result = cli(demo, "purge", "--owner", "carol", "--yes", "--include-protected", "--json")
@@ -203,7 +247,12 @@ def test_purge_by_owner_reports_before_and_after_and_records_no_text(demo: Path)
     assert data["restore"].startswith("memory-console import ")
     assert "--allow-secrets --allow-health" in data["restore"]
     out = Path(data["out"])
-    assert out.exists() and out.parent == demo.parent
+    assert out.exists() and out.parent == purge_folder(demo)
+    assert out.stat().st_mode & 0o777 == 0o600  # the only copy of someone's memories
+    restore = shlex.split(data["restore"])
+    assert restore[restore.index("--db") + 1] == shown_url(demo)
+    if demo.startswith("postgresql://"):  # the tables were rewritten; the WAL keeps the text
+        assert data["tables"] is None and "write-ahead log still holds" in data["wal"]
     assert listed(demo, "--owner", "carol") == []
     report = json.loads(cli(demo, "erase-report", "--owner", "carol", "--json").out)
     assert set(report["held"].values()) == {0} and report["selected"] == []
@@ -214,8 +263,8 @@ def test_purge_by_owner_reports_before_and_after_and_records_no_text(demo: Path)
     assert text.code == 0 and "erasures recorded" in text.out and out.name in text.out
 
 
-def test_purge_text_output_names_file_counts_and_restore(demo: Path) -> None:
-    result = cli(demo, "purge", "--owner", "dmitri", "--topic", "contacts", "--yes")
+def test_purge_text_output_names_file_counts_and_restore(target: str) -> None:
+    result = cli(target, "purge", "--owner", "dmitri", "--topic", "contacts", "--yes")
     assert result.code == 0, result
     out = result.out
     assert "selects" in out and "Purge" not in out  # --yes asks nothing

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import shutil
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -24,11 +26,16 @@ from tests.helpers import (
     NOW,
     SNAPSHOT_COLUMNS,
     console,
+    db_rows,
     invoke,
     open_on,
+    scan_pg_files,
     scan_store_files,
     settle,
 )
+
+if TYPE_CHECKING:
+    from memory_console.embed.embedder import Embedder
 
 SUBJECT = "quentinvdz"  # the owner whose memories are erased
 TOKENS = [
@@ -89,6 +96,36 @@ def demo(demo_20k: Path, tmp_path: Path) -> Path:
     return path
 
 
+# The tables a purge erases from, whose files a PostgreSQL scan reads.
+ERASED_TABLES = ("memory", "memory_event", "embedding")
+FILLER = 300  # other people's memories in a PostgreSQL store (the demo cannot build one)
+
+
+@pytest.fixture(scope="module")
+def filler_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small demo store's memories with their history, as export writes them."""
+    folder = tmp_path_factory.mktemp("erasure-filler")
+    build_demo(folder / "demo.db", count=FILLER, seed=7, now=NOW)
+    out = folder / "filler.jsonl"
+    argv = ["export", "--all", "--history", "--reveal", "--out", str(out)]
+    made = invoke([*argv, "--db", str(folder / "demo.db")])
+    assert made.code == 0, made
+    return out
+
+
+@pytest.fixture
+def filled(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store of other people's memories on the test's backend: a copy of the 20,000-memory
+    demo (SQLite), or the small demo imported into a new PostgreSQL database."""
+    if backend == "sqlite":
+        return str(request.getfixturevalue("demo"))
+    url = str(request.getfixturevalue("pg_url"))
+    source = request.getfixturevalue("filler_file")
+    made = invoke(["import", str(source), "--db", url, "--allow-secrets", "--allow-health"])
+    assert made.code == 0, made
+    return url
+
+
 @contextlib.contextmanager
 def holder(path: Path, mode: str) -> Iterator[None]:
     """Another process with the store open: idle, or holding a read transaction."""
@@ -109,7 +146,7 @@ def holder(path: Path, mode: str) -> Iterator[None]:
 
 
 def import_memories(
-    db: Path, folder: Path, memories: list[dict[str, Any]], *flags: str
+    db: Path | str, folder: Path, memories: list[dict[str, Any]], *flags: str
 ) -> list[int]:
     """Import memories through the CLI; returns their new ids."""
     source = folder / "incoming.jsonl"
@@ -121,7 +158,7 @@ def import_memories(
         return sorted(int(i) for i in store.ids_matching(MemoryFilter(owner=memories[0]["owner"])))
 
 
-def add_subject(db: Path, folder: Path) -> list[int]:
+def add_subject(db: Path | str, folder: Path) -> list[int]:
     """The subject's memories, recalled, shown, searched and consolidated; returns every id
     the subject has (the consolidated memory last)."""
     ids = import_memories(db, folder, [{"owner": SUBJECT, **m} for m in SUBJECT_MEMORIES])
@@ -153,22 +190,19 @@ def add_subject(db: Path, folder: Path) -> list[int]:
     return [*ids, merged]
 
 
-def others(db: Path) -> tuple[dict[int, Any], list[tuple[Any, ...]]]:
-    """Every other owner's memories and their history, as the file holds them."""
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT * FROM memory WHERE owner != ? ORDER BY id", (SUBJECT,)
-        ).fetchall()
-        events = conn.execute(
-            "SELECT e.* FROM memory_event AS e JOIN memory AS m ON m.id = e.memory_id "
-            "WHERE m.owner != ? ORDER BY e.id",
-            (SUBJECT,),
-        ).fetchall()
-    conn.close()
+def others(db: Path | str) -> tuple[dict[int, Any], list[tuple[Any, ...]]]:
+    """Every other owner's memories and their history, as the database holds them."""
+    rows = db_rows(db, "SELECT * FROM memory WHERE owner != ? ORDER BY id", (SUBJECT,))
+    events = db_rows(
+        db,
+        "SELECT e.* FROM memory_event AS e JOIN memory AS m ON m.id = e.memory_id "
+        "WHERE m.owner != ? ORDER BY e.id",
+        (SUBJECT,),
+    )
     return {row[0]: row for row in rows}, events
 
 
-def searches(db: Path) -> dict[str, list[int]]:
+def searches(db: Path | str) -> dict[str, list[int]]:
     with Store(db, read_only=True) as store:
         return {
             word: [ident for ident, _ in store.keyword_ranking(word, limit=50)]
@@ -231,6 +265,119 @@ async def test_a_purge_leaves_no_trace_and_every_other_memory_as_it_was(
     }
 
 
+def test_a_purge_on_postgresql_leaves_no_byte_in_the_table_and_index_files(
+    pg_url: str, filler_file: Path, tmp_path: Path, embedder: Embedder
+) -> None:
+    """The test above on PostgreSQL: VACUUM FULL rewrote the tables and their indexes (the
+    B-trees, the GIN index of the tsvector, pgvector's HNSW) without the erased rows."""
+    made = invoke(["import", str(filler_file), "--db", pg_url, "--allow-secrets", "--allow-health"])
+    assert made.code == 0, made
+    subject = add_subject(pg_url, tmp_path)
+    with MemoryAPI(pg_url, owner=SUBJECT, embedder=embedder) as api:
+        remembered = api.remember("I keep my Marzipanvault diary in the attic", now=NOW)
+        api.recall("Marzipanvault diary", now=NOW)
+    assert remembered.id is not None
+    subject.append(remembered.id)
+    vectors = "SELECT count(*) FROM embedding WHERE embedding IS NOT NULL AND memory_id = ANY(?)"
+    ((embedded,),) = db_rows(pg_url, vectors, (subject,))
+    assert embedded >= 1  # pgvector's column too
+    assert scan_pg_files(pg_url, TOKENS, ERASED_TABLES)  # the tokens are there to be found
+    rows_before, events_before = others(pg_url)
+    found_before = searches(pg_url)
+    out = tmp_path / "erased.jsonl"
+    with Store(pg_url, actor="cli") as store:
+        result = store.purge(subject, out, now=NOW, selection="owner")
+        erasures = store.erasures()
+    assert sorted(result.changed) == sorted(subject) and not result.missing
+    assert result.tables is None, result.tables
+    assert result.wal is not None and "write-ahead log still holds" in result.wal
+    assert "CHECKPOINT was refused" not in result.wal  # the tests' role is a superuser
+    assert result.scope.held["memory"] == len(subject) == result.scope.held["memory_fts"]
+    assert result.scope.held["embedding"] == embedded and result.scope.held["accessed"] >= 3
+    assert result.scope.held["queries_elsewhere"] >= 1
+    assert set(result.after.values()) == {0}
+    assert scan_pg_files(pg_url, TOKENS, ERASED_TABLES) == {}
+    left = "SELECT count(*) FROM embedding WHERE memory_id = ANY(?)"
+    assert db_rows(pg_url, left, (subject,)) == [(0,)]
+    (record,) = erasures
+    assert (record.id, record.memories, record.actor) == (result.erasure_id, len(subject), "cli")
+    assert record.selection == "owner" and record.purge_file == str(out)
+    rows_after, events_after = others(pg_url)
+    assert rows_after == rows_before
+    redacted = [b for b, a in zip(events_before, events_after, strict=True) if a != b]
+    assert redacted and {e[8] for e in redacted} == {QUERY}
+    gone = set(subject)
+    assert searches(pg_url) == {
+        word: [i for i in ids if i not in gone] for word, ids in found_before.items()
+    }
+
+
+def test_a_snapshot_older_than_the_erasure_is_waited_for_then_named(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """VACUUM may not remove rows an older snapshot can still see: the purge waits for it,
+    then says what remains and the statement that removes it, which does."""
+    import psycopg
+
+    subject = add_subject(pg_url, tmp_path)
+    with psycopg.connect(pg_url, autocommit=True) as reader:
+        reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        assert reader.execute("SELECT count(*) FROM memory").fetchone() == (len(subject) + 1,)
+        with Store(pg_url) as store:
+            result = store.purge(subject, tmp_path / "erased.jsonl", wal_wait=0.3)
+        assert result.tables is not None and "still read the store as it was" in result.tables
+        # The reader still sees every erased memory: that is why they stay.
+        assert reader.execute("SELECT count(*) FROM memory").fetchone() == (len(subject) + 1,)
+        reader.execute("COMMIT")
+    assert scan_pg_files(pg_url, TOKENS, ERASED_TABLES)
+    statement = result.tables.rsplit("runs: ", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(statement)
+    assert scan_pg_files(pg_url, TOKENS, ERASED_TABLES) == {}
+
+
+def test_a_role_that_may_not_vacuum_or_checkpoint_erases_and_is_told(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A fleet's agent role holds SELECT, INSERT, UPDATE and DELETE only: the purge is
+    committed and the result names what the role may not do and what its owner runs."""
+    import psycopg
+
+    subject = add_subject(pg_url, tmp_path)
+    role = f"mc_agent_{urlsplit(pg_url).path.lstrip('/')}"
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'agent-secret'")
+        admin.execute(
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}"
+        )
+        admin.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+    parts = urlsplit(pg_url)
+    as_agent = urlunsplit(
+        (parts.scheme, f"{role}:agent-secret@{parts.netloc.rsplit('@', 1)[-1]}", *parts[2:])
+    )
+    try:
+        result = invoke(
+            ["purge", *map(str, subject), "--db", as_agent, "--out", str(tmp_path / "e.jsonl")]
+            + ["--json"]
+        )
+        assert result.code == 0, result
+        data = json.loads(result.out)
+        assert sorted(data["purged"]) == sorted(subject)
+        assert f"the role {role} may not VACUUM embedding, memory, memory_event" in data["tables"]
+        assert data["tables"].endswith("VACUUM (FULL, ANALYZE) memory, memory_event, embedding")
+        assert f"CHECKPOINT was refused to the role {role}" in data["wal"]
+        assert "agent-secret" not in result.out + result.err
+        restore = shlex.split(data["restore"])
+        assert restore[restore.index("--db") + 1] == as_agent.replace(":agent-secret@", "@")
+        assert db_rows(pg_url, "SELECT count(*) FROM memory WHERE owner = ?", (SUBJECT,)) == [(0,)]
+        assert db_rows(pg_url, "SELECT memories FROM erasure") == [(len(subject),)]
+        assert scan_pg_files(pg_url, TOKENS, ERASED_TABLES)  # until an owner vacuums
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")
+
+
 def test_the_wal_note_says_what_remains_while_another_process_reads(
     demo: Path, tmp_path: Path
 ) -> None:
@@ -246,9 +393,10 @@ def test_the_wal_note_says_what_remains_while_another_process_reads(
 # -- scope --------------------------------------------------------------------------------
 
 
-def test_the_scope_takes_in_what_consolidation_linked(demo: Path, tmp_path: Path) -> None:
-    passport, plan, key, merged = add_subject(demo, tmp_path)
-    with Store(demo) as store:
+def test_the_scope_takes_in_what_consolidation_linked(filled: str, tmp_path: Path) -> None:
+    passport, plan, key, merged = add_subject(filled, tmp_path)
+    with Store(filled) as store:
+        count = store.count()
         store.restore([key])  # the link now lives only in the `consolidated` event
         scope = store.erasure_scope([plan, passport, 999_999])
         assert (scope.selected, scope.missing) == ([plan, passport], [999_999])
@@ -257,7 +405,7 @@ def test_the_scope_takes_in_what_consolidation_linked(demo: Path, tmp_path: Path
             (key, merged, f"consolidated into #{merged}"),
         ]
         assert scope.ids == [plan, passport, merged, key]
-        assert store.count() == 20_005  # reading the scope wrote nothing
+        assert store.count() == count  # reading the scope wrote nothing
         result = store.purge([passport], tmp_path / "erased.jsonl")
         assert result.changed == [passport, merged, key]
         assert store.get(plan) is not None
@@ -283,10 +431,10 @@ def test_migration_backups_are_named_with_what_they_hold(tmp_path: Path) -> None
 # -- undo -----------------------------------------------------------------------------------
 
 
-def test_importing_the_purge_file_restores_the_memories_whole(demo: Path, tmp_path: Path) -> None:
-    subject = add_subject(demo, tmp_path)
+def test_importing_the_purge_file_restores_the_memories_whole(filled: str, tmp_path: Path) -> None:
+    subject = add_subject(filled, tmp_path)
     secret = import_memories(
-        demo,
+        filled,
         tmp_path,
         [{"owner": "zoe", "content": "My password = hunter2 for the router"}],
         "--allow-secrets",
@@ -294,25 +442,23 @@ def test_importing_the_purge_file_restores_the_memories_whole(demo: Path, tmp_pa
     erased = [*subject, *secret]
 
     def held() -> tuple[list[Any], list[Any]]:
-        with sqlite3.connect(demo) as conn:
-            marks = ",".join("?" * len(erased))
-            rows = conn.execute(
-                f"SELECT {SNAPSHOT_COLUMNS} FROM memory WHERE id IN ({marks})", erased
-            ).fetchall()
-            events = conn.execute(
-                "SELECT memory_id, at, actor, kind, before, after, run_id, query, scores "
-                f"FROM memory_event WHERE memory_id IN ({marks}) ORDER BY memory_id, at, id",
-                erased,
-            ).fetchall()
-        conn.close()
+        marks = ",".join("?" * len(erased))
+        listed = f"SELECT {SNAPSHOT_COLUMNS} FROM memory WHERE id IN ({marks}) ORDER BY id"
+        rows = db_rows(filled, listed, erased)
+        events = db_rows(
+            filled,
+            "SELECT memory_id, at, actor, kind, before, after, run_id, query, scores "
+            f"FROM memory_event WHERE memory_id IN ({marks}) ORDER BY memory_id, at, id",
+            erased,
+        )
         return rows, events
 
     before = held()
     out = tmp_path / "erased.jsonl"
-    with Store(demo) as store:
+    with Store(filled) as store:
         store.purge(erased, out)
     assert held() == ([], [])
-    restore = ["import", str(out), "--allow-secrets", "--allow-health", "--db", str(demo)]
+    restore = ["import", str(out), "--allow-secrets", "--allow-health", "--db", filled]
     result = invoke(restore)
     assert result.code == 0, result
     assert alike(held()) == alike(before)

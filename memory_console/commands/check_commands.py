@@ -13,12 +13,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "check",
         help="check the store for damage: integrity, text index, dangling rows",
         description="Run SQLite's integrity check, the FTS5 text index check (writable "
-        "stores), and look for events and vectors whose memory is gone. Writes nothing. "
-        "Exit 0 when every check passes, 1 on any problem.",
-        epilog=common.examples("check", "check --db memories.db --json"),
+        "stores), and look for events and vectors whose memory is gone. On PostgreSQL: the "
+        "schema version, the tables, columns and indexes the schema declares (the tsvector's "
+        "GIN and the vectors' HNSW among them), amcheck's index check when the extension is "
+        "installed, the same dangling rows, and pgvector's column against the vectors' bytes. "
+        "Writes nothing and repairs nothing. Exit 0 when every check passes, 1 on any problem.",
+        epilog=common.examples(
+            "check", "check --db memories.db --json", "check --db postgresql://me@host/memories"
+        ),
     )
     common.add_common(check)
     check.set_defaults(handler=cmd_check)
+
+
+def shown(location: object) -> str:
+    """The store as a report names it: a path, or a URL without its password."""
+    from memory_console.store.postgres import is_url, shown_url
+
+    return shown_url(str(location)) if is_url(location) else str(location)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -29,7 +41,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     except common.UserError as error:  # refused at open: that is the check's finding
         refused = CheckResult("open", "the store opens as a memory-console store")
         refused.add(str(error))
-        report = CheckReport(str(common.db_path(args)), [refused])
+        report = CheckReport(shown(common.db_path(args)), [refused])
     else:
         try:
             report = check_store(store)

@@ -17,7 +17,7 @@ from memory_console.commands.protected import (
     left_out_line,
 )
 from memory_console.commands.store_commands import cmd_action, report_missing
-from memory_console.files import not_new, purge_file_beside
+from memory_console.files import not_new
 from memory_console.store.errors import StoreError
 from memory_console.timeutil import to_iso
 
@@ -69,12 +69,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "consolidation links, and the queries logged with them. Given ids it acts at once; "
         "given filters (the options of `list`) it shows what the erasure takes in and asks "
         "first, or acts with --yes. The purge file is the only copy left: importing it "
-        "restores the memories.",
+        "restores the memories. On PostgreSQL the tables touched are then rewritten (VACUUM "
+        "FULL) so their files keep no byte of the text; the write-ahead log and backups keep "
+        "it until recycled.",
         epilog=common.examples("purge --owner alice --dry-run", "purge --owner alice --yes"),
     )
     common.add_common(purge)
     common.add_ids(purge, required=False)
-    purge.add_argument("--out", help="where the purged memories go (default: beside the store)")
+    purge.add_argument(
+        "--out",
+        help="where the purged memories go (default: beside the store; for a PostgreSQL "
+        "store, in the user's data directory, named after the database)",
+    )
     purge.add_argument(
         "--dry-run",
         action="store_true",
@@ -293,11 +299,12 @@ def print_scope(scope: ErasureScope, *, stream: Any, after: dict[str, int] | Non
             out.print(backup_line(scope, path))
 
 
-def restore_command(store_path: Path, out: Path) -> str:
+def restore_command(location: str, out: Path) -> str:
     """The one command that brings purged memories back whole, secrets and health data
-    included, since the store held them."""
+    included, since the store held them. `location` is the store's file, or its URL
+    without the password (the operator gives it as PostgreSQL clients do, never here)."""
     return (
-        f"memory-console import {shlex.quote(str(out))} --db {shlex.quote(str(store_path))} "
+        f"memory-console import {shlex.quote(str(out))} --db {shlex.quote(location)} "
         "--allow-secrets --allow-health"
     )
 
@@ -316,6 +323,7 @@ def out_path_of(args: argparse.Namespace) -> Path | None:
 
 def cmd_purge(args: argparse.Namespace) -> int:
     from memory_console.commands import render
+    from memory_console.store.erase import default_purge_file
 
     names = selection_of(args)
     now = common.now_of(args)
@@ -346,14 +354,16 @@ def cmd_purge(args: argparse.Namespace) -> int:
             if not common.confirmed(question, yes=args.yes, refusal=refusal("purge", erased)):
                 print("nothing purged", file=talk)
                 return 0
-        out = given_out or purge_file_beside(store.path, now)
-        if out is None:
-            raise UserError(f"{store.path}: too many purge files named for this second; give --out")
         try:
+            out = given_out or default_purge_file(store, now)
+            if out is None:
+                raise UserError(
+                    f"{store.location}: too many purge files named for this second; give --out"
+                )
             result = store.purge(ids, out, now=now, selection=", ".join(names) or "ids")
         except (StoreError, OSError) as error:
             raise UserError(str(error)) from error
-        store_path = store.path
+        store_path = store.location
     finally:
         store.close()
     deleted = delete_backups(result, args, talk, ask=bool(names)) if result.changed else []
@@ -420,7 +430,7 @@ def delete_backups(
 
 
 def purge_json(
-    result: PurgeResult, out: Path, store_path: Path, names: list[str], deleted: list[Path]
+    result: PurgeResult, out: Path, store_path: str, names: list[str], deleted: list[Path]
 ) -> dict[str, Any]:
     kept = [str(p) for p in holding(result.scope) if p not in deleted]
     return {
@@ -432,6 +442,7 @@ def purge_json(
         "before": dict(result.scope.held),
         "after": dict(result.after),
         "wal": result.wal,
+        "tables": result.tables,
         "erasure_id": result.erasure_id,
         "backups_kept": kept,
         "backups_deleted": [str(p) for p in deleted],
@@ -440,7 +451,7 @@ def purge_json(
 
 
 def print_purged(
-    result: PurgeResult, out: Path, store_path: Path, deleted: list[Path], *, report: bool
+    result: PurgeResult, out: Path, store_path: str, deleted: list[Path], *, report: bool
 ) -> None:
     """What a purge did. By ids: one line, as ever (plus the WAL and backups notes). As an
     erasure request (by filters): the counts per table before and after, the audit row, the
@@ -452,6 +463,8 @@ def print_purged(
             print("the write-ahead log was checkpointed and truncated")
     if result.wal is not None:
         common.log.warning("note: %s", result.wal)  # kept at --quiet: the text may linger
+    if result.tables is not None:
+        common.log.warning("note: %s", result.tables)
     if report and result.erasure_id is not None:
         print(
             f"recorded as erasure {result.erasure_id} (when, by whom, how many memories and "

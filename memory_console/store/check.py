@@ -1,4 +1,6 @@
-"""A store's full check: SQLite's integrity check, the text index, and rows left dangling."""
+"""A store's full check: SQLite's integrity check, the text index, and rows left dangling;
+on PostgreSQL, the schema the SQLModel tables declare, its indexes, and the same rows
+(store/postgres_check.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from memory_console.store.db import (
     OUR_TABLES,
     SCHEMA_VERSION,
 )
+from memory_console.store.errors import StoreError
 from memory_console.store.store import Store
 from memory_console.store.vector_log import VECTOR_LOG_TRIGGER_NAMES
 
@@ -137,6 +140,11 @@ def check_events(conn: Connection, result: CheckResult) -> None:
 
 
 def check_vectors(conn: Connection, result: CheckResult) -> None:
+    check_orphan_vectors(conn, result)
+    check_vector_sizes(conn, result)
+
+
+def check_orphan_vectors(conn: Connection, result: CheckResult) -> None:
     rows = conn.execute(
         "SELECT v.memory_id FROM embedding AS v "
         "WHERE NOT EXISTS (SELECT 1 FROM memory AS m WHERE m.id = v.memory_id) "
@@ -144,6 +152,9 @@ def check_vectors(conn: Connection, result: CheckResult) -> None:
     )
     for (memory_id,) in rows:
         result.add(f"a vector for memory {memory_id}, which is gone")
+
+
+def check_vector_sizes(conn: Connection, result: CheckResult) -> None:
     sizes: dict[str, list[tuple[int, int]]] = {}
     for model, size, count in conn.execute(
         "SELECT model_id, length(vector), count(*) FROM embedding GROUP BY 1, 2"
@@ -171,18 +182,14 @@ CHECKS: tuple[tuple[str, str, Callable[[Store, CheckResult], None]], ...] = (
 
 
 def check_store(store: Store) -> CheckReport:
-    """Run every check; a check that SQLite cannot finish (a damaged page) reports that as
-    its problem, and the others still run. Nothing is written."""
-    results = []
-    with store.lock:
-        for name, description, run in CHECKS:
-            result = CheckResult(name, description)
-            try:
-                run(store, result)
-            except sqlite3.DatabaseError as error:
-                result.add(f"could not run: {error}")
-            results.append(result)
-    checked = {result.name: result for result in results}
+    """Run every check; a check that the database cannot finish (a damaged page) reports
+    that as its problem, and the others still run. Nothing is written, nothing repaired."""
+    if store.backend == "postgresql":
+        from memory_console.store.postgres_check import POSTGRES_CHECKS
+
+        return run_checks(store, POSTGRES_CHECKS, snapshot=True)
+    report = run_checks(store, CHECKS, snapshot=False)
+    checked = {result.name: result for result in report.checks}
     text_index = checked["text_index"]
     if checked["integrity"].ok and text_index.problems:
         # Only over sound tables does rebuilding the index from the memories repair it.
@@ -190,4 +197,28 @@ def check_store(store: Store) -> CheckReport:
             "; the tables are intact, so rebuilding repairs it: "
             "INSERT INTO memory_fts(memory_fts) VALUES ('rebuild')"
         )
-    return CheckReport(str(store.path), results)
+    return report
+
+
+def run_checks(
+    store: Store,
+    checks: tuple[tuple[str, str, Callable[[Store, CheckResult], None]], ...],
+    *,
+    snapshot: bool,
+) -> CheckReport:
+    """Each check in turn (each in its own read-only snapshot when `snapshot`: a statement
+    that fails ends the transaction it runs in, and the next check starts afresh)."""
+    results = []
+    with store.lock:
+        for name, description, run in checks:
+            result = CheckResult(name, description)
+            try:
+                if snapshot:
+                    with store.snapshot():
+                        run(store, result)
+                else:
+                    run(store, result)
+            except (sqlite3.DatabaseError, StoreError) as error:
+                result.add(f"could not run: {error}")
+            results.append(result)
+    return CheckReport(store.location, results)

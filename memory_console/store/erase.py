@@ -5,16 +5,17 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from memory_console.files import create_new, not_new, sync_directory
-from memory_console.store import held
+from memory_console.store import dialect, held
 from memory_console.store.connection import Connection
 from memory_console.store.db import BUSY_TIMEOUT_MS
 from memory_console.store.errors import StoreError
@@ -31,6 +32,20 @@ ACCESS_KINDS = ("accessed", "reinforced")  # events that log the query that met 
 REDACTED = "[redacted]"  # what a query logged on another memory becomes when it is erased
 CHUNK = 900  # ids per IN (...): under SQLite's 999 bound variables of old builds
 WAL_RETRY_SECONDS = 0.1
+# The tables a purge deletes from or redacts: on PostgreSQL, rewritten by VACUUM FULL after.
+ERASED_TABLES = ("memory", "memory_event", "embedding")
+# A `consolidated` event's after.consolidated_into, per backend (NULL when it is not JSON).
+CONSOLIDATED_INTO = {
+    "sqlite": "CAST(json_extract(after, '$.consolidated_into') AS INTEGER)",
+    "postgresql": "(CASE WHEN after IS JSON OBJECT "
+    "THEN (after::jsonb ->> 'consolidated_into')::bigint END)",
+}
+# The text index's rows of some memories: SQLite's FTS5 keeps one per document beside the
+# content it reads; PostgreSQL's GIN index indexes each memory's generated tsvector.
+TEXT_INDEX_ROWS = {
+    "sqlite": "SELECT count(*) FROM memory_fts_docsize WHERE id IN ({marks})",
+    "postgresql": "SELECT count(*) FROM memory WHERE search IS NOT NULL AND id IN ({marks})",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +82,9 @@ class PurgeResult(ChangeResult):
     scope: ErasureScope = field(default_factory=ErasureScope)  # as it was before
     after: dict[str, int] = field(default_factory=dict)  # HELD_KEYS counted again after
     wal: str | None = None  # None: WAL truncated; else what remains there and why
+    # None: the tables' files were rewritten without the text (always on SQLite, whose
+    # secure_delete zeroes it); else what remains there and why (PostgreSQL's VACUUM refused).
+    tables: str | None = None
     erasure_id: int | None = None  # the audit row
     purge_file: Path | None = None  # None when nothing was erased (no file written)
 
@@ -106,6 +124,7 @@ def links(conn: Connection, ids: Sequence[int]) -> list[tuple[int, int, str]]:
     hold it now (consolidated_into) or as a `consolidated` event recorded it (a member
     restored since keeps its sentences in the consolidated text)."""
     found: list[tuple[int, int, str]] = []
+    into_of = CONSOLIDATED_INTO[dialect.of(conn).name]
     for part, marks in chunks(ids):
         for member, into in conn.execute(
             f"SELECT id, consolidated_into FROM memory WHERE consolidated_into IN ({marks})", part
@@ -118,16 +137,14 @@ def links(conn: Connection, ids: Sequence[int]) -> list[tuple[int, int, str]]:
         ):
             found.append((into, member, f"absorbed #{member}"))
         for member, into in conn.execute(
-            "SELECT memory_id, CAST(json_extract(after, '$.consolidated_into') AS INTEGER) "
-            f"FROM memory_event WHERE kind = 'consolidated' AND memory_id IN ({marks}) "
-            "AND json_extract(after, '$.consolidated_into') IS NOT NULL",
+            f"SELECT memory_id, {into_of} FROM memory_event WHERE kind = 'consolidated' "
+            f"AND memory_id IN ({marks}) AND {into_of} IS NOT NULL",
             part,
         ):
             found.append((into, member, f"absorbed #{member}"))
         for member, into in conn.execute(
-            "SELECT memory_id, CAST(json_extract(after, '$.consolidated_into') AS INTEGER) "
-            "FROM memory_event WHERE kind = 'consolidated' "
-            f"AND CAST(json_extract(after, '$.consolidated_into') AS INTEGER) IN ({marks})",
+            f"SELECT memory_id, {into_of} FROM memory_event WHERE kind = 'consolidated' "
+            f"AND {into_of} IN ({marks})",
             part,
         ):
             found.append((member, into, f"consolidated into #{into}"))
@@ -191,6 +208,7 @@ def count_held(conn: Connection, ids: Sequence[int]) -> dict[str, int]:
     """Rows held about these memories, per HELD_KEYS."""
     counts = dict.fromkeys(HELD_KEYS, 0)
     kinds = ",".join(f"'{k}'" for k in ACCESS_KINDS)
+    text_index_rows = TEXT_INDEX_ROWS[dialect.of(conn).name]
     for part, marks in chunks(ids):
         counts["memory"] += conn.execute(
             f"SELECT count(*) FROM memory WHERE id IN ({marks})", part
@@ -205,9 +223,9 @@ def count_held(conn: Connection, ids: Sequence[int]) -> dict[str, int]:
             f"SELECT count(*) FROM embedding WHERE memory_id IN ({marks})", part
         ).fetchone()[0]
         # The index's own per-document row, not the content table it reads text from.
-        counts["memory_fts"] += conn.execute(
-            f"SELECT count(*) FROM memory_fts_docsize WHERE id IN ({marks})", part
-        ).fetchone()[0]
+        counts["memory_fts"] += conn.execute(text_index_rows.format(marks=marks), part).fetchone()[
+            0
+        ]
     counts["queries_elsewhere"] = len(queries_elsewhere(conn, ids, logged_queries(conn, ids)))
     return counts
 
@@ -236,9 +254,10 @@ def memories_in_backup(backup: Path, ids: Sequence[int]) -> int | None:
         conn.close()
 
 
-def scope_in(conn: Connection, path: Path, ids: Sequence[int]) -> ErasureScope:
+def scope_in(conn: Connection, path: Path | None, ids: Sequence[int]) -> ErasureScope:
     """The scope of erasing `ids`, read on `conn` (inside a snapshot or the erasure's own
-    write transaction)."""
+    write transaction). `path` is the store's file (None: a PostgreSQL store, which has no
+    migration backups beside it; its backups are the operator's)."""
     wanted = list(dict.fromkeys(int(i) for i in ids))
     present = existing(conn, wanted)
     scope = ErasureScope(
@@ -247,14 +266,37 @@ def scope_in(conn: Connection, path: Path, ids: Sequence[int]) -> ErasureScope:
     )
     scope.joined = joined_by_links(conn, scope.selected)
     scope.held = count_held(conn, scope.ids)
-    scope.backups = migration_backups(path)
+    scope.backups = migration_backups(path) if path is not None else []
     scope.backup_memories = {b: memories_in_backup(b, scope.ids) for b in scope.backups}
     return scope
 
 
 def erasure_scope(store: Store, ids: Sequence[int]) -> ErasureScope:
     with store.snapshot():
-        return store.read(scope_in, store.path, ids)
+        return store.read(scope_in, store_file(store), ids)
+
+
+def store_file(store: Store) -> Path | None:
+    """The store's file, or None for a PostgreSQL store."""
+    return store.path if store.url is None else None
+
+
+def default_purge_file(store: Store, now: float) -> Path | None:
+    """Where a purge writes its file when no --out is given: beside an SQLite store; for a
+    PostgreSQL store, which has no folder of its own on this machine, in the user's data
+    directory (made owner-only when it is created), named after the database. None when a
+    thousand such names are taken for this second."""
+    from memory_console.files import purge_file_beside
+    from memory_console.settings import data_dir
+
+    path = store_file(store)
+    if path is not None:
+        return purge_file_beside(path, now)
+    assert store.url is not None
+    name = urlsplit(store.url).path.lstrip("/") or "postgresql"
+    folder = data_dir()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return purge_file_beside(folder / re.sub(r"[^A-Za-z0-9._-]", "_", name), now)
 
 
 # -- purge ------------------------------------------------------------------------------
@@ -309,11 +351,14 @@ def redact(conn: Connection, events: Sequence[int]) -> None:
         conn.executemany("UPDATE memory_event SET query = ?, scores = ? WHERE id = ?", updates)
 
 
-def audit_name(store_path: Path, out: Path) -> str:
+def audit_name(store_path: Path | None, out: Path) -> str:
     """The purge file as the audit row names it: its name when it lies beside the store,
-    else its absolute path (the file is the only undo; a bare name could not find it)."""
+    else (and always for a PostgreSQL store) its absolute path (the file is the only undo;
+    a bare name could not find it)."""
     absolute = out.absolute()
-    return out.name if absolute.parent == store_path.absolute().parent else str(absolute)
+    if store_path is not None and absolute.parent == store_path.absolute().parent:
+        return out.name
+    return str(absolute)
 
 
 def purge(
@@ -332,8 +377,9 @@ def purge(
     if taken is not None:
         raise StoreError(f"{taken}; purge writes a new file, so nothing was purged")
     wanted = list(dict.fromkeys(int(i) for i in ids))
+    path = store_file(store)
     with store.transaction(f"purging {len(wanted)} memories") as conn:
-        scope = scope_in(conn, store.path, wanted)
+        scope = scope_in(conn, path, wanted)
         erased = scope.ids
         if not erased:
             return PurgeResult(missing=scope.missing, scope=scope, after=dict(scope.held))
@@ -344,16 +390,26 @@ def purge(
             conn.execute(f"DELETE FROM memory_event WHERE memory_id IN ({marks})", part)
             conn.execute(f"DELETE FROM embedding WHERE memory_id IN ({marks})", part)
         redact(conn, elsewhere)
-        cursor = conn.execute(
+        erasure_id = conn.execute(
             "INSERT INTO erasure (at, actor, memories, purge_file, selection) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (moment, store.actor, len(erased), audit_name(store.path, out), selection),
-        )
-        erasure_id = cursor.lastrowid
+            "VALUES (?, ?, ?, ?, ?) RETURNING id",
+            (moment, store.actor, len(erased), audit_name(path, out), selection),
+        ).fetchone()[0]
+        # The erasure's own transaction id: VACUUM can remove its rows once no session
+        # reads the store as it was before (PostgreSQL only; SQLite has no such id).
+        xid = ""
+        if path is None:
+            xid = conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
     store.notify("purged", erased)
-    erase_rows(store.path, erased)  # the vector index file beside the store
-    merge_text_index(store)
-    wal = truncate_wal(store, wal_wait)
+    tables: str | None = None
+    if path is not None:
+        erase_rows(path, erased)  # the vector index file beside the store
+        merge_text_index(store)
+        wal = truncate_wal(store, wal_wait)
+    else:
+        from memory_console.store import postgres_erase
+
+        tables, wal = postgres_erase.scrub(store, ERASED_TABLES, xid, wal_wait)
     with store.snapshot():
         after = store.read(count_held, erased)
     return PurgeResult(
@@ -362,6 +418,7 @@ def purge(
         scope=scope,
         after=after,
         wal=wal,
+        tables=tables,
         erasure_id=erasure_id,
         purge_file=out,
     )

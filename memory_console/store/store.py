@@ -1075,7 +1075,8 @@ class Store:
         memories' accesses log them too, and keeps one audit row (no text; `selection` names
         the filters that chose the ids, never their values). Then it merges the text index,
         and truncates the WAL, waiting up to `wal_wait` seconds for other readers
-        (docs/ARCHITECTURE.md, "Erasure")."""
+        (docs/ARCHITECTURE.md, "Erasure"); on PostgreSQL it rewrites the tables with VACUUM
+        FULL instead, waiting as long for older snapshots and locks ("Two backends")."""
         return erase.purge(self, ids, out_path, now=now, selection=selection, wal_wait=wal_wait)
 
     def erasures(self, limit: int = 50) -> list[ErasureRecord]:
