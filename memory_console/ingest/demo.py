@@ -7,7 +7,6 @@ million events is assembled from precomputed texts instead of formatting floats.
 from __future__ import annotations
 
 import errno
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -18,12 +17,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memory_console.files import not_regular
 from memory_console.ingest import demo_content as content
 from memory_console.ingest.demo_content import Catalog, object_array
 from memory_console.policies.reinforcement import REINFORCEMENT, boosted
 from memory_console.policies.relevance import DEFAULT_RELEVANCE, decayed_confidence, relevance_rate
-from memory_console.store import bulk_load, db
+from memory_console.store import bulk_load
+from memory_console.store.bulk_load import (
+    check_target,
+    create_temporary,
+    move_into_place,
+    sync_file,
+)
 from memory_console.store.errors import StoreError
 from memory_console.store.records import MEMORY_COLUMNS
 from memory_console.store.validate import DEFAULTS
@@ -115,56 +119,6 @@ def build_demo(
 
 
 # -- the file ------------------------------------------------------------------------------
-
-
-def check_target(target: Path) -> None:
-    """Refuse to build over anything that holds data (a store, its WAL) or that is not a
-    regular file (a directory, a FIFO, a device: renaming over them would replace them)."""
-    odd = not_regular(target)
-    if odd is not None:
-        raise StoreError(f"{odd}; a store is a regular file, so nothing was written")
-    if target.exists() and target.stat().st_size > 0:
-        raise StoreError(f"{target}: already exists and is not empty; choose another path")
-    wal = target.with_name(target.name + "-wal")
-    if wal.exists() and wal.stat().st_size > 0:
-        raise StoreError(f"{wal}: the write-ahead log of an earlier store; move it away first")
-
-
-def create_temporary(target: Path) -> Path:
-    """A new owner-only file beside the target, so that the final rename is atomic."""
-    for attempt in range(100):
-        candidate = target.with_name(f".{target.name}.building-{os.getpid()}-{attempt}")
-        try:
-            db.create_new_file(candidate)
-        except FileExistsError:
-            continue
-        except OSError as error:
-            raise StoreError(f"{target}: cannot create: {error.strerror}") from error
-        return candidate
-    raise StoreError(f"{target}: cannot create a temporary file beside it")
-
-
-def sync_file(path: Path) -> None:
-    """Flush the finished store to disk before it takes the target's name."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def move_into_place(temporary: Path, target: Path) -> None:
-    """Rename, never replacing a store that appeared meanwhile (an empty file may go)."""
-    try:
-        os.link(temporary, target)
-    except FileExistsError:
-        check_target(target)
-        os.replace(temporary, target)
-    except OSError:  # a file system without hard links
-        check_target(target)
-        os.replace(temporary, target)
-    else:
-        temporary.unlink()
 
 
 def load(

@@ -1,11 +1,13 @@
-"""Filling a new, private store file in bulk: rows first, then the text index and indexes once.
+"""Filling a new, private store in bulk: rows first, then the text index and indexes once.
 
-Only for a file nobody else has open (the demo builds one before renaming it into place):
-it runs without a journal or syncs and with an exclusive lock.
+On SQLite, only for a file nobody else has open (the demo and a copy build one before renaming
+it into place): it runs without a journal or syncs and with an exclusive lock. On PostgreSQL,
+one transaction in an empty database: the rows go in through COPY, the indexes are built after.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -13,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_console.files import not_regular
 from memory_console.store import db
+from memory_console.store.errors import StoreError
 from memory_console.store.records import MEMORY_COLUMNS
 from memory_console.store.store import EVENT_INSERT
 
@@ -155,3 +159,56 @@ class Background:
         while self.thread.is_alive():
             self.conn.interrupt()
             self.thread.join(timeout=0.1)
+
+
+# -- the private file beside the target ----------------------------------------------------
+
+
+def check_target(target: Path) -> None:
+    """Refuse to build over anything that holds data (a store, its WAL) or that is not a
+    regular file (a directory, a FIFO, a device: renaming over them would replace them)."""
+    odd = not_regular(target)
+    if odd is not None:
+        raise StoreError(f"{odd}; a store is a regular file, so nothing was written")
+    if target.exists() and target.stat().st_size > 0:
+        raise StoreError(f"{target}: already exists and is not empty; choose another path")
+    wal = target.with_name(target.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise StoreError(f"{wal}: the write-ahead log of an earlier store; move it away first")
+
+
+def create_temporary(target: Path) -> Path:
+    """A new owner-only file beside the target, so that the final rename is atomic."""
+    for attempt in range(100):
+        candidate = target.with_name(f".{target.name}.building-{os.getpid()}-{attempt}")
+        try:
+            db.create_new_file(candidate)
+        except FileExistsError:
+            continue
+        except OSError as error:
+            raise StoreError(f"{target}: cannot create: {error.strerror}") from error
+        return candidate
+    raise StoreError(f"{target}: cannot create a temporary file beside it")
+
+
+def sync_file(path: Path) -> None:
+    """Flush the finished store to disk before it takes the target's name."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def move_into_place(temporary: Path, target: Path) -> None:
+    """Rename, never replacing a store that appeared meanwhile (an empty file may go)."""
+    try:
+        os.link(temporary, target)
+    except FileExistsError:
+        check_target(target)
+        os.replace(temporary, target)
+    except OSError:  # a file system without hard links
+        check_target(target)
+        os.replace(temporary, target)
+    else:
+        temporary.unlink()
