@@ -213,8 +213,6 @@ def check_same(read: Digest, back: Digest, where: str) -> None:
 
 
 def to_postgres(url: str, rows: Rows) -> Digest:
-    from memory_console.store.db import SCHEMA_VERSION
-
     where = postgres.shown_url(url)
     conn = postgres.Connection(url, read_only=False)
     try:
@@ -225,7 +223,7 @@ def to_postgres(url: str, rows: Rows) -> Digest:
         if fresh:
             postgres.write_schema(conn, with_indexes=False)
         else:
-            refuse_filled_postgres(conn, where, tables, SCHEMA_VERSION)
+            postgres.refuse_filled(conn, where, tables, FRESH_META, "a copy")
         read = Digest()
         for table in TABLES:
             names = column_names(table, key_first=True)
@@ -265,36 +263,6 @@ def delete_copied_meta(conn: Any) -> None:
         f"DELETE FROM console_meta WHERE key NOT IN ({', '.join('?' * len(FRESH_META))})",
         list(FRESH_META),
     )
-
-
-def refuse_filled_postgres(
-    conn: postgres.Connection, where: str, tables: set[str], version: int
-) -> None:
-    """A database that holds tables takes a copy only when it is an empty store of ours."""
-    if not db.OUR_TABLES <= tables:
-        raise StoreError(
-            f"{where}: not empty (tables: {', '.join(sorted(tables)[:5])}); a copy goes into "
-            "a new or empty database; nothing was written"
-        )
-    row = conn.execute("SELECT value FROM console_meta WHERE key = 'application'").fetchone()
-    found = conn.execute("SELECT value FROM console_meta WHERE key = 'schema_version'").fetchone()
-    if row is None or row[0] != postgres.APPLICATION or found is None or int(found[0]) != version:
-        raise StoreError(
-            f"{where}: holds another application's or another version's tables; a copy goes "
-            "into a new or empty database; nothing was written"
-        )
-    filled = [table for table in TABLES if table != "console_meta" and count_rows(conn, table)]
-    kept = (*FRESH_META, "created_at")
-    extra = conn.execute(
-        f"SELECT count(*) FROM console_meta WHERE key NOT IN ({', '.join('?' * len(kept))})",
-        list(kept),
-    ).fetchone()
-    if filled or (extra is not None and extra[0]):
-        held = ", ".join(f"{count_rows(conn, t):,} {t}" for t in filled) or "store facts"
-        raise StoreError(
-            f"{where}: not empty ({held}); a copy goes into a new or empty store; "
-            "nothing was written"
-        )
 
 
 # -- into SQLite -----------------------------------------------------------------------------

@@ -334,6 +334,40 @@ def table_names(conn: Connection) -> set[str]:
     }
 
 
+def refuse_filled(
+    conn: Connection, where: str, tables: set[str], fresh_meta: Sequence[str], what: str
+) -> None:
+    """A database that holds tables takes a bulk load (`what`: a copy, the demo) only when it
+    is an empty store of ours at this schema: no rows but the store facts in `fresh_meta`."""
+    from memory_console.store.copy import TABLES, count_rows
+    from memory_console.store.db import OUR_TABLES, SCHEMA_VERSION
+
+    if not OUR_TABLES <= tables:
+        raise StoreError(
+            f"{where}: not empty (tables: {', '.join(sorted(tables)[:5])}); {what} goes into "
+            "a new or empty database; nothing was written"
+        )
+    row = conn.execute("SELECT value FROM console_meta WHERE key = 'application'").fetchone()
+    found = conn.execute("SELECT value FROM console_meta WHERE key = 'schema_version'").fetchone()
+    if row is None or row[0] != APPLICATION or found is None or int(found[0]) != SCHEMA_VERSION:
+        raise StoreError(
+            f"{where}: holds another application's or another version's tables; {what} goes "
+            "into a new or empty database; nothing was written"
+        )
+    filled = [table for table in TABLES if table != "console_meta" and count_rows(conn, table)]
+    kept = (*fresh_meta, "created_at")
+    extra = conn.execute(
+        f"SELECT count(*) FROM console_meta WHERE key NOT IN ({', '.join('?' * len(kept))})",
+        list(kept),
+    ).fetchone()
+    if filled or (extra is not None and extra[0]):
+        held = ", ".join(f"{count_rows(conn, t):,} {t}" for t in filled) or "store facts"
+        raise StoreError(
+            f"{where}: not empty ({held}); {what} goes into a new or empty store; "
+            "nothing was written"
+        )
+
+
 def set_sequences(conn: Connection) -> None:
     """Move every key's sequence past the largest id its table holds (ids given by a load or
     a copy do not advance it), so the next row numbered by the database takes a new id."""
