@@ -31,6 +31,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         check_commands,
         completion_commands,
         config_commands,
+        copy_commands,
         doctor_commands,
         erase_commands,
         maintenance_commands,
@@ -63,6 +64,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (
         store_commands,
+        copy_commands,
         erase_commands,
         search_commands,
         maintenance_commands,

@@ -219,15 +219,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from memory_console.ingest.demo import build_demo
-
     common.check_range("--count", args.count, 1, MAX_DEMO_COUNT)
     common.check_range("--seed", args.seed, 0)
     if common.settings_of(args).read_only:
         raise UserError(f"read-only mode: demo refused ({common.READ_ONLY_SOURCES})")
     path = common.db_path(args)
     if isinstance(path, str):
-        raise UserError(f"{path}: demo builds SQLite files only; nothing was written")
+        return demo_in_database(args, path)
     odd = not_regular(path)
     if odd is not None:
         raise UserError(f"{odd}; a store is a regular file, so nothing was written")
@@ -244,6 +242,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
             )
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
+    return build_and_tell(args, path)
+
+
+def demo_in_database(args: argparse.Namespace, url: str) -> int:
+    """The demo into a new or empty PostgreSQL database: nothing there is ever replaced."""
+    if args.force:
+        raise UserError(
+            "--force replaces store files only; a demo goes into a new or empty database, "
+            "nothing was written"
+        )
+    return build_and_tell(args, url)
+
+
+def build_and_tell(args: argparse.Namespace, path: Path | str) -> int:
+    """Build the demo at `path` (a file or a URL) with progress, and say what was made."""
+    from memory_console.ingest.demo import build_demo
+
     now = common.now_of(args) if getattr(args, "now", None) else None
     try:
         with common.progress("creating the demo store", counts=False) as update:

@@ -7,7 +7,6 @@ million events is assembled from precomputed texts instead of formatting floats.
 from __future__ import annotations
 
 import errno
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -18,12 +17,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memory_console.files import not_regular
 from memory_console.ingest import demo_content as content
 from memory_console.ingest.demo_content import Catalog, object_array
 from memory_console.policies.reinforcement import REINFORCEMENT, boosted
 from memory_console.policies.relevance import DEFAULT_RELEVANCE, decayed_confidence, relevance_rate
-from memory_console.store import bulk_load, db
+from memory_console.store import bulk_load, postgres
+from memory_console.store.bulk_load import (
+    check_target,
+    create_temporary,
+    move_into_place,
+    sync_file,
+)
 from memory_console.store.errors import StoreError
 from memory_console.store.records import MEMORY_COLUMNS
 from memory_console.store.validate import DEFAULTS
@@ -64,16 +68,16 @@ STAGES = {
 
 @dataclass(frozen=True)
 class DemoReport:
-    """What build_demo made: the store's path, its row counts and how long it took."""
+    """What build_demo made: the store's path (or URL), its row counts and how long it took."""
 
-    path: Path
+    path: Path | str
     memories: int
     events: int
     seconds: float
 
 
 def build_demo(
-    path: Path,
+    path: Path | str,
     *,
     count: int = 2000,
     seed: int = 7,
@@ -82,14 +86,17 @@ def build_demo(
 ) -> DemoReport:
     """Create a new demo store of `count` memories at `path`, deterministic in (count, seed, now).
 
-    It is built in a temporary file beside `path` and renamed into place only when complete.
+    It is built in a temporary file beside `path` and renamed into place only when complete;
+    on PostgreSQL (`path` a URL), in one transaction in a new or empty database.
     `progress(stage, fraction)` receives the stage's name and the overall fraction done (0..1).
     """
     started = time.monotonic()
-    target = Path(path)
     if count < 0:
         raise StoreError(f"demo: count must be >= 0, not {count}")
-    check_target(target)
+    url = str(path) if postgres.is_url(path) else None
+    target = Path(path) if url is None else Path()
+    if url is None:
+        check_target(target)
     report = progress or (lambda stage, fraction: None)
     report("planning", STAGES["planning"])
     catalog = Catalog()
@@ -97,6 +104,14 @@ def build_demo(
     plan = plan_memories(catalog, count, time.time() if now is None else float(now), rng)
     log = simulate_accesses(catalog, plan, rng)
     events = plan_events(plan, log)
+    if url is not None:
+        # One transaction in the database: nothing of a failed build is kept.
+        bulk_load.load_new_postgres(
+            url, *demo_rows(catalog, plan, log, events), stage_report(report)
+        )
+        report("done", STAGES["done"])
+        seconds = time.monotonic() - started
+        return DemoReport(postgres.shown_url(url), count, events.size, seconds)
     temporary = create_temporary(target)
     try:
         load(temporary, catalog, plan, log, events, report)
@@ -117,56 +132,6 @@ def build_demo(
 # -- the file ------------------------------------------------------------------------------
 
 
-def check_target(target: Path) -> None:
-    """Refuse to build over anything that holds data (a store, its WAL) or that is not a
-    regular file (a directory, a FIFO, a device: renaming over them would replace them)."""
-    odd = not_regular(target)
-    if odd is not None:
-        raise StoreError(f"{odd}; a store is a regular file, so nothing was written")
-    if target.exists() and target.stat().st_size > 0:
-        raise StoreError(f"{target}: already exists and is not empty; choose another path")
-    wal = target.with_name(target.name + "-wal")
-    if wal.exists() and wal.stat().st_size > 0:
-        raise StoreError(f"{wal}: the write-ahead log of an earlier store; move it away first")
-
-
-def create_temporary(target: Path) -> Path:
-    """A new owner-only file beside the target, so that the final rename is atomic."""
-    for attempt in range(100):
-        candidate = target.with_name(f".{target.name}.building-{os.getpid()}-{attempt}")
-        try:
-            db.create_new_file(candidate)
-        except FileExistsError:
-            continue
-        except OSError as error:
-            raise StoreError(f"{target}: cannot create: {error.strerror}") from error
-        return candidate
-    raise StoreError(f"{target}: cannot create a temporary file beside it")
-
-
-def sync_file(path: Path) -> None:
-    """Flush the finished store to disk before it takes the target's name."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def move_into_place(temporary: Path, target: Path) -> None:
-    """Rename, never replacing a store that appeared meanwhile (an empty file may go)."""
-    try:
-        os.link(temporary, target)
-    except FileExistsError:
-        check_target(target)
-        os.replace(temporary, target)
-    except OSError:  # a file system without hard links
-        check_target(target)
-        os.replace(temporary, target)
-    else:
-        temporary.unlink()
-
-
 def load(
     path: Path, catalog: Catalog, plan: Plan, log: AccessLog, events: EventPlan, report: Progress
 ) -> None:
@@ -175,16 +140,25 @@ def load(
     side = create_temporary(path)
     try:
         bulk_load.load_new_store(
-            path,
-            side,
-            bulk_load.Rows(plan.size, lambda lo, hi: memory_rows(catalog, plan, log, lo, hi)),
-            bulk_load.Rows(
-                events.size, lambda lo, hi: event_rows(catalog, plan, log, events, lo, hi)
-            ),
-            lambda stage, within: report(stage, stage_fraction(stage, within)),
+            path, side, *demo_rows(catalog, plan, log, events), stage_report(report)
         )
     finally:
         side.unlink(missing_ok=True)
+
+
+def demo_rows(
+    catalog: Catalog, plan: Plan, log: AccessLog, events: EventPlan
+) -> tuple[bulk_load.Rows, bulk_load.Rows]:
+    """The planned memories and events, made a chunk at a time as the loader asks."""
+    return (
+        bulk_load.Rows(plan.size, lambda lo, hi: memory_rows(catalog, plan, log, lo, hi)),
+        bulk_load.Rows(events.size, lambda lo, hi: event_rows(catalog, plan, log, events, lo, hi)),
+    )
+
+
+def stage_report(report: Progress) -> Progress:
+    """The loader's progress (a stage, the fraction of it done) as the overall fraction."""
+    return lambda stage, within: report(stage, stage_fraction(stage, within))
 
 
 def stage_fraction(stage: str, within: float) -> float:

@@ -1,11 +1,13 @@
-"""Filling a new, private store file in bulk: rows first, then the text index and indexes once.
+"""Filling a new, private store in bulk: rows first, then the text index and indexes once.
 
-Only for a file nobody else has open (the demo builds one before renaming it into place):
-it runs without a journal or syncs and with an exclusive lock.
+On SQLite, only for a file nobody else has open (the demo and a copy build one before renaming
+it into place): it runs without a journal or syncs and with an exclusive lock. On PostgreSQL,
+one transaction in an empty database: the rows go in through COPY, the indexes are built after.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -13,9 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_console.store import db
+from memory_console.files import not_regular
+from memory_console.store import db, postgres
+from memory_console.store.connection import Connection
+from memory_console.store.errors import StoreError
 from memory_console.store.records import MEMORY_COLUMNS
-from memory_console.store.store import EVENT_INSERT
+from memory_console.store.store import EVENT_FIELDS, EVENT_INSERT, with_evaluated_at
+from memory_console.store.validate import INSERT_COLUMNS
 
 MEMORY_INSERT = (
     f"INSERT INTO memory ({', '.join(MEMORY_COLUMNS)}) "
@@ -155,3 +161,142 @@ class Background:
         while self.thread.is_alive():
             self.conn.interrupt()
             self.thread.join(timeout=0.1)
+
+
+# -- the private file beside the target ----------------------------------------------------
+
+
+def check_target(target: Path) -> None:
+    """Refuse to build over anything that holds data (a store, its WAL) or that is not a
+    regular file (a directory, a FIFO, a device: renaming over them would replace them)."""
+    odd = not_regular(target)
+    if odd is not None:
+        raise StoreError(f"{odd}; a store is a regular file, so nothing was written")
+    if target.exists() and target.stat().st_size > 0:
+        raise StoreError(f"{target}: already exists and is not empty; choose another path")
+    wal = target.with_name(target.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise StoreError(f"{wal}: the write-ahead log of an earlier store; move it away first")
+
+
+def create_temporary(target: Path) -> Path:
+    """A new owner-only file beside the target, so that the final rename is atomic."""
+    for attempt in range(100):
+        candidate = target.with_name(f".{target.name}.building-{os.getpid()}-{attempt}")
+        try:
+            db.create_new_file(candidate)
+        except FileExistsError:
+            continue
+        except OSError as error:
+            raise StoreError(f"{target}: cannot create: {error.strerror}") from error
+        return candidate
+    raise StoreError(f"{target}: cannot create a temporary file beside it")
+
+
+def sync_file(path: Path) -> None:
+    """Flush the finished store to disk before it takes the target's name."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def move_into_place(temporary: Path, target: Path) -> None:
+    """Rename, never replacing a store that appeared meanwhile (an empty file may go)."""
+    try:
+        os.link(temporary, target)
+    except FileExistsError:
+        check_target(target)
+        os.replace(temporary, target)
+    except OSError:  # a file system without hard links
+        check_target(target)
+        os.replace(temporary, target)
+    else:
+        temporary.unlink()
+
+
+# -- PostgreSQL ----------------------------------------------------------------------------
+
+# Rows go into PostgreSQL through COPY; False writes them with executemany instead, the path
+# benchmarks/bench_pg_import.py measures COPY against (docs/ARCHITECTURE.md, "Two backends").
+POSTGRES_COPY = True
+
+
+def insert_memories_postgres(conn: Connection, rows: Sequence[dict[str, Any]]) -> list[int]:
+    """Insert checked memory rows (INSERT_COLUMNS, an `id` where given) in the transaction
+    that is open, at revision 0; returns their ids in order. Rows without an id take theirs
+    from the key's sequence first, so that every row goes in through one COPY."""
+    missing = sum(1 for row in rows if row.get("id") is None)
+    drawn = iter(
+        sorted(
+            int(found[0])
+            for found in conn.execute(
+                "SELECT nextval(pg_get_serial_sequence('memory', 'id')) FROM generate_series(1, ?)",
+                (missing,),
+            ).fetchall()
+        )
+        if missing
+        else []
+    )
+    ids = [int(row["id"]) if row.get("id") is not None else next(drawn) for row in rows]
+    columns = ("id", *INSERT_COLUMNS, "revision")
+    values = (
+        (ident, *(row[name] for name in INSERT_COLUMNS), 0)
+        for ident, row in zip(ids, rows, strict=True)
+    )
+    write_postgres(conn, "memory", columns, values)
+    return ids
+
+
+def write_events_postgres(conn: Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Event rows (EVENT_INSERT's columns) in the transaction that is open."""
+    write_postgres(conn, "memory_event", EVENT_FIELDS, with_evaluated_at(rows))
+
+
+def write_postgres(
+    conn: Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> None:
+    if POSTGRES_COPY:
+        assert isinstance(conn, postgres.Connection)
+        conn.copy_rows(table, columns, rows)
+        return
+    marks = ", ".join("?" * len(columns))
+    conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+
+def load_new_postgres(url: str, memories: Rows, events: Rows, progress: Progress) -> None:
+    """load_new_store's twin for a new or empty PostgreSQL database: in one transaction, the
+    tables, every memory and event through COPY, then the indexes once (a sorted build,
+    faster than keeping them up to date row by row) and the sequences past the ids."""
+    where = postgres.shown_url(url)
+    conn = postgres.Connection(url, read_only=False)
+    try:
+        conn.execute("BEGIN")
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (postgres.WRITE_LOCK_KEY,))
+        tables = postgres.table_names(conn)
+        if tables:
+            postgres.refuse_filled(
+                conn, where, tables, ("application", "schema_version", "store_id"), "the demo"
+            )
+        else:
+            postgres.write_schema(conn, with_indexes=False)
+        for lo in range(0, memories.count, CHUNK):
+            progress("memories", lo / memories.count)
+            conn.copy_rows("memory", MEMORY_COLUMNS, memories.rows(lo, lo + CHUNK))
+        for lo in range(0, events.count, CHUNK):
+            progress("events", lo / events.count)
+            conn.copy_rows("memory_event", EVENT_FIELDS, events.rows(lo, lo + CHUNK))
+        statements = postgres.index_statements() if not tables else []
+        for done, statement in enumerate(statements):
+            progress("indexes", done / len(statements))
+            conn.execute(statement)
+        progress("finishing", 0.0)
+        postgres.set_sequences(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()

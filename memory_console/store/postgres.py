@@ -141,6 +141,19 @@ class Connection:
             cursor.executemany(placeholders(sql), [list(row) for row in rows])
         return Cursor(cursor)
 
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+        """Write rows into `table` through `COPY ... FROM STDIN` (text format), inside the
+        transaction that is open; returns how many. One stream instead of a statement per
+        row: see docs/ARCHITECTURE.md, "Two backends", for what it saves."""
+        written = 0
+        with translated_errors(self.url):
+            cursor = self._conn.cursor()
+            with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+                    written += 1
+        return written
+
     @property
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
@@ -188,12 +201,7 @@ def prepare(conn: Connection, url: str, *, read_only: bool, create: bool) -> Non
     from memory_console.store.db import OUR_TABLES, SCHEMA_VERSION
 
     where = shown_url(url)
-    tables = {
-        row[0]
-        for row in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
-        )
-    }
+    tables = table_names(conn)
     if not tables:
         if read_only:
             raise StoreError(f"{where}: empty database; read-only mode does not create a store")
@@ -233,14 +241,49 @@ def prepare(conn: Connection, url: str, *, read_only: bool, create: bool) -> Non
 def schema_statements(with_indexes: bool = True) -> list[str]:
     """The DDL of the current schema for PostgreSQL: SQLModel's tables compiled by
     SQLAlchemy's postgresql dialect, then the parts only PostgreSQL has (imports SQLModel).
+    Without indexes: the tables and columns only, for a bulk load that builds the indexes
+    (index_statements) once after its rows.
 
     Flags stay SMALLINT 0/1 as on SQLite, so the Store's SQL and records read both alike;
     integers are BIGINT (and keys BIGSERIAL), 64 bits as SQLite's, so every value an SQLite
     store holds fits (a copy between the two loses nothing)."""
-    from sqlalchemy.dialects.postgresql.base import PGDialect, PGTypeCompiler
-    from sqlalchemy.schema import CreateIndex, CreateTable
+    from sqlalchemy.schema import CreateTable
 
     from memory_console.store import tables
+
+    pg = compiler()
+    statements = ["CREATE EXTENSION IF NOT EXISTS vector"]
+    for table in tables.SQLModel.metadata.sorted_tables:
+        created = str(CreateTable(table).compile(dialect=pg)).strip()
+        # An integer key's SERIAL comes from the column, not the type compiler above.
+        statements.append(re.sub(r"\bSERIAL\b", "BIGSERIAL", created))
+    statements.extend(s for s in SEARCH_DDL if s.startswith("ALTER"))
+    statements.extend(s for s in VECTOR_DDL if s.startswith("ALTER"))
+    if with_indexes:
+        statements.extend(index_statements())
+    return statements
+
+
+def index_statements() -> list[str]:
+    """Every index but the keys': the tables' own, the keyword index and the vector index."""
+    from sqlalchemy.schema import CreateIndex
+
+    from memory_console.store import tables
+
+    pg = compiler()
+    statements = [s for s in (*SEARCH_DDL, *VECTOR_DDL) if s.startswith("CREATE")]
+    for table in tables.SQLModel.metadata.sorted_tables:
+        for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
+            statements.append(str(CreateIndex(index).compile(dialect=pg)).strip())
+    for name, columns in tables.INDEXED_COMPOSITES:
+        owner = "memory_event" if name.startswith("ix_memory_event") else "memory"
+        statements.append(f"CREATE INDEX {name} ON {owner} ({', '.join(columns)})")
+    return statements
+
+
+def compiler() -> Any:
+    """SQLAlchemy's postgresql dialect with flags as SMALLINT and integers as BIGINT."""
+    from sqlalchemy.dialects.postgresql.base import PGDialect, PGTypeCompiler
 
     class FlagsAsIntegers(PGTypeCompiler):
         def visit_boolean(self, type_: Any, **kw: Any) -> str:
@@ -251,42 +294,93 @@ def schema_statements(with_indexes: bool = True) -> list[str]:
 
     pg = PGDialect()
     pg.type_compiler_instance = FlagsAsIntegers(pg)
-    statements = ["CREATE EXTENSION IF NOT EXISTS vector"]
-    for table in tables.SQLModel.metadata.sorted_tables:
-        created = str(CreateTable(table).compile(dialect=pg)).strip()
-        # An integer key's SERIAL comes from the column, not the type compiler above.
-        statements.append(re.sub(r"\bSERIAL\b", "BIGSERIAL", created))
-    statements.extend(SEARCH_DDL)
-    statements.extend(VECTOR_DDL)
-    if with_indexes:
-        for table in tables.SQLModel.metadata.sorted_tables:
-            for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
-                statements.append(str(CreateIndex(index).compile(dialect=pg)).strip())
-        for name, columns in tables.INDEXED_COMPOSITES:
-            owner = "memory_event" if name.startswith("ix_memory_event") else "memory"
-            statements.append(f"CREATE INDEX {name} ON {owner} ({', '.join(columns)})")
-    return statements
+    return pg
 
 
 def create_schema(conn: Connection) -> None:
     """Create every table and index in one transaction, and record the schema version."""
-    from memory_console.store.db import SCHEMA_VERSION
-    from memory_console.store.vector_log import new_store_id
-
     conn.execute("BEGIN")
     try:
-        for statement in schema_statements():
-            conn.execute(statement)
-        conn.execute(
-            "INSERT INTO console_meta(key, value) VALUES ('application', ?), "
-            "('created_at', ?), ('store_id', ?), ('schema_version', ?)",
-            (APPLICATION, str(time.time()), new_store_id(), str(SCHEMA_VERSION)),
-        )
+        write_schema(conn)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def write_schema(conn: Connection, *, with_indexes: bool = True) -> None:
+    """The schema's statements and the store's facts (application, creation time, a new
+    store_id, the schema version), inside the caller's transaction."""
+    from memory_console.store.db import SCHEMA_VERSION
+    from memory_console.store.vector_log import new_store_id
+
+    for statement in schema_statements(with_indexes):
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO console_meta(key, value) VALUES ('application', ?), "
+        "('created_at', ?), ('store_id', ?), ('schema_version', ?)",
+        (APPLICATION, str(time.time()), new_store_id(), str(SCHEMA_VERSION)),
+    )
+
+
+def table_names(conn: Connection) -> set[str]:
+    """The tables of the connection's current schema."""
+    return {
+        row[0]
+        for row in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        )
+    }
+
+
+def refuse_filled(
+    conn: Connection, where: str, tables: set[str], fresh_meta: Sequence[str], what: str
+) -> None:
+    """A database that holds tables takes a bulk load (`what`: a copy, the demo) only when it
+    is an empty store of ours at this schema: no rows but the store facts in `fresh_meta`."""
+    from memory_console.store.copy import TABLES, count_rows
+    from memory_console.store.db import OUR_TABLES, SCHEMA_VERSION
+
+    if not OUR_TABLES <= tables:
+        raise StoreError(
+            f"{where}: not empty (tables: {', '.join(sorted(tables)[:5])}); {what} goes into "
+            "a new or empty database; nothing was written"
+        )
+    row = conn.execute("SELECT value FROM console_meta WHERE key = 'application'").fetchone()
+    found = conn.execute("SELECT value FROM console_meta WHERE key = 'schema_version'").fetchone()
+    if row is None or row[0] != APPLICATION or found is None or int(found[0]) != SCHEMA_VERSION:
+        raise StoreError(
+            f"{where}: holds another application's or another version's tables; {what} goes "
+            "into a new or empty database; nothing was written"
+        )
+    filled = [table for table in TABLES if table != "console_meta" and count_rows(conn, table)]
+    kept = (*fresh_meta, "created_at")
+    extra = conn.execute(
+        f"SELECT count(*) FROM console_meta WHERE key NOT IN ({', '.join('?' * len(kept))})",
+        list(kept),
+    ).fetchone()
+    if filled or (extra is not None and extra[0]):
+        held = ", ".join(f"{count_rows(conn, t):,} {t}" for t in filled) or "store facts"
+        raise StoreError(
+            f"{where}: not empty ({held}); {what} goes into a new or empty store; "
+            "nothing was written"
+        )
+
+
+def set_sequences(conn: Connection) -> None:
+    """Move every key's sequence past the largest id its table holds (ids given by a load or
+    a copy do not advance it), so the next row numbered by the database takes a new id."""
+    from memory_console.store.schema import declared_tables
+
+    for table, columns in declared_tables().items():
+        key = next(column for column in columns if column.primary_key)
+        if key.name not in ("id", "seq"):
+            continue
+        conn.execute(
+            f"SELECT setval(pg_get_serial_sequence('{table}', '{key.name}'), "
+            f"coalesce((SELECT max({key.name}) FROM {table}), 0) + 1, false)"
+        )
 
 
 def migrate(conn: Connection, where: str, version: int) -> None:

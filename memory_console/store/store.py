@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -463,8 +464,15 @@ class Store:
             f"INSERT INTO memory ({', '.join(given)}, revision) "
             f"VALUES ({', '.join('?' * len(given))}, 0) RETURNING id"
         )
-        for row in rows:
-            if row.get("id") is None:  # PostgreSQL numbers a row only when no id is given
+        write_events: Callable[[Iterable[tuple[Any, ...]]], None] = self.write_events
+        if self.url is not None:
+            # One COPY per table and batch instead of a statement per row (store/bulk_load.py).
+            from memory_console.store import bulk_load
+
+            ids = bulk_load.insert_memories_postgres(conn, rows)
+            write_events = functools.partial(bulk_load.write_events_postgres, conn)
+        for row in rows if self.url is None else ():
+            if row.get("id") is None:
                 cursor = conn.execute(sql_without_id, [row[c] for c in INSERT_COLUMNS])
             else:
                 cursor = conn.execute(sql, [row["id"]] + [row[c] for c in INSERT_COLUMNS])
@@ -490,9 +498,9 @@ class Store:
             for position, (ident, row) in enumerate(zip(ids, rows, strict=True))
             if not (histories and histories[position])
         ]
-        self.write_events(plain)
+        write_events(plain)
         if histories:
-            self.write_events(
+            write_events(
                 (ident, *event)
                 for ident, history in zip(ids, histories, strict=True)
                 for event in (history or ())
