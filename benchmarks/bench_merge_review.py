@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,6 +31,7 @@ from memory_console.store import Store  # noqa: E402
 from memory_console.timeutil import parse_iso  # noqa: E402
 from memory_console.tui.app import make_app  # noqa: E402
 from memory_console.tui.plan_request import PlanRequest  # noqa: E402
+from memory_console.tui.screens.maintenance import MaintenanceScreen  # noqa: E402
 from memory_console.tui.screens.preview import PreviewScreen  # noqa: E402
 from memory_console.tui.screens.review import ReviewScreen  # noqa: E402
 
@@ -44,6 +46,11 @@ async def measure(path: Path, early: bool) -> tuple[float, float, int]:
         app = make_app(Settings(db=store.path), store, now=NOW, semantic=False)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
+            # As a user gets there: the maintenance screen (m) lists the passes, then its
+            # preview of consolidate is asked for.
+            await pilot.press("m")
+            await pilot.pause()
+            assert isinstance(app.screen, MaintenanceScreen)
             request = PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)
             preview = PreviewScreen(request)
             started = time.perf_counter()
@@ -68,10 +75,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, required=True)
     args = parser.parse_args()
-    print(f"CPU: {cpu_model()}")
+    print(f"CPU: {cpu_model()} · load average {os.getloadavg()[0]:.2f}")
     for early, name in ((False, "eager (c once the plan is made)"), (True, "lazy (c at once)")):
         first, whole, groups = asyncio.run(measure(args.store, early))
-        print(f"{name:34} first group {first:6.2f} s · whole plan {whole:6.2f} s · {groups:,}")
+        print(
+            f"{name:34} first group {first:6.2f} s · whole plan {whole:6.2f} s · {groups:,} "
+            f"groups · load average {os.getloadavg()[0]:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -232,3 +232,34 @@ def test_scopes_are_planned_smallest_first(demo_store: Store) -> None:
     sizes = [demo_store.count(MemoryFilter(owner=o, topic=t, status="active")) for o, t in scopes]
     assert sizes == sorted(sizes) and len(set(sizes)) > 1
     assert all(size <= 2 for size in sizes[: scopes.index(("zed", "general"))])
+
+
+def test_the_first_merges_are_told_before_the_plan_reads_every_row(
+    demo_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A consolidate plan tells its first scope's merges before it reads the whole frame (the
+    review's first group waits on one owner and topic, not on every row), and the plan made
+    so is the plan made with the frame read first."""
+    from memory_console.maintenance import frame as frame_module
+    from memory_console.store import bulk
+
+    add_duplicate_groups(demo_store)
+    eager = plan(demo_store, ("consolidate", "decay"), now=NOW)
+    order: list[str] = []
+    loader = bulk.load_memory_arrays
+
+    def load(*args: object) -> object:
+        order.append("frame")
+        return loader(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(frame_module.bulk, "load_memory_arrays", load)
+    lazy = plan(
+        demo_store,
+        ("consolidate", "decay"),
+        now=NOW,
+        partial=lambda scope: order.append("groups" if scope.groups else "scope"),
+    )
+    assert "frame" in order and "groups" in order
+    assert order.index("groups") < order.index("frame")
+    assert lazy.counts() == eager.counts() and lazy.new_memories == eager.new_memories
+    assert [c.ids.tolist() for c in lazy.change_sets] == [c.ids.tolist() for c in eager.change_sets]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from memory_console.store import Store
 
 UNKNOWN = "?"
+_ARRAYS = frozenset(("ids", "revision", "touched", "_codes", "_values"))  # read lazily
 
 
 class Frame:
@@ -32,23 +33,26 @@ class Frame:
     """
 
     def __init__(
-        self, store: Store | None, columns: dict[str, np.ndarray], rows: bulk.Rows
+        self,
+        store: Store | None,
+        columns: dict[str, np.ndarray] | Callable[[], dict[str, np.ndarray]],
+        rows: bulk.Rows,
     ) -> None:
+        """`columns`: the arrays, or what reads them when a pass first needs them."""
         self.store = store
         self.rows = rows
-        self.ids = columns["id"]
-        self.revision = columns["revision"]
-        codes = columns["code"]
-        self._codes = {name: bulk.decode(codes, name) for name in bulk.CATEGORIES}
         self._vocab = {
             name: np.array([*values, UNKNOWN]) for name, values in bulk.CATEGORIES.items()
         }
-        self._values: dict[str, np.ndarray] = {
-            name: array for name, array in columns.items() if name not in ("id", "revision", "code")
-        }
-        self._values["is_protected"] = bulk.decode(codes, "is_protected")
-        self.touched = np.zeros(self.ids.shape[0], dtype=np.bool_)
         self._strings: dict[str, np.ndarray] = {}
+        # Whether a pass has written into the arrays yet: until then they hold the store's
+        # values as read, which a pass reading the store itself may rely on instead.
+        self.changed = False
+        self._unread: Callable[[], dict[str, np.ndarray]] | None = None
+        if callable(columns):
+            self._unread = columns
+        else:
+            self._unpack(columns)
         # (key, title, content, metadata JSON) of the memories passes created: texts that are
         # not in the store yet, which a closing pass reads as it reads the stored ones.
         self._created_texts: list[tuple[int, str, str, str]] = []
@@ -56,9 +60,35 @@ class Frame:
         # caller that shows it before the plan is made.
         self.partial: Callable[[Any], None] | None = None
 
+    def _unpack(self, columns: dict[str, np.ndarray]) -> None:
+        self.ids = columns["id"]
+        self.revision = columns["revision"]
+        codes = columns["code"]
+        self._codes = {name: bulk.decode(codes, name) for name in bulk.CATEGORIES}
+        self._values: dict[str, np.ndarray] = {
+            name: array for name, array in columns.items() if name not in ("id", "revision", "code")
+        }
+        self._values["is_protected"] = bulk.decode(codes, "is_protected")
+        self.touched = np.zeros(self.ids.shape[0], dtype=np.bool_)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for attributes not set yet: the arrays of a frame whose rows are still unread.
+        unread = self.__dict__.get("_unread")
+        if unread is None or name not in _ARRAYS:
+            raise AttributeError(name)
+        self._unread = None
+        self._unpack(unread())
+        return getattr(self, name)
+
     @classmethod
-    def load(cls, store: Store, rows: bulk.Rows, extra: Sequence[str] = ()) -> Frame:
-        """Read the selected rows (see store.bulk.Rows); call inside a snapshot."""
+    def load(
+        cls, store: Store, rows: bulk.Rows, extra: Sequence[str] = (), *, lazily: bool = False
+    ) -> Frame:
+        """Read the selected rows (see store.bulk.Rows); call inside a snapshot. `lazily`: when
+        a pass first needs them, inside the same snapshot (the consolidate pass reads one
+        owner and topic at a time, and shows the first merges without waiting for them)."""
+        if lazily:
+            return cls(store, lambda: store.read(bulk.load_memory_arrays, rows, extra), rows)
         return cls(store, store.read(bulk.load_memory_arrays, rows, extra), rows)
 
     def __len__(self) -> int:
@@ -102,6 +132,7 @@ class Frame:
 
     def set(self, rows: np.ndarray, name: str, values: Any) -> None:
         """Write values into a column at the given rows (unloaded columns are skipped)."""
+        self.changed = True
         if name in self._codes:
             self._strings.pop(name, None)
             vocabulary = bulk.CATEGORIES[name]
@@ -119,6 +150,7 @@ class Frame:
     def record(self, change_set: ChangeSet) -> None:
         """Apply a pass's proposals to the arrays and mark those memories touched."""
         rows = self.positions(change_set.ids)
+        self.changed = True
         for name, (_, after) in change_set.values.items():
             self.set(rows, name, after)
         self.touched[rows] = True
@@ -129,6 +161,7 @@ class Frame:
         checked here: apply checks the memories it inserts."""
         if not memories:
             return
+        self.changed = True
         self._created_texts += [
             (
                 memory.key,

@@ -51,7 +51,7 @@ def plan(
     with store.snapshot():
         if progress is not None:
             progress("reading", 0, len(names))
-        frame = Frame.load(store, rows, registry.columns_of(names))
+        frame = Frame.load(store, rows, registry.columns_of(names), lazily=True)
         frame.partial = partial
         for number, name in enumerate(names, start=1):
             if progress is not None:

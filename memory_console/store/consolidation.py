@@ -30,11 +30,13 @@ def candidate_rows(conn: Connection, scope: str) -> list[MemoryRecord]:
 def candidate_scopes(conn: Connection, scope: str) -> list[tuple[str, str]]:
     """The (owner, topic) pairs of `scope`'s memories, smallest first (then in order of their
     first memory): planned in this order, a review open meanwhile gets groups soonest."""
+    # A full scan: walking the status index visits each row's page anyway, for the other
+    # columns of the scope (measured at 100,000 memories: 0.08 s against 0.2 s).
     return [
         (owner, topic)
         for owner, topic, _, _ in conn.execute(
-            f"SELECT owner, topic, COUNT(*), MIN(id) FROM memory WHERE {SCOPES[scope]} "
-            "GROUP BY owner, topic ORDER BY COUNT(*), MIN(id)"
+            f"SELECT owner, topic, COUNT(*), MIN(id) FROM memory {dialect.of(conn).not_indexed} "
+            f"WHERE {SCOPES[scope]} GROUP BY owner, topic ORDER BY COUNT(*), MIN(id)"
         )
     ]
 

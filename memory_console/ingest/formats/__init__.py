@@ -132,8 +132,9 @@ def import_file(
         # A batch at a time in the one transaction, so a long import can tell its progress.
         for start in range(0, len(kept), PROGRESS_ROWS):
             part = kept[start : start + PROGRESS_ROWS]
-            yield [entry.row for entry in part], (
-                [entry.history for entry in part] if has_history else None
+            yield (
+                [entry.row for entry in part],
+                ([entry.history for entry in part] if has_history else None),
             )
             if progress is not None:
                 progress(start + len(part), len(kept))

@@ -33,6 +33,7 @@ from memory_console.policies import (
     PeriodicParams,
     RelevanceParams,
     cleanup_flags,
+    maintainable,
     relevance_eligible,
 )
 from memory_console.policies.forecast_arrays import confidence_at, decays_mask
@@ -428,18 +429,26 @@ def find_groups(frame: Frame, p: ConsolidateParams) -> tuple[list[list[MemoryRec
     how many of them had no vector."""
     store = frame.store
     assert store is not None
-    open_ids = set(frame.ids[frame.maintainable()].tolist())
+    # Until a pass has changed the frame, its rows hold the stored values that each scope's
+    # records carry too: the rule is asked of the records, and the frame (a full read of
+    # the scope's rows) is left unread until the plan is recorded, after the last scope.
+    open_ids = None if not frame.changed else set(frame.ids[frame.maintainable()].tolist())
     models = store.read(stored_models)
     scopes = store.read(candidate_scopes, frame.scope)
     judge = PairJudge(p.min_cosine)
     groups: list[list[MemoryRecord]] = []
     candidates = without_vector = 0
     for number, (owner, topic) in enumerate(scopes, start=1):
-        members = [
-            record
-            for record in store.read(scope_candidates, frame.scope, owner, topic)
-            if record.id in open_ids
-        ]
+        records = store.read(scope_candidates, frame.scope, owner, topic)
+        if open_ids is None:
+            keep = maintainable(
+                [r.status for r in records],
+                [r.decay_policy for r in records],
+                [r.is_protected for r in records],
+            ).tolist()
+            members = [record for record, kept in zip(records, keep, strict=True) if kept]
+        else:
+            members = [record for record in records if record.id in open_ids]
         found: list[list[MemoryRecord]] = []
         if members:
             vectors = current_vectors(store, models, members)
