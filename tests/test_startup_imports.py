@@ -113,7 +113,8 @@ def test_semantic_search_imports_onnx_only_to_make_the_kept_rewrite(tmp_path: Pa
     imported_by("--db", db, "demo", "--count", "20")
     first = imported_by("--db", db, "search", "--mode", "semantic", "editor", env=env)
     assert "onnx" in first and "onnxruntime" in first
-    assert sorted(p.suffix for p in (cache / "models").iterdir()) == [".json", ".onnx"]
+    kept = sorted(p.name.startswith("session-") for p in (cache / "models").iterdir())
+    assert kept == [False, False, True, True]  # the rewrite and the optimised session graph
     second = imported_by("--db", db, "search", "--mode", "semantic", "editor", env=env)
     assert "onnxruntime" in second and "onnx" not in second
 
@@ -125,11 +126,43 @@ def test_a_damaged_kept_rewrite_is_made_again(
 
     monkeypatch.setenv("MEMORY_CONSOLE_CACHE_DIR", str(tmp_path))
     first = Embedder.load()
-    [kept] = (tmp_path / "models").glob("*.onnx")
-    kept.write_bytes(kept.read_bytes()[:-100] + b"\0" * 100)
+    for kept in (tmp_path / "models").glob("*.onnx"):  # the rewrite and the session graph
+        kept.write_bytes(kept.read_bytes()[:-100] + b"\0" * 100)
     again = Embedder.load()
     assert again.model_id == first.model_id and "+" in again.model_id  # rewritten, not plain
     text = "prefers dark mode in every editor"
     assert float(first.embed_query(text) @ again.embed_query(text)) > 0.9999
     # The damaged copy was replaced by a good one, which a third load reads back.
     assert Embedder.load().model_id == first.model_id
+
+
+def test_the_optimised_session_graph_is_kept_and_gives_the_same_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first load saves onnxruntime's optimised graph beside the rewrite; the next opens
+    that file with optimisations off (no rewrite, no second optimisation, a lower peak of
+    memory) and embeds exactly as the first."""
+    import numpy as np
+
+    from memory_console.embed import model_cache
+    from memory_console.embed.embedder import Embedder
+
+    monkeypatch.setenv("MEMORY_CONSOLE_CACHE_DIR", str(tmp_path))
+    texts = ["prefers dark mode in every editor", "Meeting with Bob on Tuesday at 10:00"]
+    first = Embedder.load()
+    [graph] = (tmp_path / "models").glob("session-*.onnx")
+    opened: list[object] = []
+    rewrites: list[object] = []
+    monkeypatch.setattr(model_cache, "load", lambda key: rewrites.append(key))
+    original = model_cache.session_file
+
+    def session_file(key: str) -> Path | None:
+        found = original(key)
+        opened.append(found)
+        return found
+
+    monkeypatch.setattr(model_cache, "session_file", session_file)
+    second = Embedder.load()
+    assert opened == [graph] and rewrites == []
+    assert second.model_id == first.model_id
+    assert np.array_equal(first.embed(texts), second.embed(texts))

@@ -562,41 +562,68 @@ class _VariantOpener:
     def open(self, name: str) -> Embedder | None:
         """The variant as an Embedder, or None when its rewrite matched nothing or its session
         did not open (e.g. an onnxruntime without the rewrite's operators)."""
+        from memory_console.embed import calibration, model_cache
+
         variant = VARIANTS[name]
-        if self._data is None:
-            self._data = _read_model(self.manifest)
-        model: bytes | None = self._data
+        manifest = self.manifest
+        source = file_sha256(manifest.onnx.path)
         if variant.rewrite:
-            made = _rewritten(self.manifest, self._data, variant.rewrite == "int8")
-            model = made.model if made is not None else None
-        if model is None:
-            return None
+            mask = manifest.input_names["attention_mask"]
+            source = model_cache.rewrite_key(source, mask, variant.rewrite == "int8")
+        machine = {"cpu": calibration.cpu_model(), "flags": calibration.cpu_flags()}
+        machine.update(calibration.library_versions())
+        key = model_cache.session_key(source, repr(variant), machine)
+        kept = model_cache.session_file(key)
         try:
-            session = _open_session(
-                self.manifest,
-                self.onnxruntime,
-                self.threads,
-                model,
-                fuse_skip_layer_norm=variant.fuse_skip_layer_norm,
-            )
+            if kept is not None:  # optimised before: read back as it is, nothing rewritten
+                session = _open_session(manifest, self.onnxruntime, self.threads, kept)
+            else:
+                if self._data is None:
+                    self._data = _read_model(manifest)
+                model: bytes | None = self._data
+                if variant.rewrite:
+                    made = _rewritten(manifest, self._data, variant.rewrite == "int8")
+                    model = made.model if made is not None else None
+                if model is None:
+                    return None
+                saved = model_cache.new_session_file(key)
+                session = _open_session(
+                    manifest,
+                    self.onnxruntime,
+                    self.threads,
+                    model,
+                    fuse_skip_layer_norm=variant.fuse_skip_layer_norm,
+                    save_to=saved,
+                )
+                if saved is not None:
+                    model_cache.keep_session_file(key, saved)
         except ModelError as error:
             self.error = str(error)
             return None
-        return Embedder(self.manifest, session, self.tokenizer, self.threads, variant.tag, name)
+        return Embedder(manifest, session, self.tokenizer, self.threads, variant.tag, name)
 
 
 def _open_session(
     manifest: Manifest,
     onnxruntime_module: Any,
     threads: int,
-    model: bytes,
+    model: bytes | Path,
     fuse_skip_layer_norm: bool = True,
+    save_to: Path | None = None,
 ) -> onnxruntime.InferenceSession:
+    """A session on the model's bytes, optimised as it opens (and the optimised graph saved
+    to `save_to`), or on a graph optimised before (a path), read as it is."""
     options = onnxruntime_module.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime_module.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = onnxruntime_module.GraphOptimizationLevel.ORT_ENABLE_ALL
+    levels = onnxruntime_module.GraphOptimizationLevel
+    optimised = isinstance(model, Path)
+    options.graph_optimization_level = (
+        levels.ORT_DISABLE_ALL if optimised else levels.ORT_ENABLE_ALL
+    )
+    if save_to is not None:
+        options.optimized_model_filepath = str(save_to)
     options.log_severity_level = 3
     # Spinning worker threads burn the cores between calls, which the UI and SQLite need; on a
     # busy machine they also made embedding slower, not faster.
@@ -604,7 +631,7 @@ def _open_session(
     path = manifest.onnx.path
     try:
         session = onnxruntime_module.InferenceSession(
-            model,
+            str(model) if optimised else model,
             sess_options=options,
             providers=["CPUExecutionProvider"],
             disabled_optimizers=None if fuse_skip_layer_norm else ["SkipLayerNormFusion"],
