@@ -3,6 +3,7 @@ the Store's reads answering as on SQLite (paging order, search, ids given by an 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -240,3 +241,74 @@ def test_the_agent_api_keeps_and_searches_its_vectors_in_the_database(
         pg_url, "SELECT memory_id FROM embedding WHERE embedding IS NOT NULL ORDER BY memory_id"
     )
     assert stored == [(dark,), (lisbon,)]
+
+
+def test_a_postgresql_migration_runs_once_in_one_transaction(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store one schema behind is migrated when opened: every step and the version in one
+    transaction (a failing step leaves the old schema whole), and a second process opening it
+    at the same time waits on the writers' lock and finds it migrated (its steps run once)."""
+    import multiprocessing
+
+    import psycopg
+
+    from memory_console.store import db, migrations
+
+    Store(pg_url).close()
+    current = db.SCHEMA_VERSION
+    monkeypatch.setattr(db, "SCHEMA_VERSION", current + 1)
+
+    def failing(conn: object) -> None:
+        conn.execute("ALTER TABLE memory ADD COLUMN mood TEXT")  # type: ignore[attr-defined]
+        raise RuntimeError("a step that fails halfway")
+
+    monkeypatch.setitem(migrations.POSTGRES_MIGRATIONS, current, failing)
+    with pytest.raises(RuntimeError, match="halfway"):
+        Store(pg_url)
+    columns = server_rows(
+        pg_url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'memory'"
+    )
+    assert ("mood",) not in columns
+    assert server_rows(pg_url, "SELECT value FROM console_meta WHERE key = 'schema_version'") == [
+        (str(current),)
+    ]
+
+    def adding(conn: object) -> None:
+        conn.execute("ALTER TABLE memory ADD COLUMN mood TEXT")  # type: ignore[attr-defined]
+
+    monkeypatch.setitem(migrations.POSTGRES_MIGRATIONS, current, adding)
+    # Another session holds the writers' lock while two openers start; both wait, one
+    # migrates, the other reads the new version under the lock and runs no step.
+    from memory_console.store.postgres import WRITE_LOCK_KEY
+
+    with psycopg.connect(pg_url, autocommit=True) as holder:
+        holder.execute("BEGIN")
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+        context = multiprocessing.get_context("fork")
+        errors = context.Queue()
+
+        def open_store() -> None:
+            try:
+                Store(pg_url).close()
+                errors.put("")
+            except Exception as error:  # reported to the test, not lost in the child
+                errors.put(repr(error))
+
+        openers = [context.Process(target=open_store) for _ in range(2)]
+        for opener in openers:
+            opener.start()
+        waiting = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        deadline = time.monotonic() + 60
+        while holder.execute(waiting).fetchone() != (2,) and time.monotonic() < deadline:
+            time.sleep(0.05)  # both openers have read the old version and wait on the lock
+        holder.execute("COMMIT")
+    for opener in openers:
+        opener.join(60)
+    assert [errors.get(timeout=5) for _ in openers] == ["", ""]
+    assert server_rows(pg_url, "SELECT value FROM console_meta WHERE key = 'schema_version'") == [
+        (str(current + 1),)
+    ]
+    assert ("mood",) in server_rows(
+        pg_url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'memory'"
+    )
