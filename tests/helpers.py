@@ -202,6 +202,22 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def rows_digest(db: str | Path) -> str:
+    """One hash of every row of every table of the store (as `copy` verifies a copy), on
+    either backend: equal before and after means nothing was written."""
+    from memory_console.store.copy import TABLES, Digest
+
+    digest = Digest()
+
+    def read(conn: Any) -> None:
+        for table in TABLES:
+            digest.read(conn, table)
+
+    with Store(db, read_only=True) as store, store.snapshot():
+        store.read(read)
+    return digest.total()
+
+
 def server_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
     """Rows read from a PostgreSQL store straight from the server, past the Store: a test's
     proof that its data is in the database and not in a file named like the URL."""

@@ -17,7 +17,7 @@ from memory_console.cli import main
 from memory_console.maintenance import registered_passes
 from memory_console.store import Store
 from memory_console.timeutil import parse_iso, to_iso
-from tests.helpers import DAY, ISO_NOW, NOW, memory
+from tests.helpers import DAY, ISO_NOW, NOW, memory, rows_digest
 
 WORKED = [  # "Relevance decay": (retrieval_count, days since creation) -> confidence
     (0, 60, 0.9025),
@@ -45,8 +45,9 @@ def cli(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def worked(db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    """A store imported from JSONL with the memories of relevance decay's worked figures."""
+def worked(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """A store imported from JSONL with the memories of relevance decay's worked figures, on
+    each backend."""
     lines = [
         {
             "content": f"retrieved {count} times, {days} days old",
@@ -59,8 +60,8 @@ def worked(db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     ]
     source = tmp_path / "worked.jsonl"
     source.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    assert run(capsys, "import", str(source), "--db", str(db_path), "--now", ISO_NOW)[0] == 0
-    return db_path
+    assert run(capsys, "import", str(source), "--db", db, "--now", ISO_NOW)[0] == 0
+    return db
 
 
 def afters(document: dict[str, Any]) -> list[float]:
@@ -72,7 +73,7 @@ def test_iso_now_is_the_tests_now() -> None:
 
 
 def test_decay_dry_run_json_reproduces_the_worked_figures(
-    worked: Path, capsys: pytest.CaptureFixture[str]
+    worked: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run(
         capsys, "decay", "--db", str(worked), "--dry-run", "--json", "--now", ISO_NOW
@@ -106,7 +107,7 @@ def test_decay_dry_run_json_reproduces_the_worked_figures(
 
 
 def test_decay_needs_exactly_one_of_dry_run_and_apply(
-    worked: Path, capsys: pytest.CaptureFixture[str]
+    worked: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for extra in ([], ["--dry-run", "--apply"]):
         with pytest.raises(SystemExit) as stop:
@@ -116,7 +117,7 @@ def test_decay_needs_exactly_one_of_dry_run_and_apply(
     assert cli("maintain", "--db", str(worked)).returncode == 2
 
 
-def test_apply_runs_and_undo(worked: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_apply_runs_and_undo(worked: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "decay", "--db", str(worked), "--apply", "--json", "--now", ISO_NOW)
     applied = json.loads(out)
     assert code == 0 and applied["dry_run"] is False and applied["decayed"] == 5
@@ -142,7 +143,7 @@ def test_apply_runs_and_undo(worked: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_undo_reports_what_it_could_not_restore(
-    worked: Path, capsys: pytest.CaptureFixture[str]
+    worked: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_id = json.loads(
         run(capsys, "decay", "--db", str(worked), "--apply", "--json", "--now", ISO_NOW)[1]
@@ -156,13 +157,13 @@ def test_undo_reports_what_it_could_not_restore(
 
 
 def test_human_output_shows_counts_then_the_largest_drops(
-    db_path: Path, capsys: pytest.CaptureFixture[str]
+    db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with Store(db_path, actor="test") as store:
+    with Store(db, actor="test") as store:
         store.add_many(
             [memory(f"memory number {i}", days_old=45 * i) for i in range(1, 31)], now=NOW
         )
-    code, out, _ = run(capsys, "decay", "--db", str(db_path), "--dry-run", "--now", ISO_NOW)
+    code, out, _ = run(capsys, "decay", "--db", db, "--dry-run", "--now", ISO_NOW)
     assert code == 0
     lines = out.splitlines()
     assert "dry run, nothing written" in lines[0]
@@ -174,7 +175,7 @@ def test_human_output_shows_counts_then_the_largest_drops(
 
 
 def test_parameters_are_options_with_their_defaults(
-    worked: Path, capsys: pytest.CaptureFixture[str]
+    worked: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run(
         capsys,
@@ -220,8 +221,8 @@ def test_parameters_are_options_with_their_defaults(
     assert "default 30 (relevance), 7 (periodic)" in help_text
 
 
-def test_maintain_passes_option(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with Store(db_path, actor="test") as store:
+def test_maintain_passes_option(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with Store(db, actor="test") as store:
         store.add_many(
             [
                 memory("password = hunter22", days_old=100),
@@ -230,9 +231,7 @@ def test_maintain_passes_option(db_path: Path, capsys: pytest.CaptureFixture[str
             ],
             now=NOW,
         )
-    code, out, _ = run(
-        capsys, "maintain", "--db", str(db_path), "--dry-run", "--json", "--now", ISO_NOW
-    )
+    code, out, _ = run(capsys, "maintain", "--db", db, "--dry-run", "--json", "--now", ISO_NOW)
     document = json.loads(out)
     expected = ["expire-banks", "expire", "consolidate", "decay", "cleanup", "quota"]
     assert code == 0 and document["passes"] == [p for p in expected if p in registered_passes()]
@@ -241,7 +240,7 @@ def test_maintain_passes_option(db_path: Path, capsys: pytest.CaptureFixture[str
         capsys,
         "maintain",
         "--db",
-        str(db_path),
+        db,
         "--dry-run",
         "--json",
         "--now",
@@ -256,12 +255,12 @@ def test_maintain_passes_option(db_path: Path, capsys: pytest.CaptureFixture[str
         "holds a password",
     )
     with pytest.raises(SystemExit) as stop:
-        main(["maintain", "--db", str(db_path), "--dry-run", "--passes", "decay,nope"])
+        main(["maintain", "--db", db, "--dry-run", "--passes", "decay,nope"])
     assert stop.value.code == 2
 
 
 def test_a_store_changed_while_planning_is_exit_1(
-    worked: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    worked: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_plan = maintenance_package.plan
 
@@ -283,7 +282,7 @@ def test_a_store_changed_while_planning_is_exit_1(
         assert store._query("SELECT count(*) FROM memory_event") == [(before[0][0] + 1,)]
 
 
-def test_read_only_store_refuses_apply(worked: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_read_only_store_refuses_apply(worked: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "decay", "--db", str(worked), "--read-only", "--apply")
     assert code == 1 and "read-only" in err
     assert run(capsys, "decay", "--db", str(worked), "--read-only", "--dry-run")[0] == 0
@@ -297,16 +296,20 @@ def file_digests(path: Path) -> dict[str, str | None]:
     return digests
 
 
-def test_dry_run_writes_nothing(worked: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    before = file_digests(worked)
-    assert before[""] is not None
+def test_dry_run_writes_nothing(worked: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not a byte of an SQLite store's files; not a row of a PostgreSQL store."""
+    if worked.startswith("postgresql:"):
+        state: Any = rows_digest
+    else:
+        state = lambda db: file_digests(Path(db))  # noqa: E731
+    before = state(worked)
     for command in ("decay", "maintain"):
         assert run(capsys, command, "--db", str(worked), "--dry-run", "--now", ISO_NOW)[0] == 0
         assert cli(command, "--db", str(worked), "--dry-run", "--json").returncode == 0
-    assert file_digests(worked) == before
+    assert state(worked) == before
 
 
-def test_decay_imports_neither_sqlmodel_nor_textual(worked: Path) -> None:
+def test_decay_imports_neither_sqlmodel_nor_textual(worked: str) -> None:
     probe = (
         "import sys, io, contextlib\n"
         "from memory_console.cli import main\n"
@@ -320,7 +323,7 @@ def test_decay_imports_neither_sqlmodel_nor_textual(worked: Path) -> None:
 
 
 def test_show_still_prints_a_forecast_after_decay(
-    worked: Path, capsys: pytest.CaptureFixture[str]
+    worked: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run(capsys, "decay", "--db", str(worked), "--apply", "--now", ISO_NOW)[0] == 0
     code, out, _ = run(capsys, "show", "1", "--db", str(worked), "--json", "--now", ISO_NOW)
