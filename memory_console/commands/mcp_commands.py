@@ -132,12 +132,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         server = build_server(MemoryTools(api, read_only=store.read_only, now=now))
         mode = "read-only" if store.read_only else "writable"
         if bind is None:
-            common.note(f"MCP server on stdio: {store.path} ({mode}), owner {args.owner}")
+            common.note(f"MCP server on stdio: {store.location} ({mode}), owner {args.owner}")
             serve_stdio(server)
         else:
             guard = "bearer token required" if token else "loopback, no token"
             common.note(
-                f"MCP server at http://{bind[0]}:{bind[1]}/mcp: {store.path} ({mode}), "
+                f"MCP server at http://{bind[0]}:{bind[1]}/mcp: {store.location} ({mode}), "
                 f"owner {args.owner}, {guard}"
             )
             serve_http(server, bind[0], bind[1], token)

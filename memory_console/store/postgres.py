@@ -395,9 +395,7 @@ def migrate(conn: Connection, where: str, version: int) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK_KEY,))
         # Read again under the lock: another process opening the store at the same time may
         # have migrated it while this one waited, and its steps must not run twice.
-        row = conn.execute(
-            "SELECT value FROM console_meta WHERE key = 'schema_version'"
-        ).fetchone()
+        row = conn.execute("SELECT value FROM console_meta WHERE key = 'schema_version'").fetchone()
         version = int(row[0]) if row else version
         for step in range(version, SCHEMA_VERSION):
             if step not in POSTGRES_MIGRATIONS:
