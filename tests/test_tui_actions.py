@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import pytest
 from textual.widgets import Input, TextArea
 
 from memory_console.embed.search import SearchEngine
@@ -16,9 +17,15 @@ from memory_console.tui.screens.edit import EditScreen
 from memory_console.tui.screens.forget import ForgetScreen
 from memory_console.tui.screens.main import MainScreen
 from memory_console.tui.screens.story import StoryScreen
-from tests.helpers import NOW, console, notes, open_on, settle
+from tests.helpers import NOW, console, notes, open_on, settle, where
 
 SIZE = (120, 36)
+
+
+@pytest.fixture
+def demo_store(backend_demo_store: Store) -> Store:
+    """These tests run on both backends (the SQLite-only ones say so)."""
+    return backend_demo_store
 
 
 def main_screen(app: MemoryConsoleApp) -> MainScreen:
@@ -148,12 +155,8 @@ async def test_forget_and_edit_through_their_dialogs(demo_store: Store) -> None:
     assert event.after == {"title": "Prefers tea to coffee"}
 
 
-async def test_read_only_dims_actions_and_says_why(demo_file: Any, tmp_path: Any) -> None:
-    import shutil
-
-    path = tmp_path / "ro.db"
-    shutil.copy(demo_file, path)
-    with Store(path, read_only=True, actor="tui") as store:
+async def test_read_only_dims_actions_and_says_why(demo_store: Store) -> None:
+    with Store(where(demo_store), read_only=True, actor="tui") as store:
         ident = store.page(MemoryFilter(is_protected=False), limit=1).rows[0].id
         app = console(store)
         seen = notes(app)
@@ -171,6 +174,7 @@ async def test_read_only_dims_actions_and_says_why(demo_file: Any, tmp_path: Any
     assert any("read-only store: protect is disabled" in text for text in seen)
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # SQLite's busy write lock
 async def test_a_locked_database_is_a_notification(demo_store: Store) -> None:
     ident = active_unprotected(demo_store, 1)[0]
     demo_store.connection.execute("PRAGMA busy_timeout = 0")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from memory_console.store import MemoryFilter, Store
@@ -20,7 +21,7 @@ from memory_console.tui.screens.main import MainScreen
 from memory_console.tui.screens.story import StoryScreen
 from memory_console.tui.widgets.detail import DetailPane
 from memory_console.tui.widgets.topics import TopicsTree
-from tests.helpers import NOW, console, notes, settle
+from tests.helpers import NOW, console, notes, settle, where
 
 SIZE = (120, 36)
 WATCH = 0.05  # the watch interval in these tests (the console's is a second)
@@ -42,7 +43,13 @@ if len(sys.argv) > 4:
 """
 
 
-def write_elsewhere(path: Path, edit_id: int = 0, protect_id: int = 0, remember: str = "") -> None:
+@pytest.fixture
+def demo_store(backend_demo_store: Store) -> Store:
+    """These tests run on both backends (the SQLite-only ones say so)."""
+    return backend_demo_store
+
+
+def write_elsewhere(path: str, edit_id: int = 0, protect_id: int = 0, remember: str = "") -> None:
     """Run WRITER in a child process and wait for it."""
     argv = [sys.executable, "-c", WRITER, str(path), str(edit_id), str(protect_id)]
     if remember:
@@ -88,7 +95,7 @@ async def test_a_change_by_another_process_shows_without_a_key(demo_store: Store
         tree = screen.query_one(TopicsTree)
         assert "zz-agent" not in str(tree.root.children[-1].label)
 
-        write_elsewhere(demo_store.path, current.id, other.id, "I am building an iron farm")
+        write_elsewhere(where(demo_store), current.id, other.id, "I am building an iron farm")
 
         await until(
             pilot,
@@ -133,7 +140,7 @@ async def test_the_story_and_a_hidden_screen_catch_up(demo_store: Store) -> None
         story = app.screen
         assert isinstance(story, StoryScreen)
 
-        write_elsewhere(demo_store.path, opened, other)
+        write_elsewhere(where(demo_store), opened, other)
 
         await until(
             pilot,
@@ -171,6 +178,7 @@ async def test_own_changes_are_not_marked(demo_store: Store) -> None:
         assert any("protected 1 memory" in note for note in seen)
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # SQLite's busy write lock
 async def test_a_failed_action_keeps_the_place_and_says_why(demo_store: Store) -> None:
     demo_store.connection.execute("PRAGMA busy_timeout = 0")
     blocker = sqlite3.connect(demo_store.path, isolation_level=None)

@@ -7,6 +7,7 @@ import io
 import re
 from typing import Any, TypeVar
 
+import pytest
 from rich.console import Console
 from textual.widgets import Static
 
@@ -23,9 +24,15 @@ from memory_console.tui.screens.preview import PreviewScreen
 from memory_console.tui.screens.review import ReviewScreen
 from memory_console.tui.screens.runs import RunsScreen
 from memory_console.tui.widgets.figure_table import FigureTable
-from tests.helpers import NOW, add_duplicate_groups, console, notes, settle
+from tests.helpers import NOW, add_duplicate_groups, console, notes, settle, where
 
 SIZE = (120, 36)
+
+
+@pytest.fixture
+def demo_store(backend_demo_store: Store) -> Store:
+    """These tests run on both backends (the SQLite-only ones say so)."""
+    return backend_demo_store
 
 
 S = TypeVar("S")
@@ -249,12 +256,8 @@ async def open_preview_at(app: MemoryConsoleApp, pilot: Any, now: float) -> Prev
     )
 
 
-async def test_read_only_preview_says_why_apply_is_off(demo_file: Any, tmp_path: Any) -> None:
-    import shutil
-
-    path = tmp_path / "ro.db"
-    shutil.copy(demo_file, path)
-    with Store(path, read_only=True, actor="tui") as store:
+async def test_read_only_preview_says_why_apply_is_off(demo_store: Store) -> None:
+    with Store(where(demo_store), read_only=True, actor="tui") as store:
         app = console(store)
         seen = notes(app)
         async with app.run_test(size=SIZE) as pilot:
