@@ -122,6 +122,31 @@ async def test_a_change_by_another_process_shows_without_a_key(demo_store: Store
         )
 
 
+async def test_a_cli_command_in_another_process_shows(demo_store: Store) -> None:
+    """`memory-console archive` run beside the console: its commit is seen within the watch
+    interval (SQLite's data_version, PostgreSQL's count of commits)."""
+    app = watching(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        target = main.table.records[3]
+        assert target.status == "active"
+        environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+        subprocess.run(
+            [sys.executable, "-m", "memory_console", "archive", str(target.id)]
+            + ["--db", where(demo_store)],
+            check=True,
+            env=environment,
+            timeout=60,
+            capture_output=True,
+        )
+        await until(pilot, lambda: target.id in main.table.changed, "the archived memory's mark")
+        shown = next(r for r in main.table.records if r.id == target.id)
+        assert shown.status == "archived"
+        assert app.context.outside == 1
+
+
 async def test_the_story_and_a_hidden_screen_catch_up(demo_store: Store) -> None:
     first, second = active_ids(demo_store, 2)
     app = watching(demo_store)
