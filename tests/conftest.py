@@ -9,13 +9,12 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 from memory_console.ingest.demo import DemoReport, build_demo
 from memory_console.store import Store
-from tests.helpers import DEMO_COUNT, DEMO_SEED, NOW, copy_to_postgres
+from tests.helpers import DEMO_COUNT, DEMO_SEED, NOW, copy_to_postgres, database_url
 
 if TYPE_CHECKING:
     from memory_console.api import MemoryAPI
@@ -55,12 +54,6 @@ def db_path(tmp_path: Path) -> Path:
 # -- PostgreSQL ------------------------------------------------------------------------------
 
 PG_DATABASES = itertools.count(1)
-
-
-def database_url(server_url: str, name: str) -> str:
-    """The server's URL naming another database on it (the query, e.g. a socket, is kept)."""
-    parts = urlsplit(server_url)
-    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
 
 
 @pytest.fixture(scope="session")

@@ -202,6 +202,14 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def database_url(server_url: str, name: str) -> str:
+    """The server's URL naming another database on it (the query, e.g. a socket, is kept)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(server_url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
 def server_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
     """Rows read from a PostgreSQL store straight from the server, past the Store: a test's
     proof that its data is in the database and not in a file named like the URL."""
