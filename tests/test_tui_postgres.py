@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,3 +109,36 @@ async def test_purge_says_it_does_not_work_on_postgresql_yet(backend_demo_store:
         await settle(pilot)
     assert any("purge does not work on a PostgreSQL store yet" in note for note in seen), seen
     assert store.require(ident).status == "active"
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+async def test_semantic_search_ranks_in_the_database(backend_demo_store: Store) -> None:
+    """The real embedder fills pgvector's column in the background; a search by meaning
+    then ranks there (embed/database_index.py), and the console says hybrid."""
+    from memory_console.embed.database_index import DatabaseIndex
+    from memory_console.settings import Settings
+    from memory_console.tui.app import make_app
+    from memory_console.tui.screens.main import MainScreen
+    from memory_console.tui.widgets.search_readiness import SearchReadiness
+    from tests.helpers import NOW
+
+    store = backend_demo_store
+    app = make_app(Settings(db=where(store), page_size=30), store, now=NOW)
+    async with app.run_test(size=(120, 36)) as pilot:
+        readiness = app.screen.query_one(SearchReadiness)
+        for _ in range(600):
+            await pilot.pause(0.1)
+            if str(readiness.render()) == "hybrid search":
+                break
+        assert str(readiness.render()) == "hybrid search"
+        engine: Any = app.context.search
+        assert isinstance(engine.semantic.index, DatabaseIndex)
+        await pilot.press("slash", *"hot drinks", "enter")
+        await settle(pilot)
+        main = app.screen
+        assert isinstance(main, MainScreen) and main.search is not None
+        query, mode, hits = main.search
+        assert mode == "hybrid" and hits
+        assert any(hit.cosine is not None and hit.cosine > 0.3 for hit in hits)
+    stored = server_rows(where(store), "SELECT count(*) FROM embedding WHERE embedding IS NOT NULL")
+    assert stored[0][0] >= store.count(MemoryFilter(status="active"))
