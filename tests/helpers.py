@@ -370,6 +370,10 @@ def fill(path: Path) -> None:
 DEMO_COUNT = 300  # the console tests' demo store (built once, see conftest.demo_file)
 DEMO_SEED = 7
 PAGE_SIZE = 30  # enough rows to fill the test terminals, and cheap to redraw
+# A console test of the screen's own behaviour (themes, the palette, a form's checks, progress
+# shown while planning), which reads nothing the backends answer differently: it runs on SQLite
+# only, and the suite's time goes to the tests whose reads and writes differ.
+SCREEN_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
 
 
 def where(store: Store) -> str:

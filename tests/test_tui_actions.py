@@ -17,7 +17,7 @@ from memory_console.tui.screens.edit import EditScreen
 from memory_console.tui.screens.forget import ForgetScreen
 from memory_console.tui.screens.main import MainScreen
 from memory_console.tui.screens.story import StoryScreen
-from tests.helpers import NOW, console, notes, open_on, settle, where
+from tests.helpers import NOW, SCREEN_ONLY, console, notes, open_on, settle, where
 
 SIZE = (120, 36)
 
@@ -297,6 +297,7 @@ async def test_story_screen_shows_history_and_acts(demo_store: Store) -> None:
         assert screen.table.current is not None and screen.table.current.is_protected
 
 
+@SCREEN_ONLY
 async def test_palette_help_and_theme(demo_store: Store) -> None:
     from memory_console.tui.screens.help import HelpScreen
 
@@ -349,6 +350,7 @@ def test_help_lists_every_key() -> None:
         assert description in actions, description
 
 
+@SCREEN_ONLY
 async def test_unknown_theme_is_a_notification(demo_store: Store) -> None:
     app = console(demo_store, theme="not-a-theme")
     seen = notes(app)
@@ -382,6 +384,7 @@ class FakeEmbedder(SearchEngine):
         return super().search(query, mode="keyword", **options)
 
 
+@SCREEN_ONLY
 async def test_semantic_search_joins_in_or_says_why_not(demo_store: Store) -> None:
     from memory_console.tui.app import make_app
     from memory_console.tui.widgets.search_readiness import SearchReadiness

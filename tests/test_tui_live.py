@@ -21,7 +21,7 @@ from memory_console.tui.screens.main import MainScreen
 from memory_console.tui.screens.story import StoryScreen
 from memory_console.tui.widgets.detail import DetailPane
 from memory_console.tui.widgets.topics import TopicsTree
-from tests.helpers import NOW, console, notes, settle, where
+from tests.helpers import NOW, SCREEN_ONLY, console, notes, settle, where
 
 SIZE = (120, 36)
 WATCH = 0.05  # the watch interval in these tests (the console's is a second)
@@ -234,6 +234,7 @@ async def test_a_failed_action_keeps_the_place_and_says_why(demo_store: Store) -
         blocker.close()
 
 
+@SCREEN_ONLY
 async def test_undo_with_nothing_to_undo_says_so(demo_store: Store) -> None:
     app = console(demo_store)
     seen = notes(app)
@@ -273,6 +274,7 @@ async def test_a_memory_that_leaves_the_view_keeps_the_cursor_on_its_row(
 NOISE = ("Cursor left", "Cursor right", "Copy selected text", "Paste", "Select all", "Screenshot")
 
 
+@SCREEN_ONLY
 async def test_the_palette_offers_the_console_first_and_no_widget_noise(
     demo_store: Store,
 ) -> None:
@@ -305,6 +307,7 @@ async def test_the_palette_offers_the_console_first_and_no_widget_noise(
         assert not any(text.startswith(NOISE) for text in shown), shown
 
 
+@SCREEN_ONLY
 async def test_the_chosen_theme_is_remembered_and_the_file_kept(demo_store: Store) -> None:
     from memory_console.settings import load_settings, settings_file
 
@@ -344,6 +347,7 @@ def test_plan_reports_each_step(demo_store: Store) -> None:
     assert steps == [("reading", 0, 2), (first, 1, 2), (second, 2, 2)]
 
 
+@SCREEN_ONLY
 async def test_planning_shows_the_pass_it_is_on(demo_store: Store) -> None:
     from memory_console.tui.plan_request import PlanRequest
     from memory_console.tui.screens.preview import PreviewScreen
