@@ -44,6 +44,17 @@ def sample(n: int, **fields: object) -> list[dict[str, object]]:
     ]
 
 
+def test_daily_accesses_count_each_access_in_its_whole_day(store: Store) -> None:
+    """The health screen's access chart: an access 0.7 days into a day is that day's, on
+    PostgreSQL too (whose CAST to an integer rounds)."""
+    from memory_console.store.readers import daily_accesses
+
+    (ident,) = store.add_many(sample(1, created_at=NOW - 10 * DAY), now=NOW)
+    for days_ago in (2.3, 2.2, 0.4):
+        store.record_access([ident], now=NOW - days_ago * DAY)
+    assert daily_accesses(store, NOW, 3) == [2, 0, 1]
+
+
 # SQLite only: tests that take `db_path` check the file itself (its mode, PRAGMAs, header,
 # damage); test_postgres.py checks what a PostgreSQL database is refused for.
 
