@@ -1,8 +1,9 @@
 """A live agent beside the console: both write to one store, then both sides are checked.
 
 One process adds and reinforces memories at a steady rate while this one plans and applies
-maintenance and bulk actions. The agent runs as
-`python benchmarks/live_agent.py --db PATH --log PATH --seconds S` and writes one line per
+maintenance and bulk actions. The store is an SQLite file or a PostgreSQL database (--db
+takes a URL too). The agent runs as
+`python benchmarks/live_agent.py --db STORE --log PATH --seconds S` and writes one line per
 write it made to a line-buffered log: `add ID`, `access ID ID ...` (the memories whose access
 it recorded), `error TEXT` for anything that reached it, `done {json}`.
 Only the standard library and memory_console are imported here, so the file runs as a script.
@@ -30,6 +31,7 @@ from memory_console.maintenance import (
     undo,
 )
 from memory_console.maintenance.errors import STALE_MESSAGE
+from memory_console.maintenance.undo import UndoRefused
 from memory_console.store import Store, StoreError
 from memory_console.timeutil import to_iso
 
@@ -63,8 +65,9 @@ class LiveCheckError(Exception):
 
 @dataclass
 class LockStats:
-    """Write transactions begun on one connection, how long BEGIN IMMEDIATE waited for the
-    write lock, and how many attempts were refused busy (each one a Store retry)."""
+    """Write transactions begun on one connection, how long the write lock took (SQLite's
+    BEGIN IMMEDIATE, PostgreSQL's advisory lock), and how many attempts were refused busy
+    (each one a Store retry; PostgreSQL's writers wait in the lock's queue instead)."""
 
     begins: int = 0
     retries: int = 0
@@ -73,14 +76,16 @@ class LockStats:
 
 
 class TimedConnection:
-    """A stand-in for the Store's sqlite3 connection that times each BEGIN IMMEDIATE."""
+    """A stand-in for the Store's connection that times each statement taking the write lock
+    (`locking`: the last statement of the dialect's begin_write)."""
 
-    def __init__(self, conn: sqlite3.Connection, stats: LockStats) -> None:
+    def __init__(self, conn: Any, stats: LockStats, locking: str) -> None:
         self._conn = conn
         self._stats = stats
+        self._locking = locking
 
-    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
-        if sql != "BEGIN IMMEDIATE":
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql != self._locking:
             return self._conn.execute(sql, *args)
         started = time.perf_counter()
         try:
@@ -102,7 +107,8 @@ class TimedConnection:
 def instrument(store: Store) -> LockStats:
     """Count the store's write transactions and the waits for the write lock."""
     stats = LockStats()
-    store._conn = cast(sqlite3.Connection, TimedConnection(store._conn, stats))
+    locking = store.dialect.begin_write[-1]
+    store._conn = cast(sqlite3.Connection, TimedConnection(store._conn, stats, locking))
     return stats
 
 
@@ -130,7 +136,7 @@ def agent_text(rng: random.Random, number: int) -> str:
 
 
 def run_agent(
-    db: Path, log_path: Path, seconds: float, adds: float, accesses: float, seed: int
+    db: Path | str, log_path: Path, seconds: float, adds: float, accesses: float, seed: int
 ) -> None:
     """Add `adds` memories and record `accesses` accesses (1-3 memories each) per second,
     paced on a fixed schedule, for `seconds`; log every write as it is committed."""
@@ -187,7 +193,7 @@ def run_agent(
 
 
 def start_agent(
-    db: Path, log_path: Path, seconds: float, adds: float, accesses: float, seed: int = 1
+    db: Path | str, log_path: Path, seconds: float, adds: float, accesses: float, seed: int = 1
 ) -> subprocess.Popen[str]:
     """Start the agent process; returns once it has opened the store and begun writing."""
     log_path.write_text("")
@@ -264,6 +270,7 @@ class ConsoleReport:
     merged: int = 0
     bulk_actions: int = 0
     undos: int = 0
+    undos_blocked: int = 0  # refused, nothing changed: a later run (the CLI's) changed them
     not_restored: int = 0
     forced_stale: int = 0
     raced_stale: int = 0
@@ -302,7 +309,11 @@ class Console:
     and, now and then, the real CLI in a subprocess."""
 
     def __init__(
-        self, db: Path, report: ConsoleReport, rng: random.Random, agent: subprocess.Popen[str]
+        self,
+        db: Path | str,
+        report: ConsoleReport,
+        rng: random.Random,
+        agent: subprocess.Popen[str],
     ) -> None:
         self.db = db
         self.agent = agent
@@ -402,7 +413,15 @@ class Console:
     def undo_last(self) -> None:
         assert self.last_decay_run is not None
         run_id, self.last_decay_run = self.last_decay_run, None
-        report = undo(self.store, run_id)
+        try:
+            report = undo(self.store, run_id)
+        except UndoRefused as refused:
+            if not refused.blocked_by:
+                raise
+            # The CLI's decay run applied after this one changed the same memories: undo
+            # refuses to write over it, as it must (the slower the rounds, the likelier).
+            self.report.undos_blocked += 1
+            return
         self.report.undos += 1
         self.report.not_restored += len(report.not_restored)
         self.count_write(len(report.restored) + len(report.deleted))
@@ -476,7 +495,7 @@ class Console:
 
 
 def run_console(
-    db: Path,
+    db: Path | str,
     seconds: float,
     agent: subprocess.Popen[str],
     *,
@@ -516,15 +535,25 @@ class Baseline:
     fields: dict[int, dict[str, Any]]
 
     @classmethod
-    def take(cls, db: Path) -> Baseline:
-        with sqlite3.connect(db) as conn:
-            last = conn.execute("SELECT ifnull(max(id), 0) FROM memory_event").fetchone()[0]
-            rows = conn.execute(f"SELECT id, {', '.join(TRACKED)} FROM memory").fetchall()
-        conn.close()
+    def take(cls, db: Path | str) -> Baseline:
+        ((last,),) = rows_of(db, "SELECT coalesce(max(id), 0) FROM memory_event")
+        rows = rows_of(db, f"SELECT id, {', '.join(TRACKED)} FROM memory")
         return cls(
             int(last),
             {row[0]: normalised(dict(zip(TRACKED, row[1:], strict=True))) for row in rows},
         )
+
+
+def rows_of(db: Path | str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """Rows of one statement, read on a connection of their own: sqlite3's on a file (past
+    the Store), a read-only Store's on a PostgreSQL database."""
+    if isinstance(db, str) and db.startswith(("postgresql://", "postgres://")):
+        with Store(db, read_only=True, create=False, actor="check") as store:
+            return store._query(sql, params)
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(sql, params).fetchall()
+    conn.close()
+    return rows
 
 
 def normalised(values: dict[str, Any]) -> dict[str, Any]:
@@ -534,20 +563,19 @@ def normalised(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def broken_chains(db: Path, baseline: Baseline, limit: int = 5) -> list[str]:
+def broken_chains(db: Path | str, baseline: Baseline, limit: int = 5) -> list[str]:
     """Replay every event written since the baseline: each event's `before` must equal what
     the events before it left (a write applied over a newer one breaks that chain), and what
     the events leave must be what the memory table holds."""
     current = {ident: dict(values) for ident, values in baseline.fields.items()}
     problems: list[str] = []
-    with sqlite3.connect(db) as conn:
-        events = conn.execute(
-            "SELECT id, memory_id, actor, kind, before, after FROM memory_event WHERE id > ? "
-            "ORDER BY id",
-            (baseline.last_event,),
-        ).fetchall()
-        rows = conn.execute(f"SELECT id, {', '.join(TRACKED)} FROM memory").fetchall()
-    conn.close()
+    events = rows_of(
+        db,
+        "SELECT id, memory_id, actor, kind, before, after FROM memory_event WHERE id > ? "
+        "ORDER BY id",
+        (baseline.last_event,),
+    )
+    rows = rows_of(db, f"SELECT id, {', '.join(TRACKED)} FROM memory")
     for event_id, memory_id, actor, kind, before_json, after_json in events:
         before = normalised(json.loads(before_json or "{}"))
         after = normalised(json.loads(after_json or "{}"))
@@ -641,6 +669,7 @@ class LiveResult:
             "console_merged_memories": console.merged,
             "console_bulk_actions": console.bulk_actions,
             "console_undos": console.undos,
+            "console_undos_blocked": console.undos_blocked,
             "console_undo_not_restored": console.not_restored,
             "console_applies_tried": console.decay_runs
             + console.consolidations
@@ -656,19 +685,17 @@ class LiveResult:
         }
 
 
-def count_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> int:
+def count_ids(db: Path | str, ids: Sequence[int]) -> int:
     found = 0
     for start in range(0, len(ids), 900):
         chunk = list(ids[start : start + 900])
         marks = ",".join("?" * len(chunk))
-        found += conn.execute(
-            f"SELECT count(*) FROM memory WHERE id IN ({marks})", chunk
-        ).fetchone()[0]
+        found += rows_of(db, f"SELECT count(*) FROM memory WHERE id IN ({marks})", chunk)[0][0]
     return found
 
 
 def run_live(
-    db: Path,
+    db: Path | str,
     log_path: Path,
     seconds: float,
     *,
@@ -687,19 +714,14 @@ def run_live(
             agent.kill()
             agent.wait()
     log = AgentLog.read(log_path)
-    with sqlite3.connect(db) as conn:
-        present = count_ids(conn, log.added)
-        after = baseline.last_event
-        created = conn.execute(
-            "SELECT count(*) FROM memory_event WHERE id > ? AND actor = ? AND kind = 'created'",
-            (after, AGENT_ACTOR),
-        ).fetchone()[0]
-        accessed = conn.execute(
-            "SELECT count(*) FROM memory_event WHERE id > ? AND actor = ? AND kind = 'accessed'",
-            (after, AGENT_ACTOR),
-        ).fetchone()[0]
-        integrity = "; ".join(row[0] for row in conn.execute("PRAGMA integrity_check"))
-    conn.close()
+    present = count_ids(db, log.added)
+    counted = "SELECT count(*) FROM memory_event WHERE id > ? AND actor = ? AND kind = ?"
+    created = rows_of(db, counted, (baseline.last_event, AGENT_ACTOR, "created"))[0][0]
+    accessed = rows_of(db, counted, (baseline.last_event, AGENT_ACTOR, "accessed"))[0][0]
+    # SQLite checks its file; a PostgreSQL server keeps its own pages (and has no such check).
+    on_file = not (isinstance(db, str) and db.startswith(("postgresql://", "postgres://")))
+    checked = rows_of(db, "PRAGMA integrity_check") if on_file else [("ok",)]
+    integrity = "; ".join(row[0] for row in checked)
     return LiveResult(
         console,
         log,
@@ -716,7 +738,7 @@ def run_live(
 def main(argv: Sequence[str] | None = None) -> int:
     """The agent process's entry point."""
     parser = argparse.ArgumentParser(description="the agent side of a live run")
-    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--db", required=True, help="an SQLite file or a PostgreSQL URL")
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--seconds", type=float, required=True)
     parser.add_argument("--adds", type=float, default=20.0, help="memories added per second")

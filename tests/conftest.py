@@ -9,13 +9,12 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 from memory_console.ingest.demo import DemoReport, build_demo
 from memory_console.store import Store
-from tests.helpers import DEMO_COUNT, DEMO_SEED, NOW
+from tests.helpers import DEMO_COUNT, DEMO_SEED, NOW, copy_to_postgres, database_url
 
 if TYPE_CHECKING:
     from memory_console.api import MemoryAPI
@@ -55,12 +54,6 @@ def db_path(tmp_path: Path) -> Path:
 # -- PostgreSQL ------------------------------------------------------------------------------
 
 PG_DATABASES = itertools.count(1)
-
-
-def database_url(server_url: str, name: str) -> str:
-    """The server's URL naming another database on it (the query, e.g. a socket, is kept)."""
-    parts = urlsplit(server_url)
-    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
 
 
 @pytest.fixture(scope="session")
@@ -195,3 +188,44 @@ def demo_store(demo_file: Path, tmp_path: Path) -> Iterator[Store]:
     shutil.copy(demo_file, path)
     with Store(path, actor="tui") as store:
         yield store
+
+
+@pytest.fixture(scope="session")
+def pg_demo(pg_server: tuple[str, str], demo_file: Path) -> Iterator[str]:
+    """A database holding the console tests' demo store (its rows copied from the SQLite
+    one), never opened by a test: each copies it as a template, which takes a moment."""
+    import psycopg
+
+    url, template = pg_server
+    name = f"{template}_demo"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+    copy_to_postgres(demo_file, database_url(url, name))
+    yield name
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def backend_demo_store(
+    backend: str, tmp_path: Path, demo_file: Path, request: pytest.FixtureRequest
+) -> Iterator[Store]:
+    """A fresh copy of the demo store on the test's backend, opened as the console opens it
+    (a module runs its `demo_store` tests on both by defining `demo_store` as this)."""
+    import psycopg
+
+    if backend == "sqlite":
+        yield request.getfixturevalue("demo_store")
+        return
+    url, _ = request.getfixturevalue("pg_server")
+    demo = request.getfixturevalue("pg_demo")
+    name = f"{demo}_{next(PG_DATABASES)}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE {demo}")
+    try:
+        with Store(database_url(url, name), actor="tui") as store:
+            yield store
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -218,6 +218,14 @@ def rows_digest(db: str | Path) -> str:
     return digest.total()
 
 
+def database_url(server_url: str, name: str) -> str:
+    """The server's URL naming another database on it (the query, e.g. a socket, is kept)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(server_url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
 def server_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
     """Rows read from a PostgreSQL store straight from the server, past the Store: a test's
     proof that its data is in the database and not in a file named like the URL."""
@@ -225,6 +233,46 @@ def server_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
 
     with psycopg.connect(url) as conn:
         return conn.execute(sql).fetchall()
+
+
+# The tables a copy of an SQLite store to PostgreSQL fills, in the order their keys allow.
+COPIED_TABLES = (
+    "memory",
+    "memory_event",
+    "maintenance_run",
+    "embedding",
+    "store_setting",
+    "store_setting_change",
+)
+
+
+def copy_to_postgres(source: Path, url: str) -> None:
+    """The rows of the SQLite store at `source` into a new PostgreSQL store at `url`, ids
+    kept, then each key's sequence moved past them: how the PostgreSQL console tests get the
+    demo store the SQLite ones open (its text index and vector column are the server's)."""
+    import psycopg
+
+    from memory_console.store.dialect import vector_literal
+
+    Store(url, actor="test").close()  # the schema
+    with sqlite3.connect(source) as lite, psycopg.connect(url) as pg:
+        for table in COPIED_TABLES:
+            cursor = lite.execute(f"SELECT * FROM {table}")
+            columns = [column[0] for column in cursor.description]
+            rows = cursor.fetchall()
+            if not rows:
+                continue
+            names, marks = ", ".join(columns), ", ".join(["%s"] * len(columns))
+            if table == "embedding":
+                names += ", embedding"
+                marks += ", %s::vector"
+                rows = [(*row, vector_literal(row[columns.index("vector")])) for row in rows]
+            with pg.cursor() as out:
+                out.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+            if "id" in columns:
+                pg.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), max(id)) FROM {table}"
+                )
 
 
 def store_files(db_path: Path) -> list[Path]:
@@ -390,12 +438,21 @@ def fill(path: Path) -> None:
 DEMO_COUNT = 300  # the console tests' demo store (built once, see conftest.demo_file)
 DEMO_SEED = 7
 PAGE_SIZE = 30  # enough rows to fill the test terminals, and cheap to redraw
+# A console test of the screen's own behaviour (themes, the palette, a form's checks, progress
+# shown while planning), which reads nothing the backends answer differently: it runs on SQLite
+# only, and the suite's time goes to the tests whose reads and writes differ.
+SCREEN_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
+
+
+def where(store: Store) -> str:
+    """What --db names for this store: its file, or its URL."""
+    return store.url if store.url is not None else str(store.path)
 
 
 def console(store: Store, **settings: Any) -> MemoryConsoleApp:
     """The app as the CLI builds it, at the fixed `now`, without the background embedder."""
     settings.setdefault("page_size", PAGE_SIZE)
-    return make_app(Settings(db=store.path, **settings), store, now=NOW, semantic=False)
+    return make_app(Settings(db=where(store), **settings), store, now=NOW, semantic=False)
 
 
 async def settle(pilot: Pilot[Any]) -> None:

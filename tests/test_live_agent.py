@@ -1,7 +1,8 @@
 """A live agent writes while the console maintains the store: nothing lost, nothing locked.
 
 Every write of both sides is kept, plans the agent touched are refused as stale, and no
-"database is locked" reaches anyone."""
+"database is locked" reaches anyone: on an SQLite file and on PostgreSQL (whose writers queue
+on the advisory lock, so the revision checks hold there too)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from memory_console.ingest.demo import build_demo
 from memory_console.maintenance import StalePlanError, apply, plan
 from memory_console.store import Store, StoreError, bulk
 from memory_console.store.store import LOCK_RETRIES
-from tests.helpers import NOW
+from tests.helpers import NOW, copy_to_postgres, database_url
 
 DAY = 86400.0
 
@@ -29,12 +30,29 @@ pytestmark = [
 SECONDS = 7.0
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> LiveResult:
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def live(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> LiveResult:
+    """One live run per backend (the PostgreSQL store holds the same demo's rows)."""
     folder = tmp_path_factory.mktemp("live")
     db = folder / "live.db"
     build_demo(db, count=2000, seed=5, now=time.time())
-    return run_live(db, folder / "agent.log", SECONDS, adds=20, accesses=40, cli_every=3.0)
+    log = folder / "agent.log"
+    if request.param == "sqlite":
+        return run_live(db, log, SECONDS, adds=20, accesses=40, cli_every=3.0)
+    import psycopg
+
+    url, template = request.getfixturevalue("pg_server")
+    name = f"{template}_live"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+    try:
+        target = database_url(url, name)
+        copy_to_postgres(db, target)
+        return run_live(target, log, SECONDS, adds=20, accesses=40, cli_every=3.0)
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def test_no_problem_found(live: LiveResult) -> None:
@@ -65,11 +83,10 @@ def test_no_lock_error_and_no_retry(live: LiveResult) -> None:
 
 
 def test_the_chain_check_sees_a_plan_applied_over_an_access(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without the revision check, apply writes its decay over the agent's reinforcement; the
     replay of the events must report that memory (so a clean run above means something)."""
-    db = tmp_path / "chain.db"
     with Store(db, actor="test") as store:
         ids = store.add_many(
             [
@@ -101,7 +118,7 @@ def test_the_chain_check_sees_a_plan_applied_over_an_access(
     assert problems and all(f"memory {ids[2]}" in text for text in problems)
 
 
-def test_a_held_write_lock_is_retried_then_refused_in_words(tmp_path: Path) -> None:
+def test_a_held_write_lock_is_retried_then_refused_in_words(tmp_path: Path) -> None:  # SQLite's
     """The retry count above comes from this instrument: with the lock held elsewhere, the
     Store tries BEGIN IMMEDIATE a bounded number of times, then says busy, never 'locked'."""
     db = tmp_path / "busy.db"

@@ -1,4 +1,5 @@
-"""The Store on real SQLite files: adding, paging, searching, actions and their events."""
+"""The Store on both backends (real SQLite files, a real PostgreSQL): adding, paging,
+searching, actions and their events, data_version; the file's own checks are SQLite's."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ from tests.helpers import NOW
 DAY = 86400.0
 
 
+@pytest.fixture
+def store(backend_store: Store) -> Store:
+    """These tests run on both backends (the SQLite-only ones say so)."""
+    return backend_store
+
+
 def sample(n: int, **fields: object) -> list[dict[str, object]]:
     topics = ["preferences", "contacts", "projects"]
     return [
@@ -35,6 +42,21 @@ def sample(n: int, **fields: object) -> list[dict[str, object]]:
         }
         for i in range(n)
     ]
+
+
+def test_daily_accesses_count_each_access_in_its_whole_day(store: Store) -> None:
+    """The health screen's access chart: an access 0.7 days into a day is that day's, on
+    PostgreSQL too (whose CAST to an integer rounds)."""
+    from memory_console.store.readers import daily_accesses
+
+    (ident,) = store.add_many(sample(1, created_at=NOW - 10 * DAY), now=NOW)
+    for days_ago in (2.3, 2.2, 0.4):
+        store.record_access([ident], now=NOW - days_ago * DAY)
+    assert daily_accesses(store, NOW, 3) == [2, 0, 1]
+
+
+# SQLite only: tests that take `db_path` check the file itself (its mode, PRAGMAs, header,
+# damage); test_postgres.py checks what a PostgreSQL database is refused for.
 
 
 def test_new_store_file_is_private_and_identified(db_path: Path) -> None:
@@ -196,6 +218,7 @@ def test_record_access_reinforces_and_logs_query(store: Store) -> None:
     assert store.require(high).confidence == 0.97  # an access never lowers confidence
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # erasure is SQLite's so far
 def test_purge_writes_the_rows_before_deleting(store: Store, tmp_path: Path) -> None:
     ids = store.add_many(sample(3), now=NOW)
     out = tmp_path / "purged.jsonl"
@@ -212,6 +235,7 @@ def test_purge_writes_the_rows_before_deleting(store: Store, tmp_path: Path) -> 
     assert (erasure.memories, erasure.purge_file, erasure.selection) == (1, "purged.jsonl", "ids")
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # erasure is SQLite's so far
 def test_purge_deletes_nothing_when_the_file_cannot_be_written(
     store: Store, tmp_path: Path
 ) -> None:
@@ -232,12 +256,38 @@ def test_undo_of_an_action_restores_before_values(store: Store) -> None:
     assert store.require(ids[0]).status == "active"
 
 
-def test_read_only_store_refuses_writes(db_path: Path) -> None:
-    Store(db_path).add({"content": "x"}, now=NOW)
-    with Store(db_path, read_only=True) as store:
+def test_read_only_store_refuses_writes(db: str) -> None:
+    with Store(db) as writer:
+        writer.add({"content": "x"}, now=NOW)
+    with Store(db, read_only=True) as store:
         assert store.count() == 1
         with pytest.raises(ReadOnlyError, match="read-only"):
             store.protect([1])
+
+
+def test_data_version_moves_on_other_connections_commits_only(store: Store, db: str) -> None:
+    """What the console polls: another connection's commit moves it; this Store's own
+    commits and a transaction rolled back anywhere do not."""
+    (ident,) = store.add_many(sample(1), now=NOW)
+    start = store.data_version()
+    store.protect([ident], now=NOW)
+    assert store.data_version() == start, "its own commit is no news"
+    with Store(db, actor="other") as other:
+        other.data_version()
+        other.archive([ident], now=NOW)
+        seen = store.data_version()
+        assert seen != start, "another connection's commit is seen"
+        assert other.data_version() == other.data_version(), "the writer's own: no news"
+        with pytest.raises(RuntimeError), other.transaction("a change given up") as conn:
+            conn.execute("UPDATE memory SET title = 'never' WHERE id = ?", (ident,))
+            raise RuntimeError("given up")
+        assert store.data_version() == seen, "a rolled-back transaction is no change"
+        other.restore([ident], now=NOW)
+        store.protect(store.add_many(sample(1), now=NOW), now=NOW)  # after theirs, unseen
+        moved = store.data_version()
+        assert moved != seen, "their commit before this Store's own is still seen"
+        assert store.data_version() == moved
+    assert store.require(ident).title != "never"
 
 
 @pytest.mark.parametrize(

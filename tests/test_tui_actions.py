@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import pytest
 from textual.widgets import Input, TextArea
 
 from memory_console.embed.search import SearchEngine
@@ -16,9 +17,15 @@ from memory_console.tui.screens.edit import EditScreen
 from memory_console.tui.screens.forget import ForgetScreen
 from memory_console.tui.screens.main import MainScreen
 from memory_console.tui.screens.story import StoryScreen
-from tests.helpers import NOW, console, notes, open_on, settle
+from tests.helpers import NOW, SCREEN_ONLY, console, notes, open_on, settle, where
 
 SIZE = (120, 36)
+
+
+@pytest.fixture
+def demo_store(backend_demo_store: Store) -> Store:
+    """These tests run on both backends (the SQLite-only ones say so)."""
+    return backend_demo_store
 
 
 def main_screen(app: MemoryConsoleApp) -> MainScreen:
@@ -148,12 +155,8 @@ async def test_forget_and_edit_through_their_dialogs(demo_store: Store) -> None:
     assert event.after == {"title": "Prefers tea to coffee"}
 
 
-async def test_read_only_dims_actions_and_says_why(demo_file: Any, tmp_path: Any) -> None:
-    import shutil
-
-    path = tmp_path / "ro.db"
-    shutil.copy(demo_file, path)
-    with Store(path, read_only=True, actor="tui") as store:
+async def test_read_only_dims_actions_and_says_why(demo_store: Store) -> None:
+    with Store(where(demo_store), read_only=True, actor="tui") as store:
         ident = store.page(MemoryFilter(is_protected=False), limit=1).rows[0].id
         app = console(store)
         seen = notes(app)
@@ -171,6 +174,7 @@ async def test_read_only_dims_actions_and_says_why(demo_file: Any, tmp_path: Any
     assert any("read-only store: protect is disabled" in text for text in seen)
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # SQLite's busy write lock
 async def test_a_locked_database_is_a_notification(demo_store: Store) -> None:
     ident = active_unprotected(demo_store, 1)[0]
     demo_store.connection.execute("PRAGMA busy_timeout = 0")
@@ -293,6 +297,7 @@ async def test_story_screen_shows_history_and_acts(demo_store: Store) -> None:
         assert screen.table.current is not None and screen.table.current.is_protected
 
 
+@SCREEN_ONLY
 async def test_palette_help_and_theme(demo_store: Store) -> None:
     from memory_console.tui.screens.help import HelpScreen
 
@@ -345,6 +350,7 @@ def test_help_lists_every_key() -> None:
         assert description in actions, description
 
 
+@SCREEN_ONLY
 async def test_unknown_theme_is_a_notification(demo_store: Store) -> None:
     app = console(demo_store, theme="not-a-theme")
     seen = notes(app)
@@ -378,6 +384,7 @@ class FakeEmbedder(SearchEngine):
         return super().search(query, mode="keyword", **options)
 
 
+@SCREEN_ONLY
 async def test_semantic_search_joins_in_or_says_why_not(demo_store: Store) -> None:
     from memory_console.tui.app import make_app
     from memory_console.tui.widgets.search_readiness import SearchReadiness

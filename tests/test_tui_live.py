@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from memory_console.store import MemoryFilter, Store
@@ -20,7 +21,7 @@ from memory_console.tui.screens.main import MainScreen
 from memory_console.tui.screens.story import StoryScreen
 from memory_console.tui.widgets.detail import DetailPane
 from memory_console.tui.widgets.topics import TopicsTree
-from tests.helpers import NOW, console, notes, settle
+from tests.helpers import NOW, SCREEN_ONLY, console, notes, settle, where
 
 SIZE = (120, 36)
 WATCH = 0.05  # the watch interval in these tests (the console's is a second)
@@ -42,7 +43,13 @@ if len(sys.argv) > 4:
 """
 
 
-def write_elsewhere(path: Path, edit_id: int = 0, protect_id: int = 0, remember: str = "") -> None:
+@pytest.fixture
+def demo_store(backend_demo_store: Store) -> Store:
+    """These tests run on both backends (the SQLite-only ones say so)."""
+    return backend_demo_store
+
+
+def write_elsewhere(path: str, edit_id: int = 0, protect_id: int = 0, remember: str = "") -> None:
     """Run WRITER in a child process and wait for it."""
     argv = [sys.executable, "-c", WRITER, str(path), str(edit_id), str(protect_id)]
     if remember:
@@ -88,7 +95,7 @@ async def test_a_change_by_another_process_shows_without_a_key(demo_store: Store
         tree = screen.query_one(TopicsTree)
         assert "zz-agent" not in str(tree.root.children[-1].label)
 
-        write_elsewhere(demo_store.path, current.id, other.id, "I am building an iron farm")
+        write_elsewhere(where(demo_store), current.id, other.id, "I am building an iron farm")
 
         await until(
             pilot,
@@ -115,6 +122,31 @@ async def test_a_change_by_another_process_shows_without_a_key(demo_store: Store
         )
 
 
+async def test_a_cli_command_in_another_process_shows(demo_store: Store) -> None:
+    """`memory-console archive` run beside the console: its commit is seen within the watch
+    interval (SQLite's data_version, PostgreSQL's count of commits)."""
+    app = watching(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        target = main.table.records[3]
+        assert target.status == "active"
+        environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+        subprocess.run(
+            [sys.executable, "-m", "memory_console", "archive", str(target.id)]
+            + ["--db", where(demo_store)],
+            check=True,
+            env=environment,
+            timeout=60,
+            capture_output=True,
+        )
+        await until(pilot, lambda: target.id in main.table.changed, "the archived memory's mark")
+        shown = next(r for r in main.table.records if r.id == target.id)
+        assert shown.status == "archived"
+        assert app.context.outside == 1
+
+
 async def test_the_story_and_a_hidden_screen_catch_up(demo_store: Store) -> None:
     first, second = active_ids(demo_store, 2)
     app = watching(demo_store)
@@ -133,7 +165,7 @@ async def test_the_story_and_a_hidden_screen_catch_up(demo_store: Store) -> None
         story = app.screen
         assert isinstance(story, StoryScreen)
 
-        write_elsewhere(demo_store.path, opened, other)
+        write_elsewhere(where(demo_store), opened, other)
 
         await until(
             pilot,
@@ -171,6 +203,7 @@ async def test_own_changes_are_not_marked(demo_store: Store) -> None:
         assert any("protected 1 memory" in note for note in seen)
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # SQLite's busy write lock
 async def test_a_failed_action_keeps_the_place_and_says_why(demo_store: Store) -> None:
     demo_store.connection.execute("PRAGMA busy_timeout = 0")
     blocker = sqlite3.connect(demo_store.path, isolation_level=None)
@@ -201,6 +234,7 @@ async def test_a_failed_action_keeps_the_place_and_says_why(demo_store: Store) -
         blocker.close()
 
 
+@SCREEN_ONLY
 async def test_undo_with_nothing_to_undo_says_so(demo_store: Store) -> None:
     app = console(demo_store)
     seen = notes(app)
@@ -240,6 +274,7 @@ async def test_a_memory_that_leaves_the_view_keeps_the_cursor_on_its_row(
 NOISE = ("Cursor left", "Cursor right", "Copy selected text", "Paste", "Select all", "Screenshot")
 
 
+@SCREEN_ONLY
 async def test_the_palette_offers_the_console_first_and_no_widget_noise(
     demo_store: Store,
 ) -> None:
@@ -272,6 +307,7 @@ async def test_the_palette_offers_the_console_first_and_no_widget_noise(
         assert not any(text.startswith(NOISE) for text in shown), shown
 
 
+@SCREEN_ONLY
 async def test_the_chosen_theme_is_remembered_and_the_file_kept(demo_store: Store) -> None:
     from memory_console.settings import load_settings, settings_file
 
@@ -311,6 +347,7 @@ def test_plan_reports_each_step(demo_store: Store) -> None:
     assert steps == [("reading", 0, 2), (first, 1, 2), (second, 2, 2)]
 
 
+@SCREEN_ONLY
 async def test_planning_and_applying_show_where_they_are(demo_store: Store) -> None:
     from memory_console.tui.plan_request import PlanRequest
     from memory_console.tui.screens.preview import PreviewScreen

@@ -7,6 +7,7 @@ import io
 import re
 from typing import Any, TypeVar
 
+import pytest
 from rich.console import Console
 from textual.widgets import Static
 
@@ -23,9 +24,15 @@ from memory_console.tui.screens.preview import PreviewScreen
 from memory_console.tui.screens.review import ReviewScreen
 from memory_console.tui.screens.runs import RunsScreen
 from memory_console.tui.widgets.figure_table import FigureTable
-from tests.helpers import NOW, add_duplicate_groups, console, notes, settle
+from tests.helpers import NOW, SCREEN_ONLY, add_duplicate_groups, console, notes, settle, where
 
 SIZE = (120, 36)
+
+
+@pytest.fixture
+def demo_store(backend_demo_store: Store) -> Store:
+    """These tests run on both backends (the SQLite-only ones say so)."""
+    return backend_demo_store
 
 
 S = TypeVar("S")
@@ -218,6 +225,7 @@ async def test_merge_review_rejects_and_splits_groups(demo_store: Store) -> None
         assert sorted(merged.metadata["consolidated_from"]) == sorted(split)
 
 
+@SCREEN_ONLY
 async def test_the_form_checks_parameters_and_simulates_a_date(demo_store: Store) -> None:
     app = console(demo_store)
     seen = notes(app)
@@ -249,12 +257,8 @@ async def open_preview_at(app: MemoryConsoleApp, pilot: Any, now: float) -> Prev
     )
 
 
-async def test_read_only_preview_says_why_apply_is_off(demo_file: Any, tmp_path: Any) -> None:
-    import shutil
-
-    path = tmp_path / "ro.db"
-    shutil.copy(demo_file, path)
-    with Store(path, read_only=True, actor="tui") as store:
+async def test_read_only_preview_says_why_apply_is_off(demo_store: Store) -> None:
+    with Store(where(demo_store), read_only=True, actor="tui") as store:
         app = console(store)
         seen = notes(app)
         async with app.run_test(size=SIZE) as pilot:
@@ -310,6 +314,7 @@ async def test_health_numbers_open_their_memories(demo_store: Store) -> None:
         assert all(r.status == "active" and r.decay_policy == "standard" for r in stale.values())
 
 
+@SCREEN_ONLY
 async def test_preview_table_pages_past_its_window(demo_store: Store, monkeypatch: Any) -> None:
     from memory_console.tui.screens import preview as preview_module
 
@@ -423,6 +428,7 @@ def held_planning(demo_store: Store, monkeypatch: Any) -> tuple[Any, Any, Any, A
     return request, eager, first_found, go_on
 
 
+@SCREEN_ONLY
 async def test_merge_review_shows_the_first_groups_while_planning_goes_on(
     demo_store: Store, monkeypatch: Any
 ) -> None:
@@ -473,6 +479,7 @@ async def test_merge_review_shows_the_first_groups_while_planning_goes_on(
         assert len(preview.edited.plan.new_memories) == len(eager.new_memories) - 1
 
 
+@SCREEN_ONLY
 async def test_a_decision_taken_back_before_the_plan_is_made_holds(
     demo_store: Store, monkeypatch: Any
 ) -> None:

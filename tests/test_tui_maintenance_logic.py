@@ -25,6 +25,12 @@ from memory_console.tui.plan_rows import ChangeRows
 from tests.helpers import NOW, add_duplicate_groups
 
 
+@pytest.fixture
+def demo_store(backend_demo_store: Store) -> Store:
+    """These tests run on both backends (the SQLite-only one says so)."""
+    return backend_demo_store
+
+
 def decay_plan(store: Store):  # type: ignore[no-untyped-def]
     return plan(store, ("decay", "cleanup"), now=NOW)
 
@@ -120,6 +126,7 @@ def test_parameters_follow_the_policy() -> None:
     assert "max_memories" in {f.name for f in param_fields(("quota",), "relevance")}
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # SQLite's progress handler
 def test_cancelled_reads_stop_and_leave_the_store_usable(demo_store: Store) -> None:
     asked = iter([False, False, True])  # not yet when the read starts, then cancelled
 

@@ -13,8 +13,10 @@ from tests.helpers import DAY, NOW, console, memory, notes, settle
 SIZE = (120, 40)
 
 
-async def test_the_settings_screen_changes_a_setting(demo_store: Store) -> None:
+async def test_the_settings_screen_changes_a_setting(backend_demo_store: Store) -> None:
     from memory_console.tui.screens.settings import SettingsScreen
+
+    demo_store = backend_demo_store  # on both backends (the snapshots below stay on SQLite)
 
     app = console(demo_store)
     seen = notes(app)

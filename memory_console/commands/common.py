@@ -517,23 +517,11 @@ def run_console(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     path = resolve_db(getattr(args, "db", None), settings)
     if isinstance(path, str):
-        raise UserError(f"{path}: the console does not open PostgreSQL stores yet")
-    odd = not_regular(path)
-    if odd is not None:
-        raise UserError(f"{odd}; a store is a regular file")
-    if not path.exists() or path.stat().st_size == 0:
-        if not getattr(args, "demo", False) and not offer_demo(path):
-            raise UserError(
-                f"{path}: no store yet; create a demo store with: memory-console --demo"
-                f" (or memory-console demo --db {path})"
-            )
-        from memory_console.ingest.demo import build_demo
-
-        note(f"creating a demo store at {path} ...")
-        build_demo(path, count=2000, seed=7)
+        store = open_database(args, path)
+    else:
+        store = open_file(args, path)
     from memory_console.tui.app import make_app
 
-    store = open_store(args, actor="tui")
     app = make_app(
         settings.with_overrides(db=path), store, now=getattr(args, "now", None) and now_of(args)
     )
@@ -551,3 +539,41 @@ def run_console(args: argparse.Namespace) -> int:
         "the console stopped on an unexpected error (shown above); "
         "changes it had committed are kept"
     )
+
+
+def open_database(args: argparse.Namespace, url: str) -> Store:
+    """The console's store in a PostgreSQL database. The console makes no database and
+    fills none: `demo --db URL` builds a demo store there (with its progress and --force),
+    so --demo only opens a store that is already there, as it does with a file."""
+    from memory_console.store.postgres import NoStoreHere, shown_url
+
+    try:
+        return open_store(args, actor="tui")
+    except UserError as error:
+        if not isinstance(error.__cause__, NoStoreHere):
+            raise
+        where = shown_url(url)
+        raise UserError(
+            f"{where}: no store in this database yet; create a demo store with: "
+            f"memory-console demo --db {where} (or import one: memory-console import FILE "
+            f"--db {where})"
+        ) from error
+
+
+def open_file(args: argparse.Namespace, path: Path) -> Store:
+    """The console's store in a file, made a demo store first when there is none (asked at
+    a terminal, or with --demo)."""
+    odd = not_regular(path)
+    if odd is not None:
+        raise UserError(f"{odd}; a store is a regular file")
+    if not path.exists() or path.stat().st_size == 0:
+        if not getattr(args, "demo", False) and not offer_demo(path):
+            raise UserError(
+                f"{path}: no store yet; create a demo store with: memory-console --demo"
+                f" (or memory-console demo --db {path})"
+            )
+        from memory_console.ingest.demo import build_demo
+
+        note(f"creating a demo store at {path} ...")
+        build_demo(path, count=2000, seed=7)
+    return open_store(args, actor="tui")

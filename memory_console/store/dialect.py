@@ -13,6 +13,9 @@ from typing import Any
 
 from memory_console.store.search_text import fts_query, terms
 
+# console_meta's count of a PostgreSQL store's committed write transactions.
+COMMIT_COUNT_KEY = "commit_count"
+
 EMBEDDING_UPSERT = (
     "INSERT INTO embedding (memory_id, model_id, content_hash, vector) VALUES (?, ?, ?, ?) "
     "ON CONFLICT(memory_id) DO UPDATE SET model_id = excluded.model_id, "
@@ -27,6 +30,11 @@ class Dialect:
     # One writer at a time: BEGIN IMMEDIATE takes SQLite's write lock at once.
     begin_write: tuple[str, ...] = ("BEGIN IMMEDIATE",)
     begin_read = "BEGIN"
+    # What changes when another connection commits: SQLite counts it per connection (and
+    # not this connection's own commits); PostgreSQL has no such count (see below).
+    data_version = "PRAGMA data_version"
+    # The statement a write transaction ends with to count its commit (SQLite: none needed).
+    count_commit: str | None = None
     not_indexed = "NOT INDEXED"
     # last_accessed_at of a memory never accessed, as a plan loads it (-inf, then NaN).
     never_accessed = "ifnull(last_accessed_at, -1e999)"
@@ -51,6 +59,10 @@ class Dialect:
         """ORDER BY `expression` with SQLite's NULL order (first ascending, last descending),
         on which keyset paging's segments rely."""
         return f"{expression} {direction}"
+
+    def whole(self, expression: str) -> str:
+        """The whole part of a non-negative number (SQLite's CAST truncates)."""
+        return f"CAST({expression} AS INTEGER)"
 
     def id_list(self, where_sql: str) -> str:
         """One row, one column: the matching ids joined by commas (numpy parses them)."""
@@ -137,6 +149,14 @@ class PostgresDialect(Dialect):
     begin_write = ("BEGIN", "SELECT pg_advisory_xact_lock(1296256846)")
     # A plan reads one state of the store throughout, as a SQLite read transaction does.
     begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    # PostgreSQL has no data_version: every write transaction of the Store counts its commit
+    # in one console_meta row, under the writers' advisory lock (Store.data_version reads it).
+    data_version = f"SELECT value FROM console_meta WHERE key = '{COMMIT_COUNT_KEY}'"
+    count_commit = (
+        f"INSERT INTO console_meta (key, value) VALUES ('{COMMIT_COUNT_KEY}', '1') "
+        "ON CONFLICT (key) DO UPDATE SET value = (console_meta.value::bigint + 1)::text "
+        "RETURNING value"
+    )
     not_indexed = ""
     never_accessed = "coalesce(last_accessed_at, '-Infinity'::float8)"
 
@@ -152,6 +172,9 @@ class PostgresDialect(Dialect):
     def order(self, expression: str, direction: str) -> str:
         nulls = "FIRST" if direction == "ASC" else "LAST"
         return f"{expression} {direction} NULLS {nulls}"
+
+    def whole(self, expression: str) -> str:
+        return f"floor({expression})::bigint"  # PostgreSQL's CAST rounds to the nearest
 
     def id_list(self, where_sql: str) -> str:
         return f"SELECT string_agg(id::text, ',') FROM memory {where_sql}"

@@ -48,6 +48,10 @@ VECTOR_DDL = (
 )
 
 
+class NoStoreHere(StoreError):
+    """The database holds no table: no store was made in it yet (and this open makes none)."""
+
+
 def is_url(location: object) -> bool:
     """Whether --db (or a setting) names a PostgreSQL database rather than a file."""
     return isinstance(location, str) and location.split("://", 1)[0].lower() in URL_SCHEMES
@@ -206,7 +210,7 @@ def prepare(conn: Connection, url: str, *, read_only: bool, create: bool) -> Non
         if read_only:
             raise StoreError(f"{where}: empty database; read-only mode does not create a store")
         if not create:
-            raise StoreError(
+            raise NoStoreHere(
                 f"{where}: no store in this database; create one with: "
                 f"memory-console import FILE --db {where}"
             )

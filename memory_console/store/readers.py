@@ -20,9 +20,10 @@ CONFIDENCE_BATCH = 50_000  # rows per read: short holds of the lock and of the G
 
 @contextmanager
 def private_reader(store: Store) -> Iterator[Store]:
-    """A read-only Store of its own over the same file, for long reads (plans, scans): they
-    hold this connection, not the one the rest of the console reads through."""
-    reader = Store(store.path, read_only=True, create=False, actor=store.actor)
+    """A read-only Store of its own over the same file or database, for long reads (plans,
+    scans): they hold this connection, not the one the rest of the console reads through."""
+    target = store.url if store.url is not None else store.path
+    reader = Store(target, read_only=True, create=False, actor=store.actor)
     try:
         yield reader
     finally:
@@ -63,8 +64,8 @@ def active_confidences(store: Store) -> tuple[np.ndarray, np.ndarray]:
     last = -1
     while True:
         rows = store._query(
-            "SELECT id, confidence FROM memory NOT INDEXED WHERE status = 'active' AND id > ? "
-            "ORDER BY id LIMIT ?",
+            f"SELECT id, confidence FROM memory {store.dialect.not_indexed} "
+            "WHERE status = 'active' AND id > ? ORDER BY id LIMIT ?",
             (last, CONFIDENCE_BATCH),
         )
         if not rows:
@@ -156,7 +157,7 @@ def daily_accesses(store: Store, now: float, days: int) -> list[int]:
     start = now - days * DAY
     counts = [0] * days
     for day, count in store._query(
-        "SELECT CAST((at - ?) / ? AS INTEGER) AS d, count(*) FROM memory_event "
+        f"SELECT {store.dialect.whole('(at - ?) / ?')} AS d, count(*) FROM memory_event "
         "WHERE kind = 'accessed' AND at >= ? AND at < ? GROUP BY d",
         (start, DAY, start, now),
     ):

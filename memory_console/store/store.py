@@ -142,6 +142,10 @@ class Store:
         self._lock = threading.RLock()
         self._in_transaction = False
         self.listeners: list[ChangeListener] = []
+        # PostgreSQL's data_version (see data_version): the store's commit count last seen,
+        # and how many times it was seen moved by another connection's commits.
+        self._commits_seen: int | None = None
+        self._outside_changes = 0
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -215,7 +219,9 @@ class Store:
             self._in_transaction = True
             try:
                 yield self._conn
+                counted = self._count_commit()
                 self._conn.execute("COMMIT")
+                self._own_commit(counted)
             except sqlite3.DatabaseError as error:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
@@ -274,17 +280,49 @@ class Store:
             raise StoreError(f"{self.location}: damaged database ({error})") from error
 
     def data_version(self, *, wait: bool = True) -> int | None:
-        """SQLite's `PRAGMA data_version` on this connection: it changes when another
-        connection (another process, or a private reader's writer) commits, so a viewer can
-        poll it cheaply to learn that what it shows may be stale. With wait=False, None when
-        this connection is busy in another thread (ask again later)."""
+        """A number that changes when another connection (another process, another Store,
+        or a private reader's writer) commits a change, and not on this Store's own commits,
+        so a viewer can poll it cheaply to learn that what it shows may be stale. With
+        wait=False, None when this connection is busy in another thread (ask again later).
+
+        SQLite answers with `PRAGMA data_version`, which means exactly that. PostgreSQL has
+        no twin, so every write transaction of the Store counts its commit in one
+        console_meta row (dialect.count_commit) just before COMMIT, under the writers'
+        advisory lock: the count is transactional (a rolled-back transaction leaves it as it
+        was), it moves only once the commit is visible to every reader, and reading it is
+        one primary-key lookup whatever the store's size. The Store remembers the count it
+        last saw; its own commit moves that along when nobody else committed in between (the
+        count was one below its own), so its own writes are no news, as on SQLite. LISTEN and
+        NOTIFY would need a second connection per viewer and lose what was said while that
+        connection was down; a sequence is not transactional and cannot tell our commit from
+        another's."""
         if not self._lock.acquire(blocking=wait):
             return None
         try:
             with self._read_errors():
-                return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+                row = self._conn.execute(self.dialect.data_version).fetchone()
+            if self.dialect.count_commit is None:
+                return int(row[0])
+            count = int(row[0]) if row else 0
+            if self._commits_seen is not None and count != self._commits_seen:
+                self._outside_changes += 1
+            self._commits_seen = count
+            return self._outside_changes
         finally:
             self._lock.release()
+
+    def _count_commit(self) -> int | None:
+        """Inside a write transaction about to commit: count the commit (PostgreSQL), and
+        return the new count."""
+        if self.dialect.count_commit is None:
+            return None
+        return int(self._conn.execute(self.dialect.count_commit).fetchone()[0])
+
+    def _own_commit(self, counted: int | None) -> None:
+        """This Store's commit (counted as `counted`) is not a change for data_version when
+        the count was, before it, the one the Store last saw."""
+        if counted is not None and self._commits_seen == counted - 1:
+            self._commits_seen = counted
 
     def notify(self, kind: str, ids: list[int]) -> None:
         """Tell listeners (the vector index, the console) which memories changed and how."""

@@ -76,7 +76,9 @@ class MemoryConsoleApp(App[None]):
         super().__init__()
         self.context = context
         self.semantic = semantic
-        name = Path(context.store.path).name
+        store = context.store
+        # A file by its name; a PostgreSQL store by its URL (without its password).
+        name = store.location if store.url is not None else Path(store.path).name
         self.sub_title = f"{name} (read-only)" if context.read_only else name
         self.watch_interval = WATCH_INTERVAL
         self.seen_version: int | None = None
@@ -108,7 +110,8 @@ class MemoryConsoleApp(App[None]):
 
     def watch_store(self) -> None:
         """Another process (an agent, the CLI, another console) may have changed the store:
-        SQLite's data_version says so cheaply. The screen showing refreshes what it shows;
+        the Store's data_version says so cheaply (SQLite's own, or PostgreSQL's count of
+        commits: see Store.data_version). The screen showing refreshes what it shows;
         the others catch up when they show again."""
         from memory_console.tui.screens.base import ConsoleScreen
 

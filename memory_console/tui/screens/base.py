@@ -143,7 +143,7 @@ class ConsoleScreen(Screen[None]):
         """The one place where a worker's failure becomes a notification, never a traceback."""
         if event.state == WorkerState.ERROR:
             self.notify(
-                error_text(event.worker.error, self.context.store.path),
+                error_text(event.worker.error, self.context.store.location),
                 title="could not finish",
                 severity="error",
                 timeout=8,
@@ -295,6 +295,15 @@ class MemoryActionsScreen(ConsoleScreen):
         ids = self.action_targets()
         if not ids:
             self.notify("no memory here to purge", severity="warning")
+            return
+        if self.context.store.url is not None:
+            # Erasure (its purge file beside the store, the text index and WAL scrubbing) is
+            # SQLite's so far: say so before anything is read.
+            self.notify(
+                "purge does not work on a PostgreSQL store yet; archive (a) hides a memory "
+                "from every search and list",
+                severity="warning",
+            )
             return
         self.scope_purge(ids, self.context.action_moment())
 

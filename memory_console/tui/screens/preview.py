@@ -442,7 +442,7 @@ class PreviewScreen(MemoryActionsScreen):
         return partial_plan(
             self.request.params(),
             self.request.now,
-            str(self.context.store.path),
+            self.context.store.identity,
             self.early_memories,
             self.early_changes,
         )
