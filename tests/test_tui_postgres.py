@@ -98,17 +98,28 @@ def test_a_database_without_a_store_is_refused_naming_the_demo_command(pg_url: s
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])
-async def test_purge_says_it_does_not_work_on_postgresql_yet(backend_demo_store: Store) -> None:
+async def test_purge_in_the_console_erases_from_postgresql(backend_demo_store: Store) -> None:
+    """X on a PostgreSQL store asks as on SQLite, names a purge file in the user's data
+    directory, erases the memory, and says what the database's files still keep."""
+    from tests.test_tui_purge import dialog_text
+
     store = backend_demo_store
-    ident = store.page(MemoryFilter(status="active"), limit=1).rows[0].id
+    ident = store.page(MemoryFilter(status="active", is_protected=False), limit=1).rows[0].id
     app = console(store)
     seen = notes(app)
     async with app.run_test(size=(120, 36)) as pilot:
         await open_on(app, pilot, [ident])
         await pilot.press("X")
         await settle(pilot)
-    assert any("purge does not work on a PostgreSQL store yet" in note for note in seen), seen
-    assert store.require(ident).status == "active"
+        said = dialog_text(app)
+        assert "Purge 1 memory for good?" in said and ".purged-" in said
+        await pilot.click("#confirm-yes")
+        await settle(pilot)
+    assert store.get(ident) is None
+    [note] = [note for note in seen if note.startswith("purged 1 memory")]
+    assert "write-ahead log" in note, note
+    [out] = list((Path(os.environ["MEMORY_CONSOLE_DATA_DIR"])).glob("*.purged-*.jsonl"))
+    assert f'"id": {ident}' in out.read_text() or f'"id":{ident}' in out.read_text()
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])

@@ -11,8 +11,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from memory_console.files import purge_file_beside
 from memory_console.store import MemoryRecord, ValidationError
+from memory_console.store.erase import default_purge_file
 from memory_console.tui.actions import (
     ACTIONS,
     DoneAction,
@@ -296,15 +296,6 @@ class MemoryActionsScreen(ConsoleScreen):
         if not ids:
             self.notify("no memory here to purge", severity="warning")
             return
-        if self.context.store.url is not None:
-            # Erasure (its purge file beside the store, the text index and WAL scrubbing) is
-            # SQLite's so far: say so before anything is read.
-            self.notify(
-                "purge does not work on a PostgreSQL store yet; archive (a) hides a memory "
-                "from every search and list",
-                severity="warning",
-            )
-            return
         self.scope_purge(ids, self.context.action_moment())
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="purge-scope")
@@ -312,9 +303,11 @@ class MemoryActionsScreen(ConsoleScreen):
         """What the purge would take in (read-only), then the question."""
         store = self.context.store
         scope = store.erasure_scope(ids)
-        out = purge_file_beside(store.path, moment)
+        # Beside an SQLite store; a PostgreSQL store's in the user's data directory, as the
+        # CLI's purge writes it.
+        out = default_purge_file(store, moment)
         if out is None:
-            raise ValidationError(f"{store.path}: too many purge files named for this second")
+            raise ValidationError(f"{store.location}: too many purge files named for this second")
         if not get_current_worker().is_cancelled:
             self.post_message(PurgeAsked(scope, out, moment))
 

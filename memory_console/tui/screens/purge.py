@@ -49,6 +49,7 @@ def describe_purge(result: PurgeResult, out: Path) -> str:
     text = (
         f"purged {plural(len(result.changed))}; written to {out.name} first (import it to restore)"
     )
-    if result.wal:
-        text += f"; {result.wal}"
+    for kept in (result.tables, result.wal):  # what the database's files still keep, and why
+        if kept:
+            text += f"; {kept}"
     return text
