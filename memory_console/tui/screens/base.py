@@ -12,7 +12,6 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from memory_console.store import MemoryRecord, ValidationError
-from memory_console.store.erase import default_purge_file
 from memory_console.tui.actions import (
     ACTIONS,
     DoneAction,
@@ -305,7 +304,7 @@ class MemoryActionsScreen(ConsoleScreen):
         scope = store.erasure_scope(ids)
         # Beside an SQLite store; a PostgreSQL store's in the user's data directory, as the
         # CLI's purge writes it.
-        out = default_purge_file(store, moment)
+        out = store.purge_file(moment)
         if out is None:
             raise ValidationError(f"{store.location}: too many purge files named for this second")
         if not get_current_worker().is_cancelled:
