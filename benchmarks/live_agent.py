@@ -41,7 +41,8 @@ AGENT_ACTOR = "api"  # the actor MemoryAPI's Store writes in the agent's events
 AGENT_TOPIC = "projects"
 BULK_SIZE = 300
 PLAN_ATTEMPTS = 4  # plans made per maintenance step before it gives up (each one raced)
-STALE_WAIT_S = 5.0  # how long a forced-stale round waits for the agent to touch its plan
+STALE_WAIT_S = 30.0  # how long a forced-stale round waits for the agent to touch its plan
+# (it ends as soon as the agent does; on a loaded machine an agent on PostgreSQL took over 5 s)
 TRACKED = (
     "confidence",
     "retrieval_count",

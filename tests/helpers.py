@@ -843,3 +843,12 @@ def merge_first_two(frame: Any, fields: dict[str, Any]) -> Any:
     )
     frame.record(members)
     return PassResult([members], [new], {"groups": 1})
+
+
+def dialog_text(app: MemoryConsoleApp) -> str:
+    """The title and body of the confirmation dialog on top."""
+    from memory_console.tui.screens.confirm import ConfirmScreen
+
+    screen = app.screen
+    assert isinstance(screen, ConfirmScreen)
+    return screen.title_text + " " + str(screen.body)

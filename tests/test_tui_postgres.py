@@ -18,6 +18,7 @@ from memory_console.store import MemoryFilter, Store
 from memory_console.store.postgres import shown_url
 from tests.helpers import (
     console,
+    dialog_text,
     invoke,
     notes,
     one_error_line,
@@ -101,8 +102,6 @@ def test_a_database_without_a_store_is_refused_naming_the_demo_command(pg_url: s
 async def test_purge_in_the_console_erases_from_postgresql(backend_demo_store: Store) -> None:
     """X on a PostgreSQL store asks as on SQLite, names a purge file in the user's data
     directory, erases the memory, and says what the database's files still keep."""
-    from tests.test_tui_purge import dialog_text
-
     store = backend_demo_store
     ident = store.page(MemoryFilter(status="active", is_protected=False), limit=1).rows[0].id
     app = console(store)

@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from memory_console.store import MemoryFilter, Store
-from memory_console.tui.app import MemoryConsoleApp
-from memory_console.tui.screens.confirm import ConfirmScreen
 from memory_console.tui.screens.main import MainScreen
 from memory_console.tui.screens.story import StoryScreen
-from tests.helpers import console, notes, open_on, settle
+from tests.helpers import console, dialog_text, notes, open_on, settle
 
 SIZE = (120, 36)
 
@@ -19,12 +17,6 @@ SIZE = (120, 36)
 def active_unprotected(store: Store, count: int) -> list[int]:
     rows = store.page(MemoryFilter(status="active", is_protected=False), limit=count).rows
     return [r.id for r in rows]
-
-
-def dialog_text(app: MemoryConsoleApp) -> str:
-    screen = app.screen
-    assert isinstance(screen, ConfirmScreen)
-    return screen.title_text + " " + str(screen.body)
 
 
 def purge_files(store: Store) -> list[Path]:

@@ -323,6 +323,7 @@ def out_path_of(args: argparse.Namespace) -> Path | None:
 
 def cmd_purge(args: argparse.Namespace) -> int:
     from memory_console.commands import render
+    from memory_console.settings import data_dir
     from memory_console.store.erase import default_purge_file
 
     names = selection_of(args)
@@ -355,7 +356,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
                 print("nothing purged", file=talk)
                 return 0
         try:
-            out = given_out or default_purge_file(store, now)
+            out = given_out or default_purge_file(store, now, data_dir())
             if out is None:
                 raise UserError(
                     f"{store.location}: too many purge files named for this second; give --out"

@@ -281,22 +281,20 @@ def store_file(store: Store) -> Path | None:
     return store.path if store.url is None else None
 
 
-def default_purge_file(store: Store, now: float) -> Path | None:
+def default_purge_file(store: Store, now: float, elsewhere: Path) -> Path | None:
     """Where a purge writes its file when no --out is given: beside an SQLite store; for a
-    PostgreSQL store, which has no folder of its own on this machine, in the user's data
-    directory (made owner-only when it is created), named after the database. None when a
-    thousand such names are taken for this second."""
+    PostgreSQL store, which has no folder of its own on this machine, in `elsewhere` (the
+    caller's: the user's data directory, made owner-only when it is created), named after the
+    database. None when a thousand such names are taken for this second."""
     from memory_console.files import purge_file_beside
-    from memory_console.settings import data_dir
 
     path = store_file(store)
     if path is not None:
         return purge_file_beside(path, now)
     assert store.url is not None
     name = urlsplit(store.url).path.lstrip("/") or "postgresql"
-    folder = data_dir()
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return purge_file_beside(folder / re.sub(r"[^A-Za-z0-9._-]", "_", name), now)
+    elsewhere.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return purge_file_beside(elsewhere / re.sub(r"[^A-Za-z0-9._-]", "_", name), now)
 
 
 # -- purge ------------------------------------------------------------------------------

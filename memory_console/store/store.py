@@ -1102,10 +1102,11 @@ class Store:
         consolidation links, the rows held about them, migration backups), read-only."""
         return erase.erasure_scope(self, ids)
 
-    def purge_file(self, now: float) -> Path | None:
-        """Where a purge writes its file unless told: beside an SQLite store, in the user's
-        data directory for a PostgreSQL one (None: every name for this second is taken)."""
-        return erase.default_purge_file(self, now)
+    def purge_file(self, now: float, elsewhere: Path) -> Path | None:
+        """Where a purge writes its file unless told: beside an SQLite store, in `elsewhere`
+        (the user's data directory) for a PostgreSQL one (None: every name for this second is
+        taken)."""
+        return erase.default_purge_file(self, now, elsewhere)
 
     def purge(
         self,

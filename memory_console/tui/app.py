@@ -77,8 +77,10 @@ class MemoryConsoleApp(App[None]):
         self.context = context
         self.semantic = semantic
         store = context.store
-        # A file by its name; a PostgreSQL store by its URL (without its password).
-        name = store.location if store.url is not None else Path(store.path).name
+        # A file by its name; a PostgreSQL store by its URL without its password and its
+        # query (a socket's folder, options), which would push the database's name out of a
+        # header 80 columns wide.
+        name = store.location.split("?")[0] if store.url is not None else Path(store.path).name
         self.sub_title = f"{name} (read-only)" if context.read_only else name
         self.watch_interval = WATCH_INTERVAL
         self.seen_version: int | None = None

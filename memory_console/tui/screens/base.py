@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from memory_console.settings import data_dir
 from memory_console.store import MemoryRecord, ValidationError
 from memory_console.tui.actions import (
     ACTIONS,
@@ -304,7 +305,7 @@ class MemoryActionsScreen(ConsoleScreen):
         scope = store.erasure_scope(ids)
         # Beside an SQLite store; a PostgreSQL store's in the user's data directory, as the
         # CLI's purge writes it.
-        out = store.purge_file(moment)
+        out = store.purge_file(moment, data_dir())
         if out is None:
             raise ValidationError(f"{store.location}: too many purge files named for this second")
         if not get_current_worker().is_cancelled:
