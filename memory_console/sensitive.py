@@ -164,6 +164,58 @@ def may_hold_credential(text: str) -> bool:
     return CREDENTIAL_HINT.search(text) is not None
 
 
+# The hint's words as plain substrings, each found in every text that CREDENTIAL_HINT_WORDS
+# finds something in, once lower-cased (see folded): `in` needs no regular expression, where
+# Python's engine tries every alternative at every position (an import screens every string
+# of a million lines). "pass\s*phrase" needs "phrase", "\bpin\b" "pin", "api[ _-]?key"
+# "api", "(?:sk|pk|rk)[-_]" "k-" or "k_", "xox[abpr]-" "xox". ASCII digits are looked for
+# with every digit turned into 0: four, a space or a dash, and four; or 3-2-4 (other digits,
+# which \d also matches, by HINT_DIGITS).
+HINT_LITERALS = (
+    "private key", "ssh-", "ecdsa-sha2-", "passw", "pwd", "phrase", "pin", "code", "api",
+    "secret", "token", "bearer", "k-", "akia", "xox",
+)  # fmt: skip
+HINT_UNDERSCORED = ("k_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_")
+HINT_DIGIT_SHAPES = ("00000000", "0000 0000", "0000-0000", "000-00-0000")
+HINT_DIGITS = re.compile(r"\d{4}[ -]?\d{4}|\d{3}-\d{2}-\d{4}")
+ZERO_DIGITS = str.maketrans("123456789", "000000000")
+# The only characters beyond ASCII that a pattern ignoring case takes for an ASCII letter
+# (tests/test_sensitive.py checks every code point): folded to that letter before a search
+# for HINT_LITERALS or HEALTH_LITERALS, which str.lower() alone would miss ("paſſword").
+ASCII_FOLDS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
+
+
+def folded(text: str) -> str:
+    """The text lower-cased as the patterns ignoring case see it, for a search of literals."""
+    if not text.isascii():
+        for char, letter in ASCII_FOLDS:
+            if char in text:
+                text = text.replace(char, letter)
+    return text.lower()
+
+
+def hint_literals_in(lowered: str, *, digits: bool = True) -> bool:
+    """Whether `lowered` (see folded) holds a word of HINT_LITERALS or, with `digits`, ASCII
+    digits of a card or SSN's shape: never false where CREDENTIAL_HINT finds something (but
+    in digits beyond ASCII, which only HINT_DIGITS finds). Loops, not any(): it runs for
+    every line of an import."""
+    for word in HINT_LITERALS:
+        if word in lowered:
+            return True
+    if "_" in lowered:
+        for word in HINT_UNDERSCORED:
+            if word in lowered:
+                return True
+    if digits:
+        # On ASCII text, translate is a table look-up per character, far cheaper than \d.
+        zeroed = lowered.translate(ZERO_DIGITS)
+        if "000" in zeroed:
+            for shape in HINT_DIGIT_SHAPES:
+                if shape in zeroed:
+                    return True
+    return False
+
+
 # What an engineer diagnoses or a procedure prescribes (agent text is full of both): a
 # diagnosis counts only as "diagnosed with" / "diagnosis of" (a bare "diagnosed the bug" or
 # "initial diagnosis" is an engineer's), and neither it nor a prescription counts when one of
@@ -181,6 +233,13 @@ HEALTH_PATTERN = re.compile(
     r"pregnan(?:t|cy)|medication|blood pressure|insulin|antidepressant|therapy sessions?|"
     r"epilep(?:sy|tic)|migraines?)\b)"
 )
+# Substrings without which HEALTH_PATTERN cannot match a text lower-cased as folded() does
+# (its terms' stems; its spaces are literal ones), searched for as HINT_LITERALS are.
+HEALTH_LITERALS = (
+    "diagnos", "prescri", "allerg", "diabet", "asthma", "depression", "anxiety disorder",
+    "adhd", "cancer", "chemotherapy", "hiv", "pregnan", "medication", "blood pressure",
+    "insulin", "antidepressant", "therapy session", "epilep", "migraine",
+)  # fmt: skip
 # A documentation placeholder in a credential's place: "sk-ant-...", "<YOUR_API_KEY>",
 # "${TOKEN}", "xxxx", "your-api-key-here". It holds no secret, so it is neither refused nor masked.
 PLACEHOLDER = re.compile(
@@ -395,16 +454,92 @@ def strings_of(value: Any) -> Iterator[str]:
             yield from strings_of(item)
 
 
+def collect_strings(value: Any, out: list[str]) -> list[str]:
+    """strings_of(value) appended to `out`, without a generator per value."""
+    kind = type(value)
+    if kind is str:
+        out.append(value)
+    elif kind is dict:
+        for key, item in value.items():
+            collect_strings(key, out)
+            if type(item) is str:
+                out.append(item)
+            elif type(item) not in NO_TEXT:
+                collect_strings(item, out)
+    elif kind is list or kind is tuple:
+        for item in value:
+            if type(item) is str:
+                out.append(item)
+            elif type(item) not in NO_TEXT:
+                collect_strings(item, out)
+    elif kind not in NO_TEXT:
+        out.extend(strings_of(value))  # a subclass of str, dict, list or tuple
+    return out
+
+
+def joined(texts: list[str]) -> tuple[str, str]:
+    """The ASCII texts joined by NUL and lower-cased, and the others joined by NUL.
+
+    A NUL between two texts is neither a word character nor a space, so a pattern that
+    matches in one of the texts matches in the joined text too (\\b sees a NUL as it sees
+    the text's end; nothing that needs a space or a word character runs over it): one search
+    answers for all the texts. Most texts are ASCII, searched for literals alone."""
+    plain = [text for text in texts if text.isascii()]
+    other = [text for text in texts if not text.isascii()] if len(plain) < len(texts) else []
+    return "\0".join(plain).lower(), "\0".join(other)
+
+
+# The kinds each distinct text holds, so that texts an import repeats (a demo-like store's,
+# every record's field names) are screened once. Emptied when full.
+CREDENTIAL_KINDS: dict[str, tuple[str, ...]] = {}
+
+
+def text_credential_kinds(text: str) -> tuple[str, ...]:
+    """The kinds of credential or identifier in one text, in order, remembered."""
+    kinds = CREDENTIAL_KINDS.get(text)
+    if kinds is None:
+        if len(CREDENTIAL_KINDS) >= MASKED_TEXTS_MAX:
+            CREDENTIAL_KINDS.clear()
+        found = find_sensitive(text, health=False)
+        kinds = CREDENTIAL_KINDS[text] = tuple(dict.fromkeys(f.kind for f in found))
+    return kinds
+
+
 def credential_kinds(value: Any) -> list[str]:
-    """The kinds of credential or identifier in any string of a JSON-like value, in order."""
+    """The kinds of credential or identifier in any string of a JSON-like value, in order.
+
+    All the strings are first searched at once (see joined) for the hint's words: most values
+    hold none, and then hold no credential. Otherwise each string is screened on its own, as
+    find_sensitive screens it."""
+    texts = collect_strings(value, [])
+    ascii_part, other = joined(texts)
+    if not hint_literals_in(ascii_part) and not (
+        other and (hint_literals_in(folded(other), digits=False) or HINT_DIGITS.search(other))
+    ):
+        return []
     kinds: dict[str, None] = {}
-    for text in strings_of(value):
-        kinds.update((f.kind, None) for f in find_sensitive(text, health=False))
+    for text in texts:
+        kinds.update(dict.fromkeys(text_credential_kinds(text)))
     return list(kinds)
 
 
 def has_health_data(*texts: str) -> bool:
-    return any(HEALTH_PATTERN.search(text) for text in texts)
+    """Whether any of the texts holds a health term (HEALTH_PATTERN). The texts are first
+    searched at once (see joined) for the terms' stems (HEALTH_LITERALS); the pattern runs
+    only where one is found (on the others joined: a NUL ends its look-ahead as an end does)."""
+    ascii_part, other = joined(list(texts))
+    if other and health_literals_in(folded(other)) and HEALTH_PATTERN.search(other):
+        return True
+    if not health_literals_in(ascii_part):
+        return False
+    return any(HEALTH_PATTERN.search(text) for text in texts if text.isascii())
+
+
+def health_literals_in(lowered: str) -> bool:
+    for word in HEALTH_LITERALS:
+        if word in lowered:
+            return True
+    return False
 
 
 ARTICLES = {"ssh key": "an ssh key", "US SSN": "a US SSN", "health data": "health data"}

@@ -482,6 +482,39 @@ def test_a_file_rewritten_between_the_two_readings_imports_nothing(tmp_path: Pat
         assert store.count() == 0
 
 
+def test_the_read_ahead_hands_over_every_item_then_the_error_and_stops_when_left(
+    tmp_path: Path,
+) -> None:
+    """The second reading runs in a thread: its items arrive in order, an error it meets is
+    raised in the importing thread after the items before it, and an import that stops early
+    (a database error) closes the reading and ends the thread."""
+    import threading
+
+    from memory_console.ingest.jsonl import ImportFileError, read_ahead
+
+    closed: list[bool] = []
+
+    def reading(fail_at: int | None) -> Any:
+        try:
+            for number in range(10):
+                if number == fail_at:
+                    raise ImportFileError(f"memories.jsonl:{number}: bad")
+                yield number
+        finally:
+            closed.append(True)
+
+    assert list(read_ahead(reading(None), 2)) == list(range(10))
+    seen: list[int] = []
+    with pytest.raises(ImportFileError, match="memories.jsonl:7: bad"):
+        seen.extend(read_ahead(reading(7), 2))
+    assert seen == list(range(7))
+    items = read_ahead(reading(None), 2)
+    assert next(items) == 0
+    items.close()
+    assert closed == [True, True, True]
+    assert not [t for t in threading.enumerate() if t.name == "import-read-ahead"]
+
+
 def test_demo_force_does_not_replace_a_store_another_process_has_open(tmp_path: Path) -> None:
     """Deleting a store (and its -wal) under a live connection loses what that process writes."""
     path = tmp_path / "live.db"

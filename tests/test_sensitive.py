@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memory_console.sensitive import (
+    ASCII_FOLDS,
+    HEALTH_PATTERN,
     MASK,
+    credential_kinds,
     find_sensitive,
+    folded,
     has_health_data,
     mask,
     mask_record,
     may_hold_credential,
+    strings_of,
 )
 from memory_console.store import MemoryFilter, Store
 from memory_console.store.wire import export_record, json_line
@@ -214,3 +222,80 @@ def test_export_with_history_equals_masking_as_before(demo_file: Path, tmp_path:
     lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
     assert lines == expected
     assert any(MASK in json.loads(line)["content"] for line in lines)
+
+
+def test_folded_turns_every_character_taken_for_an_ascii_letter_into_it() -> None:
+    """The literal search lower-cases text and folds ASCII_FOLDS: a character beyond ASCII
+    that a pattern ignoring case takes for an ASCII letter, and that folded() left as it
+    is, would let "paſſword" through."""
+    letter = re.compile("(?i)[a-z]")
+    taken = {
+        chr(code): next(
+            a for a in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(f"(?i){a}", chr(code))
+        )
+        for code in range(0x80, 0x110000)
+        if letter.fullmatch(chr(code))
+    }
+    assert len(taken) == 4
+    assert {char: folded(char) for char in taken} == taken
+    assert set(dict(ASCII_FOLDS)) == set(taken)
+
+
+def reference_kinds(value: Any) -> list[str]:
+    """credential_kinds as it was: every pattern run on every string of the value, one by one."""
+    kinds: dict[str, None] = {}
+    for text in strings_of(value):
+        kinds.update((f.kind, None) for f in reference_find(text))
+    return list(kinds)
+
+
+def screen_corpus(demo_file: Path) -> list[list[str]]:
+    """Groups of texts as an import screens them (a memory's strings together): the demo
+    store's memories and their histories, every line of the JSONL files in tests/data, the
+    labelled and awkward texts in all their variants, and generated ones that put a secret,
+    a health term or digits among clean words, beside non-ASCII text, in every position."""
+    groups: list[list[str]] = []
+    with Store(demo_file, read_only=True) as store:
+        for record in store.iter_memories(MemoryFilter()):
+            groups.append(list(strings_of(export_record(record, store.history(record.id)))))
+    data = Path(__file__).parent / "data"
+    for path in sorted(data.rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                groups.append(list(strings_of(json.loads(line))))
+    singles = [variant for text in [*LABELLED, *AWKWARD] for variant in variants(text)]
+    groups += [[text] for text in singles]
+    rng = random.Random(7)
+    clean = [*CLEAN_TEXTS, *PROSE_CLEAN_TEXTS, *NOT_HEALTH_TEXTS, "café au lait…", "s-960779"]
+    odd = ["١٢٣٤ ٥٦٧٨ ١٢٣٤ ٥٦٧٨", "4111 1111 1111 1111", "pass phrase: a b c", "Ｐｉｎ 1234"]
+    for _ in range(3000):
+        group = rng.sample(clean, rng.randint(1, 5))
+        inserted = rng.choice([*singles, *odd])
+        position = rng.randint(0, len(group))
+        if rng.random() < 0.5:
+            group.insert(position, inserted)
+        else:  # inside a clean text, where a word ends or in the middle of one
+            text = group[position % len(group)]
+            cut = rng.randint(0, len(text))
+            group[position % len(group)] = text[:cut] + rng.choice(("", " ", "é")) + inserted
+        groups.append(group)
+    return groups
+
+
+def test_the_import_screen_gives_the_verdicts_of_every_pattern_on_every_text(
+    demo_file: Path,
+) -> None:
+    """credential_kinds and has_health_data search a memory's strings at once for literals and
+    run the patterns only where one is found: the verdicts (kinds, in order) are those of every
+    pattern run on every string, on a corpus where both verdicts occur."""
+    groups = screen_corpus(demo_file)
+    with_credentials = with_health = 0
+    for group in groups:
+        expected = reference_kinds(group)
+        assert credential_kinds(group) == expected, group
+        health = any(HEALTH_PATTERN.search(text) for text in group)
+        assert has_health_data(*group) == health, group
+        with_credentials += bool(expected)
+        with_health += health
+    assert len(groups) > 3000 and 500 < with_credentials < len(groups) - 500
+    assert 100 < with_health < len(groups) - 500

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+import queue
+import threading
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -40,6 +43,9 @@ from memory_console.timeutil import now_ts
 BATCH_ROWS = 2000  # memories inserted at a time: the second pass holds one batch in memory
 PROGRESS_ROWS = 500  # an import tells its progress this often (memories read for insertion)
 EXPORT_BATCH = 500  # memories whose histories an export reads in one statement
+# Batches the second reading may be ahead of the database (see read_ahead); 0 reads in the
+# inserting thread, as imports did before (benchmarks/bench_pg_import.py measures both).
+READ_AHEAD = 2
 ExportProgress = Callable[[int, int], None]  # (memories written, how many there are)
 
 
@@ -76,6 +82,54 @@ def export_jsonl(
         if progress is not None:
             progress(written, max(total, written))
     return written
+
+
+def read_ahead(items: Generator[Any, None, None], depth: int) -> Iterator[Any]:
+    """The items, made by a thread of their own up to `depth` ahead of the consumer.
+
+    An import's second reading (JSON and the checks, Python's work) goes on while the
+    database writes the batch before it: PostgreSQL's server, or SQLite's step, which lets go
+    of the interpreter while it writes. An error in the thread is raised here, where the item
+    it stopped would have come; a consumer that stops early stops the thread."""
+    if depth < 1:
+        yield from items
+        return
+    ready: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def hand_over(item: tuple[bool, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            with closing(items):
+                for item in items:
+                    if not hand_over((True, item)):
+                        return
+        except BaseException as error:  # handed over whatever it is, to be raised there
+            hand_over((False, error))
+            return
+        hand_over((False, None))
+
+    thread = threading.Thread(target=produce, name="import-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            more, item = ready.get()
+            if not more:
+                if item is not None:
+                    raise item
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -209,8 +263,9 @@ def import_jsonl(
     progress: ExportProgress | None = None,
 ) -> ImportReport:
     """Check every line, keeping only the ids, then read the file again and insert every
-    memory in one transaction, a batch at a time, or nothing. Memory stays bounded by a
-    line and a batch, whatever the file's size. A file that changes between the two
+    memory in one transaction, a batch at a time, or nothing; the second reading is done a
+    batch or two ahead of the database (read_ahead). Memory stays bounded by a line and a few
+    batches, whatever the file's size. A file that changes between the two
     readings is refused (its bytes are hashed both times). memory_type: for lines that give
     none (else each is classified by its content). skip_refused: lines the secrets policy
     refuses are left out (and listed in the report) instead of failing the import."""
@@ -251,29 +306,30 @@ def import_jsonl(
             )
     del lines
 
-    taken = [0]  # memories read for insertion so far
-
-    def batches() -> Iterator[tuple[list[dict[str, Any]], list[Any]]]:
+    def second_reading() -> Generator[list[Checked], None, None]:
         inserted = hashlib.sha256()
-        rows: list[dict[str, Any]] = []
-        histories: list[Any] = []
+        batch: list[Checked] = []
         # The same bytes as the first reading (the digests must match, or nothing is kept), so
-        # the secret screen, half of the time a line takes, is not run twice.
-        for number, row, history in checked_lines(source, digest=inserted, screen=False, **options):
-            if refused and number in refused:
-                continue
-            rows.append(row)
-            histories.append(history)
-            taken[0] += 1
-            if progress is not None and taken[0] % PROGRESS_ROWS == 0:
-                progress(taken[0], found)
-            if len(rows) == BATCH_ROWS:
-                yield rows, histories
-                rows, histories = [], []
+        # the secret screen is not run twice.
+        for line in checked_lines(source, digest=inserted, screen=False, **options):
+            if not (refused and line[0] in refused):
+                batch.append(line)
+            if len(batch) == BATCH_ROWS:
+                yield batch
+                batch = []
         if inserted.digest() != checked.digest():
             raise ImportFileError(f"{source}: the file changed while it was imported")
-        if rows:
-            yield rows, histories
+        if batch:
+            yield batch
+
+    def batches() -> Iterator[tuple[list[dict[str, Any]], list[Any]]]:
+        taken = 0  # memories read for insertion so far
+        for batch in read_ahead(second_reading(), READ_AHEAD):
+            for _ in batch:
+                taken += 1
+                if progress is not None and taken % PROGRESS_ROWS == 0:
+                    progress(taken, found)
+            yield [row for _, row, _ in batch], [history for _, _, history in batch]
 
     ids = store.insert_batches(batches(), moment)
     left_out = [f"{source}:{number}: {reason}" for number, reason in (refused or {}).items()]
