@@ -264,9 +264,10 @@ def update_memories_by_copy(
     """update_memories on PostgreSQL: the rows go through COPY into a temporary table and
     one UPDATE ... FROM joins it to memory, with the same revision check.
 
-    A statement per row spends most of its time in round trips and per-statement work
-    (measured at 1,000,000 memories: 224,613 decayed memories took 46 s by executemany,
-    against about 13 s for one UPDATE ... FROM; benchmarks/bench_pg_scale.py). The table
+    A statement per row adds a round trip and the statement's own work to each row (measured
+    at 1,000,000 memories: 224,613 decayed memories took 46 s by executemany); one UPDATE
+    ... FROM costs what a single UPDATE computing the decay in SQL costs, the floor for
+    rewriting those rows and their index entries (benchmarks/bench_pg_scale.py). The table
     lives until the transaction ends (ON COMMIT DROP) and is dropped at once after use, so
     a plan's several groups of fields each get their own.
     """
