@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.bench_import_memory import cpu_model  # noqa: E402
 from benchmarks.bench_pg_import import drop_database, fresh_database  # noqa: E402
 from benchmarks.bench_pg_vector_search import DIMENSIONS, K, database_url  # noqa: E402
-from memory_console.store import MemoryFilter, Store, bulk  # noqa: E402
+from memory_console.store import MemoryFilter, Store, bulk, postgres  # noqa: E402
 from memory_console.store import embeddings as table  # noqa: E402
 from memory_console.timeutil import to_iso  # noqa: E402
 
@@ -169,7 +169,8 @@ def server_settings(url: str) -> str:
     return f"PostgreSQL {version[0] if version else '?'}: " + ", ".join(found)
 
 
-def is_loaded(server_url: str, name: str, count: int) -> bool:
+def loaded_as(server_url: str, name: str, count: int) -> str | None:
+    """The kind of vectors of a complete earlier load of `count` memories (None: none)."""
     import psycopg
 
     with psycopg.connect(server_url, autocommit=True) as conn:
@@ -177,10 +178,19 @@ def is_loaded(server_url: str, name: str, count: int) -> bool:
             "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
             (name,),
         ).fetchone()
-    return comment is not None and comment[0] == f"{MARK} {count}"
+    if comment is None or not str(comment[0]).startswith(f"{MARK} {count} "):
+        return None
+    return str(comment[0]).rsplit(" ", 1)[1]
 
 
-def load_store(server_url: str, name: str, count: int) -> None:
+def mark_loaded(server_url: str, name: str, count: int, kind: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(f"COMMENT ON DATABASE {name} IS '{MARK} {count} {kind}'")
+
+
+def load_store(server_url: str, name: str, count: int, kind: str) -> None:
     """The demo into a new database by the CLI (timed), the pristine copy decay starts from
     (with memory_baseline), then the vectors and the HNSW index."""
     import psycopg
@@ -208,18 +218,17 @@ def load_store(server_url: str, name: str, count: int) -> None:
         admin.execute(f"CREATE DATABASE {pristine} TEMPLATE {name}")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP TABLE memory_baseline")
-    write_vectors(url)
-    with psycopg.connect(server_url, autocommit=True) as admin:
-        admin.execute(f"COMMENT ON DATABASE {name} IS '{MARK} {count}'")
+    write_vectors(url, kind)
+    mark_loaded(server_url, name, count, kind)
 
 
 def seconds_since(started: float) -> str:
     return f"{time.perf_counter() - started:7.1f} s"
 
 
-def write_vectors(url: str) -> None:
-    """A synthetic clustered unit vector for every active memory (see the module's words),
-    by one binary COPY into the embedding table without its HNSW index, built after."""
+def write_vectors(url: str, kind: str) -> None:
+    """A vector for every active memory (see the module's words for the two kinds), by one
+    binary COPY into the emptied embedding table without its HNSW index, built after."""
     import psycopg
 
     from memory_console.embed.embedder import Embedder, content_hash
@@ -234,19 +243,32 @@ def write_vectors(url: str) -> None:
         started = time.perf_counter()
         texts = [memory_text(title, content, keywords) for _, title, content, keywords in rows]
         hashes = [content_hash(text) for text in texts]
-        picked = rng.choice(len(texts), CLUSTERS, replace=False)
-        centres = embedder.embed([texts[i] for i in picked])
-        centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-        noise = NOISE / np.sqrt(DIMENSIONS)
-        found = centres[rng.integers(0, CLUSTERS, len(rows))]
-        found += rng.normal(scale=noise, size=found.shape).astype(np.float32)
-        found /= np.linalg.norm(found, axis=1, keepdims=True)
-        say(f"  {len(rows):,} vectors made ({CLUSTERS} real centres)", seconds_since(started))
+        if kind == "real":
+            # Each distinct text embedded once, as reindex does (reuse by content hash).
+            distinct = list(dict.fromkeys(texts))
+            position = {text: i for i, text in enumerate(distinct)}
+            matrix = np.concatenate(
+                [embedder.embed(distinct[lo : lo + 4096]) for lo in range(0, len(distinct), 4096)]
+            )
+            found = matrix[[position[text] for text in texts]]
+            made = f"{len(distinct):,} distinct texts embedded"
+        else:
+            picked = rng.choice(len(texts), CLUSTERS, replace=False)
+            centres = embedder.embed([texts[i] for i in picked])
+            centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+            found = centres[rng.integers(0, CLUSTERS, len(rows))]
+            noise = NOISE / np.sqrt(DIMENSIONS)
+            found += rng.normal(scale=noise, size=found.shape).astype(np.float32)
+            found /= np.linalg.norm(found, axis=1, keepdims=True)
+            made = f"{CLUSTERS} real centres"
+        say(f"  {len(rows):,} {kind} vectors ({made})", seconds_since(started))
         started = time.perf_counter()
         index = conn.execute(
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_embedding_hnsw'"
-        ).fetchone()[0]
-        conn.execute("DROP INDEX ix_embedding_hnsw")
+        ).fetchone()
+        if index is not None:
+            conn.execute("DROP INDEX ix_embedding_hnsw")
+        conn.execute("TRUNCATE embedding")
         with conn.cursor() as cursor:
             with cursor.copy(
                 "COPY embedding (memory_id, model_id, content_hash, vector, embedding) "
@@ -266,7 +288,7 @@ def write_vectors(url: str) -> None:
                 copy.write(b"\xff\xff")
         say("  vectors written by binary COPY", seconds_since(started))
         started = time.perf_counter()
-        conn.execute(index)
+        conn.execute(index[0] if index is not None else postgres.VECTOR_DDL[1])
         conn.execute("VACUUM ANALYZE")
         say("  HNSW index built, VACUUM ANALYZE", seconds_since(started))
 
@@ -399,8 +421,12 @@ def bench_search(url: str, queries: list[str]) -> None:
         for query in queries[:3]:  # the embedder's and the connection's first calls
             engine.search(query, mode="hybrid", k=10, now=NOW)
         vectors = {query: embedder.embed_query(query) for query in queries}
-        figures: dict[str, list[float]] = {"hybrid": [], "keyword": [], "hnsw": []}
+        figures: dict[str, list[float]] = {"cold": [], "hybrid": [], "keyword": [], "hnsw": []}
         recalls = []
+        for query in queries:  # each query's first search: pages the server has not read yet
+            figures["cold"].append(
+                timed(lambda q=query: engine.search(q, mode="hybrid", k=10, now=NOW))[1]
+            )
         for query in queries:
             figures["hybrid"].append(
                 timed(lambda q=query: engine.search(q, mode="hybrid", k=10, now=NOW))[1]
@@ -415,8 +441,10 @@ def bench_search(url: str, queries: list[str]) -> None:
             exact = table.nearest_in_database(
                 store, embedder.model_id, vectors[query], active, K, exact=True
             )
-            wanted = {ident for ident, _ in exact[:10]}
-            recalls.append(len(wanted & {ident for ident, _ in hnsw[:10]}) / 10)
+            # Memories of one text share one vector: a hit counts when it is as near as the
+            # exact tenth, so that ties between equal vectors do not count as misses.
+            tenth = exact[9][1] - 1e-6
+            recalls.append(sum(cosine >= tenth for _, cosine in hnsw[:10]) / 10)
         semantic.index = ExactIndex(store, embedder.model_id, embedder.dim)
         figures["exact"] = [
             timed(lambda q=query: engine.search(q, mode="hybrid", k=10, now=NOW))[1]
@@ -427,10 +455,12 @@ def bench_search(url: str, queries: list[str]) -> None:
         return f"{statistics.median(figures[name]) * 1000:8.1f} ms"
 
     say(f"search: hybrid p50 of {len(queries)} queries, HNSW", f"{p50('hybrid')}  target <= 60 ms")
+    say("  the same queries' first search (cold pages)", p50("cold"))
     say("  hybrid p50 with the exact vector scan", p50("exact"))
     say("  the keyword part alone (k = 50)", p50("keyword"))
     say("  the vector part alone, HNSW (k = 50)", p50("hnsw"))
     say("  recall@10, HNSW against exact", f"{np.mean(recalls):8.3f}  target >= 0.95")
+    say("  its worst query", f"{min(recalls):8.3f}")
 
 
 def bench_cli(url: str) -> None:
@@ -456,6 +486,12 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the loaded database")
     parser.add_argument("--queries", type=int, default=len(QUERIES))
     parser.add_argument(
+        "--vectors",
+        choices=("real", "synthetic"),
+        default="real",
+        help="each memory's own text's (default) or synthetic clustered ones",
+    )
+    parser.add_argument(
         "--only", nargs="+", choices=("load", "decay", "search", "cli"), default=None
     )
     args = parser.parse_args()
@@ -472,11 +508,15 @@ def main() -> None:
     print(server_settings(url), flush=True)
     name = f"bench_scale_{args.count}"
     try:
-        if not is_loaded(url, name, args.count):
-            load_store(url, name, args.count)
-        elif "load" in parts:
-            print(f"load: {name} kept from an earlier run (--keep); drop it to time the load")
         target = database_url(url, name)
+        kept = loaded_as(url, name, args.count)
+        if kept is None:
+            load_store(url, name, args.count, args.vectors)
+        else:
+            print(f"load: {name} kept from an earlier run (--keep); drop it to time the load")
+            if kept != args.vectors:
+                write_vectors(target, args.vectors)
+                mark_loaded(url, name, args.count, args.vectors)
         if "decay" in parts:
             bench_decay(url, name)
         if "search" in parts:
