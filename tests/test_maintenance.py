@@ -6,6 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory_console.maintenance import (
@@ -295,3 +296,58 @@ def test_one_memory_forecast_follows_the_decay_it_would_get(store: Store) -> Non
     assert floor_at is not None
     assert next(plan(store, ("decay",), now=floor_at - DAY).changes()).after > 0.1
     assert [c.after for c in plan(store, ("decay",), now=floor_at).changes()] == [0.1]
+
+
+def test_a_plan_loads_each_row_as_stored_in_id_order(store: Store) -> None:
+    """The plan's numpy columns hold each memory's stored values in id order, whatever order
+    the database keeps the rows in (an edit moves a PostgreSQL row to the table's end) and
+    however the columns travel (as bytes on PostgreSQL, as rows on SQLite)."""
+    from memory_console.store import bulk
+
+    kinds = ("episodic", "procedural", "semantic")
+    ids = store.add_many(
+        [
+            memory(
+                f"memory {i}",
+                days_old=5 + 37 * i,
+                retrieval_count=i % 4,
+                decay_policy=("standard", "aggressive", "none")[i % 3],
+                memory_type=kinds[i % 3],
+                is_protected=i % 5 == 0,
+                importance=i / 20,
+            )
+            for i in range(20)
+        ],
+        now=NOW,
+    )
+    store.edit(ids[0], {"content": "edited, so stored again"}, now=NOW)
+    store.record_access(ids[1:4], now=NOW - DAY)
+    names = [name for name, _ in bulk.BASE_COLUMNS] + ["importance"]
+    stored = store._query(
+        "SELECT id, revision, status, decay_policy, memory_type, is_protected, confidence, "
+        "base_confidence, retrieval_count, created_at, last_accessed_at, importance "
+        "FROM memory WHERE status = 'active' ORDER BY id"
+    )
+    with store.snapshot():
+        loaded = bulk.load_memory_arrays(store.connection, bulk.Rows("active"), ["importance"])
+    assert list(loaded) == names
+    assert loaded["id"].tolist() == [row[0] for row in stored] == ids
+    for row, position in zip(stored, range(len(stored)), strict=True):
+        code = int(loaded["code"][position])
+        assert bulk.decode(np.array([code]), "is_protected")[0] == bool(row[5])
+        assert (
+            bulk.CATEGORIES["decay_policy"][bulk.decode(np.array([code]), "decay_policy")[0]]
+            == row[3]
+        )
+        assert (
+            bulk.CATEGORIES["memory_type"][bulk.decode(np.array([code]), "memory_type")[0]]
+            == row[4]
+        )
+        last = loaded["last_accessed_at"][position]
+        assert (row[10] is None and np.isnan(last)) or last == row[10]
+        assert [
+            loaded[name][position].item()
+            for name in ("revision", "confidence", "base_confidence", "retrieval_count")
+        ] == [row[1], row[6], row[7], row[8]]
+        assert loaded["created_at"][position] == row[9]
+        assert loaded["importance"][position] == row[11]

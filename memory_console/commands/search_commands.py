@@ -121,7 +121,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             common.log.debug(
                 "scan kernel: %s over %s vectors",
                 semantic.index.scan_kernel,
-                f"{len(semantic.index):,}",
+                f"{semantic.loaded:,}",
             )
         memory_filter = MemoryFilter(
             owner=args.owner,

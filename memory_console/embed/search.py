@@ -82,7 +82,7 @@ class SearchEngine:
         returns how many active memories lack a vector. With none stored, search stays keyword
         only and `fallback` says so."""
         self.missing_vectors = semantic.load()
-        self.semantic = semantic if len(semantic.index) else None
+        self.semantic = semantic if semantic.loaded else None
         return self.missing_vectors
 
     @property

@@ -96,6 +96,7 @@ class SemanticIndex:
         # Where load() found the vectors: "file", "store" (SQLite) or "database" (pgvector).
         self.source = "store"
         self.file_problem: str | None = None  # why the index file was not used
+        self.loaded = 0  # how many vectors load() found
         self._lock = threading.Lock()
         self._scope_codes: dict[str, dict[str, int]] = {name: {} for name in SCOPE}
 
@@ -255,7 +256,10 @@ class SemanticIndex:
         if self.in_database:
             self.index = DatabaseIndex(self.store, self.model_id, self.embedder.dim)
             self.source, self.file_problem, self.ready = "database", None, True
-            return max(0, self.store.count(MemoryFilter(status="active")) - len(self.index))
+            # Counted once: on PostgreSQL the count joins the embedding table to memory (a
+            # second at 1,000,000 memories), where an index in the process knows its size.
+            self.loaded = len(self.index)
+            return max(0, self.store.count(MemoryFilter(status="active")) - self.loaded)
 
         opened, why = vector_file.open_index(self.store, self.model_id, self.embedder.dim)
         if opened is None:
@@ -270,6 +274,7 @@ class SemanticIndex:
             self.file_problem = None
             self._use_file(opened)
             count = len(self.index)
+        self.loaded = count
         return max(0, self.store.count(MemoryFilter(status="active")) - count)
 
     def _use_file(self, opened: Opened) -> None:

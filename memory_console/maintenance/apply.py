@@ -105,7 +105,7 @@ def apply(
         keys = insert_new_memories(store, conn, plan, run_id, started_at)
         tally.add(len(plan.new_memories))
         write_changes(conn, plan, keys, (values, present), tally)
-        store.write_events(tally.counted(event_rows(plan, run_id, keys, started_at)))
+        bulk.insert_events(conn, tally.counted(event_rows(plan, run_id, keys, started_at)))
         duration_ms = round((time.perf_counter() - clock) * 1000)
         update_run(conn, run_id, {"duration_ms": duration_ms})
     for change_set in plan.change_sets:

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from memory_console.store import dialect
+from memory_console.store import dialect, postgres
 from memory_console.store.connection import Connection
 from memory_console.store.schema import columns
+from memory_console.store.store import EVENT_FIELDS, EVENT_INSERT, with_evaluated_at
 from memory_console.store.validate import INSERT_COLUMNS
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES
 
@@ -144,15 +145,63 @@ def load_memory_arrays(
     expressions = {"code": code_sql(rows.scope), "last_accessed_at": sql_dialect.never_accessed}
     select = [expressions.get(name, name) for name in names]
     # A full scan in rowid order beats walking the status index when most rows are active.
-    sql = (
-        f"SELECT {', '.join(select)} FROM memory {sql_dialect.not_indexed} "
-        f"WHERE {rows.where()} ORDER BY id"
-    )
-    table = np.array(conn.execute(sql, dict(rows.params)).fetchall(), dtype=dtype)
+    table = None
+    if sql_dialect.name != "sqlite" and all(dtype[name].kind in "if" for name in names):
+        table = aggregated_rows(conn, rows, names, select, dtype)
+    if table is None:
+        sql = (
+            f"SELECT {', '.join(select)} FROM memory {sql_dialect.not_indexed} "
+            f"WHERE {rows.where()} ORDER BY id"
+        )
+        table = np.array(conn.execute(sql, dict(rows.params)).fetchall(), dtype=dtype)
     columns = {name: np.ascontiguousarray(table[name]) for name in names}
     last = columns["last_accessed_at"]
     last[np.isneginf(last)] = np.nan
     return columns
+
+
+# The function giving a number's binary form, and the type it takes, by numpy type.
+SEND_FUNCTIONS = {
+    "i4": ("int4send", "int4"),
+    "i8": ("int8send", "int8"),
+    "f8": ("float8send", "float8"),
+}
+
+
+def aggregated_rows(
+    conn: Connection, rows: Rows, names: Sequence[str], select: Sequence[str], dtype: np.dtype
+) -> np.ndarray | None:
+    """PostgreSQL: load_memory_arrays' rows when every column is a number, as one row of
+    one bytea per column (each value's binary form, concatenated by string_agg) that numpy
+    reads as it is; None when a column has a NULL where a number belongs (an integer column:
+    a float column's NULL is sent as NaN, as numpy makes of None), and the caller reads rows
+    as tuples.
+
+    Turning each value into a Python object cost most of a load (measured at 1,000,000
+    memories: about 4 s for stats' 970,000 active rows as tuples, 1.5 s this way;
+    benchmarks/bench_pg_scale.py). The aggregates read the rows in one order, whichever it
+    is, so the columns line up; the rows are put in id order here.
+    """
+    parts = []
+    for name, expression in zip(names, select, strict=True):
+        send, wire = SEND_FUNCTIONS[dtype[name].str[1:]]
+        value = f"coalesce(({expression})::float8, 'NaN')" if wire == "float8" else expression
+        parts.append(f"string_agg({send}(({value})::{wire}), ''::bytea)")
+    found = conn.execute(
+        f"SELECT count(*), {', '.join(parts)} FROM memory WHERE {rows.where()}",
+        dict(rows.params),
+    ).fetchone()
+    assert found is not None
+    count, columns = int(found[0]), found[1:]
+    if not count:
+        return np.empty(0, dtype)
+    sizes = [count * dtype[name].itemsize for name in names]
+    if any(len(data) != size for data, size in zip(columns, sizes, strict=True)):
+        return None
+    table = np.empty(count, dtype)
+    for name, data in zip(names, columns, strict=True):
+        table[name] = np.frombuffer(data, ">" + dtype[name].str[1:])
+    return table[np.argsort(table["id"], kind="stable")]
 
 
 def load_column(conn: Connection, rows: Rows, name: str) -> np.ndarray:
@@ -216,19 +265,53 @@ def rebuilt_indexes(conn: Connection, columns: Iterable[str], rows_changed: int)
     Updating an index row by row costs a B-tree seek per entry (measured: 590,000 confidence
     updates took 14 s CPU with the two confidence indexes, 3 s without them, and rebuilding
     both took 4 s). The drop and the rebuild belong to the caller's transaction: a crash or
-    an error rolls them back with everything else.
+    an error rolls them back with everything else. PostgreSQL's own way is
+    text_index_merged_once.
     """
+    if dialect.of(conn).name != "sqlite":
+        with text_index_merged_once(conn):
+            yield
+        return
     total = table_rows(conn)
     dropped: list[tuple[str, str]] = []
-    # On PostgreSQL an update writes a new row version and index entries whatever is done
-    # with the indexes, and dropping one takes a lock that stops every reader: not done.
-    if dialect.of(conn).name == "sqlite" and total and rows_changed > REBUILD_FRACTION * total:
+    if total and rows_changed > REBUILD_FRACTION * total:
         dropped = indexes_on(conn, columns)
         for name, _ in dropped:
             conn.execute(f'DROP INDEX "{name}"')
     yield
     for _, sql in dropped:
         conn.execute(sql)
+
+
+TEXT_INDEX = "ix_memory_search"
+PENDING_LIMIT = "1GB"
+
+
+@contextmanager
+def text_index_merged_once(conn: Connection) -> Iterator[None]:
+    """PostgreSQL, inside a write transaction: the keyword index's new entries gathered in
+    its pending list and merged into the index once, at the end of the transaction.
+
+    An update writes a new row version with an entry in every index whatever is done, and
+    dropping an index would take a lock that stops every reader, so neither is done. But
+    every changed memory puts each word of its text into the GIN index again, and GIN
+    merges its pending list into the index each time it passes gin_pending_list_limit (4 MB
+    by default): many small merges. Measured at 1,000,000 memories, 348,707 updates took
+    33 to 35 s with the default and 26 to 27 s with the whole list merged once (0.7 s for the merge;
+    benchmarks/bench_pg_scale.py). The merge (gin_clean_pending_list) needs the index's
+    owner, as VACUUM does: another role keeps the default and its small merges."""
+    owner = conn.execute(
+        "SELECT pg_has_role(relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass(?)",
+        (TEXT_INDEX,),
+    ).fetchone()
+    if not owner or not owner[0]:
+        yield
+        return
+    conn.execute(f"SET LOCAL gin_pending_list_limit = '{PENDING_LIMIT}'")
+    yield
+    # Merged before the commit, so that keyword searches never read a long pending list.
+    conn.execute("SELECT gin_clean_pending_list(?::regclass)", (TEXT_INDEX,))
+    conn.execute("RESET gin_pending_list_limit")
 
 
 def update_memories(
@@ -243,12 +326,63 @@ def update_memories(
     With check_revision a row only changes if its revision is still the expected one; the
     number of rows changed tells the caller whether the plan was stale.
     """
+    if dialect.of(conn).name != "sqlite":
+        return update_memories_by_copy(conn, fields, rows, check_revision=check_revision)
     assignments = ", ".join(f"{name} = ?" for name in fields)
     where = "id = ? AND revision = ?" if check_revision else "id = ?"
     cursor = conn.executemany(
         f"UPDATE memory SET {assignments}, revision = revision + 1 WHERE {where}", rows
     )
     return int(cursor.rowcount)
+
+
+def update_memories_by_copy(
+    conn: Connection,
+    fields: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    check_revision: bool,
+) -> int:
+    """update_memories on PostgreSQL: the rows go through COPY into a temporary table and
+    one UPDATE ... FROM joins it to memory, with the same revision check.
+
+    A statement per row adds a round trip and the statement's own work to each row (measured
+    at 1,000,000 memories: 224,613 decayed memories took 46 s by executemany); one UPDATE
+    ... FROM costs what a single UPDATE computing the decay in SQL costs, the floor for
+    rewriting those rows and their index entries (benchmarks/bench_pg_scale.py). The table
+    lives until the transaction ends (ON COMMIT DROP) and is dropped at once after use, so
+    a plan's several groups of fields each get their own.
+    """
+    assert isinstance(conn, postgres.Connection)
+    names = ", ".join(fields)
+    key = "id, revision" if check_revision else "id"
+    conn.execute(
+        f"CREATE TEMPORARY TABLE maintenance_update ON COMMIT DROP AS "
+        f"SELECT {names}, {key} FROM memory WITH NO DATA"
+    )
+    conn.copy_rows("maintenance_update", [*fields, *key.split(", ")], rows)
+    # The planner knows nothing of a new temporary table: without statistics it may walk
+    # memory's primary key once per row instead of joining in one pass.
+    conn.execute("ANALYZE maintenance_update")
+    assignments = ", ".join(f"{name} = t.{name}" for name in fields)
+    where = "m.id = t.id" + (" AND m.revision = t.revision" if check_revision else "")
+    cursor = conn.execute(
+        f"UPDATE memory AS m SET {assignments}, revision = m.revision + 1 "
+        f"FROM maintenance_update AS t WHERE {where}"
+    )
+    conn.execute("DROP TABLE maintenance_update")
+    return int(cursor.rowcount)
+
+
+def insert_events(conn: Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Event rows (Store.write_events' form) in the transaction that is open: one COPY on
+    PostgreSQL (an INSERT per event spent 10.6 s on 224,613 of them there), executemany on
+    SQLite, whose statements run in-process."""
+    if dialect.of(conn).name != "sqlite":
+        assert isinstance(conn, postgres.Connection)
+        conn.copy_rows("memory_event", EVENT_FIELDS, with_evaluated_at(rows))
+        return
+    conn.executemany(EVENT_INSERT, with_evaluated_at(rows))
 
 
 ID_BITS = 40  # a memory id and its revision packed in one integer: revision << ID_BITS | id
