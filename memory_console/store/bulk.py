@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -353,14 +353,16 @@ def update_memories_by_copy(
     lives until the transaction ends (ON COMMIT DROP) and is dropped at once after use, so
     a plan's several groups of fields each get their own.
     """
-    assert isinstance(conn, postgres.Connection)
+    # A PostgreSQL store's connection, or a stand-in answering its calls (no isinstance check:
+    # the live-agent soak times the writes through one).
+    pg = cast(postgres.Connection, conn)
     names = ", ".join(fields)
     key = "id, revision" if check_revision else "id"
     conn.execute(
         f"CREATE TEMPORARY TABLE maintenance_update ON COMMIT DROP AS "
         f"SELECT {names}, {key} FROM memory WITH NO DATA"
     )
-    conn.copy_rows("maintenance_update", [*fields, *key.split(", ")], rows)
+    pg.copy_rows("maintenance_update", [*fields, *key.split(", ")], rows)
     # The planner knows nothing of a new temporary table: without statistics it may walk
     # memory's primary key once per row instead of joining in one pass.
     conn.execute("ANALYZE maintenance_update")
@@ -379,8 +381,9 @@ def insert_events(conn: Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     PostgreSQL (an INSERT per event spent 10.6 s on 224,613 of them there), executemany on
     SQLite, whose statements run in-process."""
     if dialect.of(conn).name != "sqlite":
-        assert isinstance(conn, postgres.Connection)
-        conn.copy_rows("memory_event", EVENT_FIELDS, with_evaluated_at(rows))
+        cast(postgres.Connection, conn).copy_rows(
+            "memory_event", EVENT_FIELDS, with_evaluated_at(rows)
+        )
         return
     conn.executemany(EVENT_INSERT, with_evaluated_at(rows))
 

@@ -22,6 +22,17 @@ from memory_console.tui.palette import ConsoleCommands
 WATCH_INTERVAL = 1.0  # seconds between two looks at the store's data_version
 
 
+def postgres_title(location: str) -> str:
+    """`DB on HOST (PostgreSQL)` for a store's URL as shown (without its password)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(location)
+    database = parts.path.lstrip("/") or "postgres"
+    host = parts.hostname or "the local socket"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{database} on {host}{port} (PostgreSQL)"
+
+
 class MemoryConsoleApp(App[None]):
     """Screens live in tui/screens; this class only wires them to the shared context."""
 
@@ -77,10 +88,9 @@ class MemoryConsoleApp(App[None]):
         self.context = context
         self.semantic = semantic
         store = context.store
-        # A file by its name; a PostgreSQL store by its URL without its password and its
-        # query (a socket's folder, options), which would push the database's name out of a
-        # header 80 columns wide.
-        name = store.location.split("?")[0] if store.url is not None else Path(store.path).name
+        # A file by its name; a PostgreSQL store by its database's name and server, first in
+        # a header that cuts what does not fit (the whole URL pushed the name out of it).
+        name = postgres_title(store.location) if store.url is not None else Path(store.path).name
         self.sub_title = f"{name} (read-only)" if context.read_only else name
         self.watch_interval = WATCH_INTERVAL
         self.seen_version: int | None = None
