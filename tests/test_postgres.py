@@ -73,6 +73,37 @@ def test_read_only_store_refuses_writes_on_the_server(pg_url: str) -> None:
 
 
 @pytest.mark.parametrize("descending", [False, True])
+def test_a_first_page_is_read_in_an_index_order_on_postgresql(
+    pg_url: str, descending: bool
+) -> None:
+    """Each query of a first page sorted by a column with NULLs reads an index in its order
+    (no sort of the rows): an ORDER BY saying where NULLs go matched no index, and the
+    console's first screen sorted every row of a million-memory store (0.45 s)."""
+    import psycopg
+
+    from memory_console.store.records import MEMORY_SELECT
+    from memory_console.store.store import keyset_segments
+
+    rows = [
+        memory(f"fact {n}", days_old=30, last_accessed_at=None if n % 3 else NOW - n)
+        for n in range(60)
+    ]
+    with Store(pg_url) as store:
+        store.add_many(rows, now=NOW)
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("ANALYZE memory")
+        # A table this small is otherwise read whole and sorted whatever the indexes; with
+        # sorting off, a Sort is left only where no index gives the order asked for.
+        for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
+            conn.execute(f"SET {setting} = off")
+        for condition, _, order in keyset_segments("last_accessed_at", descending, None):
+            sql = f"SELECT {MEMORY_SELECT} FROM memory WHERE {condition} ORDER BY {order} LIMIT 51"
+            plan = "\n".join(row[0] for row in conn.execute(f"EXPLAIN {sql}").fetchall())
+            sorts = [line for line in plan.splitlines() if line.strip().startswith("->  Sort")]
+            assert "Index" in plan and not sorts, plan
+
+
+@pytest.mark.parametrize("descending", [False, True])
 def test_keyset_pages_follow_sqlite_order_with_nulls(
     pg_url: str, tmp_path: Path, descending: bool
 ) -> None:

@@ -55,11 +55,6 @@ class Dialect:
             f"THEN json_extract({col}metadata, '$.session_id') END)"
         )
 
-    def order(self, expression: str, direction: str) -> str:
-        """ORDER BY `expression` with SQLite's NULL order (first ascending, last descending),
-        on which keyset paging's segments rely."""
-        return f"{expression} {direction}"
-
     def whole(self, expression: str) -> str:
         """The whole part of a non-negative number (SQLite's CAST truncates)."""
         return f"CAST({expression} AS INTEGER)"
@@ -168,10 +163,6 @@ class PostgresDialect(Dialect):
             f"(CASE WHEN {col}metadata IS JSON OBJECT "
             f"THEN ({col}metadata::jsonb ->> 'session_id') END)"
         )
-
-    def order(self, expression: str, direction: str) -> str:
-        nulls = "FIRST" if direction == "ASC" else "LAST"
-        return f"{expression} {direction} NULLS {nulls}"
 
     def whole(self, expression: str) -> str:
         return f"floor({expression})::bigint"  # PostgreSQL's CAST rounds to the nearest

@@ -659,7 +659,7 @@ class Store:
             raise ValidationError(f"cannot sort by {sort!r}; one of: {', '.join(SORTABLE)}")
         clauses, params = self.where(memory_filter or MemoryFilter(), sort=sort)
         rows: list[MemoryRecord] = []
-        segments = keyset_segments(sort, descending, after, self.dialect)
+        segments = keyset_segments(sort, descending, after)
         for condition, condition_params, order in segments:
             where = [*clauses, condition] if condition else clauses
             where_sql = f"WHERE {' AND '.join(where)}" if where else ""
@@ -1261,20 +1261,27 @@ def undo_kind(kind: str) -> str:
 
 
 def keyset_segments(
-    sort: str, descending: bool, after: Cursor | None, dialect: Dialect = SQLITE
+    sort: str, descending: bool, after: Cursor | None
 ) -> list[tuple[str | None, list[Any], str]]:
     """The (condition, params, ORDER BY) queries that continue a (sort, id) order after a
     cursor, read in turn until the page is full. NULLs come first when ascending and last
-    when descending (SQLite's order, which the dialect asks of PostgreSQL); the NULL run is
-    its own segment so every query is one index range (an OR across the NULL boundary would
-    scan the table)."""
+    when descending (SQLite's order, on either backend). The NULL run is its own segment,
+    from the first page on, so every query is one index range read in the index's order: an
+    OR across the NULL boundary would scan the table, and on PostgreSQL an ORDER BY naming
+    where NULLs go (NULLS LAST, descending) matches no index and sorted every row (0.45 s a
+    page at 1,000,000 memories)."""
     direction = "DESC" if descending else "ASC"
     by_id = f"id {direction}"
-    by_sort = by_id if sort == "id" else f"{dialect.order(sort, direction)}, id {direction}"
-    if after is None:
-        return [(None, [], by_sort)]
     if sort == "id":
+        if after is None:
+            return [(None, [], by_id)]
         return [("id < ?" if descending else "id > ?", [after.id], by_id)]
+    # Without NULLs in a segment, the plain order is SQLite's on both backends.
+    by_sort = f"{sort} {direction}, id {direction}"
+    if after is None:
+        nulls: tuple[str | None, list[Any], str] = (f"{sort} IS NULL", [], by_id)
+        values: tuple[str | None, list[Any], str] = (f"{sort} IS NOT NULL", [], by_sort)
+        return [values, nulls] if descending else [nulls, values]
     if after.value is None:
         if descending:
             return [(f"{sort} IS NULL AND id < ?", [after.id], by_id)]
