@@ -270,12 +270,7 @@ def load_new_postgres(url: str, memories: Rows, events: Rows, progress: Progress
     """load_new_store's twin for a new or empty PostgreSQL database: in one transaction, the
     tables, every memory and event through COPY, then the indexes once (a sorted build,
     faster than keeping them up to date row by row) and the sequences past the ids."""
-    where = postgres.shown_url(url)
-    conn = postgres.Connection(url, read_only=False)
-    try:
-        conn.execute("BEGIN")
-        conn.execute("SELECT pg_advisory_xact_lock(?)", (postgres.WRITE_LOCK_KEY,))
-        tables = postgres.table_names(conn)
+    with postgres.bulk_writer(url) as (conn, where, tables):
         if tables:
             postgres.refuse_filled(
                 conn, where, tables, ("application", "schema_version", "store_id"), "the demo"
@@ -294,10 +289,3 @@ def load_new_postgres(url: str, memories: Rows, events: Rows, progress: Progress
             conn.execute(statement)
         progress("finishing", 0.0)
         postgres.set_sequences(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    finally:
-        conn.close()

@@ -213,12 +213,7 @@ def check_same(read: Digest, back: Digest, where: str) -> None:
 
 
 def to_postgres(url: str, rows: Rows) -> Digest:
-    where = postgres.shown_url(url)
-    conn = postgres.Connection(url, read_only=False)
-    try:
-        conn.execute("BEGIN")
-        conn.execute("SELECT pg_advisory_xact_lock(?)", (postgres.WRITE_LOCK_KEY,))
-        tables = postgres.table_names(conn)
+    with postgres.bulk_writer(url) as (conn, where, tables):
         fresh = not tables
         if fresh:
             postgres.write_schema(conn, with_indexes=False)
@@ -246,15 +241,8 @@ def to_postgres(url: str, rows: Rows) -> Digest:
         back = Digest()
         for table in TABLES:
             back.read(conn, table)
-        check_same(read, back, where)
-        conn.execute("COMMIT")
-        return back
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    finally:
-        conn.close()
+        check_same(read, back, where)  # raises: the block rolls the copy back
+    return back
 
 
 def delete_copied_meta(conn: Any) -> None:

@@ -313,6 +313,25 @@ def create_schema(conn: Connection) -> None:
         raise
 
 
+@contextmanager
+def bulk_writer(url: str) -> Iterator[tuple[Connection, str, set[str]]]:
+    """(connection, URL as shown, the database's tables) for a bulk load into `url` (the demo,
+    a copy): one transaction holding the writers' lock, committed when the block ends,
+    rolled back if it raises; the connection is closed either way."""
+    conn = Connection(url, read_only=False)
+    try:
+        conn.execute("BEGIN")
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK_KEY,))
+        yield conn, shown_url(url), table_names(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
+
+
 def write_schema(conn: Connection, *, with_indexes: bool = True) -> None:
     """The schema's statements and the store's facts (application, creation time, a new
     store_id, the schema version), inside the caller's transaction."""
