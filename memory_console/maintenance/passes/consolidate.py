@@ -430,9 +430,11 @@ def find_groups(frame: Frame, p: ConsolidateParams) -> tuple[list[list[MemoryRec
     store = frame.store
     assert store is not None
     # Until a pass has changed the frame, its rows hold the stored values that each scope's
-    # records carry too: the rule is asked of the records, and the frame (a full read of
-    # the scope's rows) is left unread until the plan is recorded, after the last scope.
-    open_ids = None if not frame.changed else set(frame.ids[frame.maintainable()].tolist())
+    # records carry too (a plan with consolidate loads its whole scope, never narrowed): the
+    # rule is asked of the records, and the frame (a full read of the scope's rows) is left
+    # unread until the plan is recorded, after the last scope.
+    fresh = not frame.changed and frame.rows.narrow is None
+    open_ids = None if fresh else set(frame.ids[frame.maintainable()].tolist())
     models = store.read(stored_models)
     scopes = store.read(candidate_scopes, frame.scope)
     judge = PairJudge(p.min_cosine)
