@@ -171,8 +171,10 @@ def test_a_candidate_beyond_the_tolerance_is_refused_whatever_its_speed() -> Non
 
 
 def test_doctor_reports_the_machine_the_choice_and_the_vector_file(
-    db_path: Path, tmp_path: Path
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A cache of its own: the run's shared one may hold a record another test measured.
+    monkeypatch.setenv("MEMORY_CONSOLE_CACHE_DIR", str(tmp_path / "cache"))
     assert invoke(["--db", str(db_path), "demo", "--count", "30"]).code == 0
     result = invoke(["--db", str(db_path), "doctor", "--json"])
     assert result.code == 0, result.err
