@@ -302,7 +302,10 @@ def changed_revisions(store: Store, proposal: Any) -> list[int]:
 
 
 def run_count(store: Store) -> int:
-    return int(store._query("SELECT count(*) FROM maintenance_run")[0][0])
+    """The runs this store's actor applied: a CLI decay started earlier may commit its own
+    run meanwhile, in another process, and is no run row left behind by a refused plan."""
+    rows = store._query("SELECT count(*) FROM maintenance_run WHERE actor = ?", (store.actor,))
+    return int(rows[0][0])
 
 
 class Console:
