@@ -235,44 +235,15 @@ def server_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
         return conn.execute(sql).fetchall()
 
 
-# The tables a copy of an SQLite store to PostgreSQL fills, in the order their keys allow.
-COPIED_TABLES = (
-    "memory",
-    "memory_event",
-    "maintenance_run",
-    "embedding",
-    "store_setting",
-    "store_setting_change",
-)
-
-
 def copy_to_postgres(source: Path, url: str) -> None:
-    """The rows of the SQLite store at `source` into a new PostgreSQL store at `url`, ids
-    kept, then each key's sequence moved past them: how the PostgreSQL console tests get the
-    demo store the SQLite ones open (its text index and vector column are the server's)."""
-    import psycopg
+    """The SQLite store at `source` into the new PostgreSQL database at `url`, as `memory-console
+    copy` moves it (ids kept, sequences past them, verified): how the PostgreSQL console tests
+    get the demo store the SQLite ones open (its text index and vector column are the
+    server's)."""
+    from memory_console.store.copy import copy_from
 
-    from memory_console.store.dialect import vector_literal
-
-    Store(url, actor="test").close()  # the schema
-    with sqlite3.connect(source) as lite, psycopg.connect(url) as pg:
-        for table in COPIED_TABLES:
-            cursor = lite.execute(f"SELECT * FROM {table}")
-            columns = [column[0] for column in cursor.description]
-            rows = cursor.fetchall()
-            if not rows:
-                continue
-            names, marks = ", ".join(columns), ", ".join(["%s"] * len(columns))
-            if table == "embedding":
-                names += ", embedding"
-                marks += ", %s::vector"
-                rows = [(*row, vector_literal(row[columns.index("vector")])) for row in rows]
-            with pg.cursor() as out:
-                out.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
-            if "id" in columns:
-                pg.execute(
-                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), max(id)) FROM {table}"
-                )
+    with Store(source, read_only=True) as store:
+        copy_from(store, url)
 
 
 def store_files(db_path: Path) -> list[Path]:

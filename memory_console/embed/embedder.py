@@ -558,6 +558,7 @@ class _VariantOpener:
         self.threads = threads
         self.error = ""  # why the last variant that failed did not open
         self._data: bytes | None = None
+        self._machine: dict[str, object] | None = None
 
     def open(self, name: str) -> Embedder | None:
         """The variant as an Embedder, or None when its rewrite matched nothing or its session
@@ -570,9 +571,10 @@ class _VariantOpener:
         if variant.rewrite:
             mask = manifest.input_names["attention_mask"]
             source = model_cache.rewrite_key(source, mask, variant.rewrite == "int8")
-        machine = {"cpu": calibration.cpu_model(), "flags": calibration.cpu_flags()}
-        machine.update(calibration.library_versions())
-        key = model_cache.session_key(source, repr(variant), machine)
+        if self._machine is None:  # what an optimised graph depends on, read once per load
+            self._machine = {"cpu": calibration.cpu_model(), "flags": calibration.cpu_flags()}
+            self._machine.update(calibration.library_versions())
+        key = model_cache.session_key(source, repr(variant), self._machine)
         kept = model_cache.session_file(key)
         try:
             if kept is not None:  # optimised before: read back as it is, nothing rewritten

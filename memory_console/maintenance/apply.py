@@ -289,12 +289,12 @@ def write_changes(
     conn: Any,
     plan: Plan,
     keys: dict[int, int],
-    final: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None = None,
-    tally: Tally | None = None,
+    final: tuple[dict[str, np.ndarray], dict[str, np.ndarray]],
+    tally: Tally,
 ) -> None:
-    """One UPDATE per memory with its final values, grouped by the fields it changes
-    (`final`: final_values(plan), when the caller has it)."""
-    values, present = final if final is not None else final_values(plan)
+    """One UPDATE per memory with its final values (`final`: final_values(plan), which the
+    caller counts its rows by), grouped by the fields it changes, each group told to `tally`."""
+    values, present = final
     names = list(values)
     if not names:
         return
@@ -318,8 +318,7 @@ def write_changes(
             )
             done = bulk.update_memories(conn, fields, tuples, check_revision=True)
             updated += done
-            if tally is not None:
-                tally.add(done)
+            tally.add(done)
         if updated != expected:
             raise StalePlanError(expected - updated, expected)
 
