@@ -270,12 +270,10 @@ def write_vectors(url: str, kind: str) -> None:
             made = f"{CLUSTERS} real centres"
         say(f"  {len(rows):,} {kind} vectors ({made})", seconds_since(started))
         started = time.perf_counter()
-        index = conn.execute(
-            "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_embedding_hnsw'"
-        ).fetchone()
-        if index is not None:
-            conn.execute("DROP INDEX ix_embedding_hnsw")
-        conn.execute("TRUNCATE embedding")
+        # The HNSW index over one vector per distinct text (embedding_vector, filled from
+        # the COPY by embedding's trigger) is built once after.
+        conn.execute(f"DROP INDEX IF EXISTS {postgres.VECTOR_INDEX}")
+        conn.execute(f"TRUNCATE embedding, {postgres.VECTOR_TABLE}")
         with conn.cursor() as cursor:
             with cursor.copy(
                 "COPY embedding (memory_id, model_id, content_hash, vector, embedding) "
@@ -295,7 +293,8 @@ def write_vectors(url: str, kind: str) -> None:
                 copy.write(b"\xff\xff")
         say("  vectors written by binary COPY", seconds_since(started))
         started = time.perf_counter()
-        conn.execute(index[0] if index is not None else postgres.VECTOR_DDL[1])
+        for statement in postgres.VECTOR_INDEXES:
+            conn.execute(statement)
         conn.execute("VACUUM ANALYZE")
         say("  HNSW index built, VACUUM ANALYZE", seconds_since(started))
 

@@ -132,7 +132,7 @@ def test_a_damaged_postgresql_store_is_reported_and_left_as_it_is(
 
     ((first, second),) = db_rows(pg_demo, "SELECT min(memory_id), max(memory_id) FROM embedding")
     with psycopg.connect(pg_demo, autocommit=True) as conn:
-        for index in ("ix_memory_search", "ix_embedding_hnsw", "ix_memory_owner"):
+        for index in ("ix_memory_search", "ix_embedding_vector_hnsw", "ix_memory_owner"):
             conn.execute(f"DROP INDEX {index}")
         conn.execute("ALTER TABLE erasure DROP COLUMN selection")
         conn.execute(
@@ -155,6 +155,14 @@ def test_a_damaged_postgresql_store_is_reported_and_left_as_it_is(
             "UPDATE embedding SET embedding = %s::vector WHERE memory_id = %s",
             (vector_literal([0.5] * 384), second),
         )
+        # The keyword index's table: an entry gone, one of other words, a trigger off.
+        conn.execute("DELETE FROM memory_search WHERE memory_id = %s", (first,))
+        conn.execute(
+            "UPDATE memory_search SET search = to_tsvector('simple', 'elsewhere') "
+            "WHERE memory_id = %s",
+            (second,),
+        )
+        conn.execute("ALTER TABLE memory DISABLE TRIGGER memory_search_au")
     before = state(pg_demo)
     code, out, err = run(capsys, "check", "--db", pg_demo, "--json")
     report = json.loads(out)
@@ -163,13 +171,17 @@ def test_a_damaged_postgresql_store_is_reported_and_left_as_it_is(
     assert checks["header"]["ok"] and checks["integrity"]["skipped"]
     assert checks["schema"]["problems"] == [
         "column erasure.selection is missing",
-        "index ix_embedding_hnsw on embedding is missing",
+        "index ix_embedding_vector_hnsw on embedding_vector is missing",
         "index ix_memory_owner on memory is missing",
-        "index ix_memory_search on memory is missing",
+        "index ix_memory_search on memory_search is missing",
         "index ix_memory_topic is invalid: no query uses it; REINDEX INDEX ix_memory_topic",
     ]
     assert checks["text_index"]["problems"] == [
-        "index ix_memory_search is missing: keyword search scans every memory"
+        "trigger memory_search_au on memory is missing or disabled: keyword search misses "
+        "new, edited or erased memories",
+        "1 memories have no entry in the keyword index: keyword search misses them",
+        "1 keyword index entries differ from their memory's text: found by old words",
+        "index ix_memory_search is missing: keyword search scans every memory",
     ]
     assert checks["events"]["problems"] == [
         "2 events of memory 9001, which is gone without a purge"
@@ -177,7 +189,8 @@ def test_a_damaged_postgresql_store_is_reported_and_left_as_it_is(
     assert checks["vectors"]["problems"] == [
         "a vector for memory 9002, which is gone",
         "1 vectors have no value in pgvector's column: semantic search skips them",
-        "index ix_embedding_hnsw is missing: semantic search scans every vector",
+        "index ix_embedding_vector_hnsw is missing: semantic search scans every vector",
+        "1 texts' vectors in the HNSW table differ from their memories' vectors",
         f"memory {second}: pgvector's column differs from its float32 bytes",
     ]
     assert "4 of 6 checks found problems (schema, text_index, events, vectors)" in err

@@ -363,8 +363,14 @@ def test_a_role_that_may_not_vacuum_or_checkpoint_erases_and_is_told(
         assert result.code == 0, result
         data = json.loads(result.out)
         assert sorted(data["purged"]) == sorted(subject)
-        assert f"the role {role} may not VACUUM embedding, memory, memory_event" in data["tables"]
-        assert data["tables"].endswith("VACUUM (FULL, ANALYZE) memory, memory_event, embedding")
+        assert (
+            f"the role {role} may not VACUUM embedding, embedding_vector, memory, memory_event, "
+            "memory_search" in data["tables"]
+        )
+        assert data["tables"].endswith(
+            "VACUUM (FULL, ANALYZE) memory, memory_search, memory_event, embedding, "
+            "embedding_vector"
+        )
         assert f"CHECKPOINT was refused to the role {role}" in data["wal"]
         assert "agent-secret" not in result.out + result.err
         restore = shlex.split(data["restore"])

@@ -143,5 +143,36 @@ def test_the_generated_tables_are_those_stores_already_hold() -> None:
 
     tables = [s for s in schema_statements(with_indexes=False) if s.startswith("CREATE TABLE")]
     digest = hashlib.sha256("\n".join(tables).encode()).hexdigest()
-    assert SCHEMA_VERSION == 7
+    assert SCHEMA_VERSION == 8
     assert digest == "7a3a205a617ba68582059f880758170c0dcfbd2bf8a7538a35ada685be921f92"
+
+
+def test_a_schema_seven_store_gets_partial_indexes(db_path: Path) -> None:
+    """Schema 8: the indexes of columns NULL in almost every memory hold only the memories
+    with a value, and lookups by value still go through them."""
+    from memory_console.store.tables import PARTIAL_INDEXES
+
+    with Store(db_path) as store:
+        first, second = store.add_many([{"content": "old"}, {"content": "new"}], now=NOW)
+        store.supersede(first, second, now=NOW)
+    conn = sqlite3.connect(db_path)
+    for name in PARTIAL_INDEXES:
+        column = name.removeprefix("ix_memory_")
+        conn.execute(f"DROP INDEX {name}")
+        conn.execute(f"CREATE INDEX {name} ON memory ({column})")  # as schema 7 made them
+    conn.execute("PRAGMA user_version = 7")
+    conn.commit()
+    conn.close()
+    with Store(db_path) as store:
+        assert store.require(first).superseded_by == second
+    conn = sqlite3.connect(db_path)
+    try:
+        made = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index'"))
+        for name in PARTIAL_INDEXES:
+            assert made[name].endswith("IS NOT NULL"), made[name]
+        plan = conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM memory WHERE superseded_by IN (?, ?)", (1, 2)
+        ).fetchall()
+        assert "ix_memory_superseded_by" in plan[0][3]
+    finally:
+        conn.close()

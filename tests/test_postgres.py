@@ -31,10 +31,15 @@ def test_schema_is_the_sqlmodel_tables(pg_url: str) -> None:
         columns.setdefault(str(table), set()).add(str(column))
     for table in tables.SQLModel.metadata.sorted_tables:
         assert {column.name for column in table.columns} <= columns[table.name], table.name
-    # The parts only PostgreSQL has: the keyword index's tsvector and pgvector's column.
-    assert "search" in columns["memory"] and "embedding" in columns["embedding"]
-    indexes = {row[0] for row in server_rows(pg_url, "SELECT indexname FROM pg_indexes")}
-    assert {"ix_memory_search", "ix_embedding_hnsw", "ix_memory_status_confidence"} <= indexes
+    # The parts only PostgreSQL has: the keyword index's table, pgvector's column and the
+    # table of distinct vectors.
+    assert columns["memory_search"] == {"memory_id", "search"}
+    assert "embedding" in columns["embedding"] and "embedding" in columns["embedding_vector"]
+    indexes = dict(server_rows(pg_url, "SELECT indexname, indexdef FROM pg_indexes"))
+    assert "gin (search)" in indexes["ix_memory_search"]
+    assert "ON public.embedding_vector USING hnsw" in indexes["ix_embedding_vector_hnsw"]
+    assert "WHERE (superseded_by IS NOT NULL)" in indexes["ix_memory_superseded_by"]
+    assert "ix_memory_status_confidence" in indexes and "ix_embedding_hnsw" not in indexes
     version = server_rows(pg_url, "SELECT value FROM console_meta WHERE key = 'schema_version'")
     assert version == [(str(SCHEMA_VERSION),)]
 
@@ -272,6 +277,125 @@ def test_the_agent_api_keeps_and_searches_its_vectors_in_the_database(
         pg_url, "SELECT memory_id FROM embedding WHERE embedding IS NOT NULL ORDER BY memory_id"
     )
     assert stored == [(dark,), (lisbon,)]
+
+
+def unit_vectors(count: int, seed: int) -> np.ndarray:
+    matrix = np.random.default_rng(seed).normal(size=(count, 384)).astype(np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def test_memories_of_one_text_share_one_vector_in_the_hnsw_table(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The HNSW index holds a vector per distinct text (a graph of equal vectors falls apart
+    into islands): found in distance order with every memory of its text, it comes with the
+    first memory of its text and goes with the last (an erased text leaves no vector)."""
+    from memory_console.store import embeddings
+
+    texts = unit_vectors(40, seed=3)
+    copies = 25
+    with Store(pg_url, actor="test") as store:
+        ids = store.add_many(
+            [{"content": f"text {n}"} for n in range(len(texts)) for _ in range(copies)], now=NOW
+        )
+        of_text = {n: ids[n * copies : (n + 1) * copies] for n in range(len(texts))}
+        rows = [(ident, f"hash {n}", texts[n].tobytes()) for n in of_text for ident in of_text[n]]
+        embeddings.write_vectors(store, "test-model", rows)
+
+        def distinct() -> list[str]:
+            found = server_rows(pg_url, "SELECT content_hash FROM embedding_vector ORDER BY 1")
+            return [str(row[0]) for row in found]
+
+        assert len(distinct()) == len(texts)
+        query = texts[0] + 0.3 * texts[1]  # nearest text 0, then text 1, then the others
+        for exact in (True, False):
+            found = embeddings.nearest_in_database(
+                store, "test-model", query, MemoryFilter(status="active"), 30, exact=exact
+            )
+            assert {ident for ident, _ in found[:copies]} == set(of_text[0])
+            assert {ident for ident, _ in found[copies:]} <= set(of_text[1])
+            assert len(found) == 30
+        # Text 3's memories get another text's hash (their text was edited): the old vector
+        # goes, the new one comes.
+        embeddings.write_vectors(
+            store, "test-model", [(ident, "hash moved", texts[3].tobytes()) for ident in of_text[3]]
+        )
+        assert "hash 3" not in distinct() and "hash moved" in distinct()
+        # An erasure of all but one memory of text 0 keeps its vector; of the last, drops it.
+        store.purge(of_text[0][1:], tmp_path / "most.jsonl", now=NOW)
+        assert "hash 0" in distinct()
+        store.purge(of_text[0][:1], tmp_path / "last.jsonl", now=NOW)
+        assert "hash 0" not in distinct() and len(distinct()) == len(texts) - 1
+        # Another model's vectors dropped: none of its texts' vectors stays.
+        assert embeddings.drop_other_models(store, "another-model") > 0
+        assert distinct() == []
+
+
+# What schema 8 changed on PostgreSQL, undone: the statements that make a store as schema 7
+# made it (the keyword index a generated column of memory, HNSW over every memory's vector,
+# full indexes on the mostly-NULL columns).
+SCHEMA_SEVEN = (
+    "DROP FUNCTION memory_search_add, memory_search_drop, memory_search_edit, "
+    "embedding_vector_add, embedding_vector_drop CASCADE",
+    "DROP TABLE memory_search, embedding_vector",
+    "DROP FUNCTION memory_search_vector",
+    "ALTER TABLE memory ADD COLUMN search tsvector GENERATED ALWAYS AS ("
+    "setweight(to_tsvector('english', coalesce(title, '')), 'A') || "
+    "setweight(to_tsvector('english', coalesce(keywords, '')), 'B') || "
+    "setweight(to_tsvector('english', coalesce(content, '')), 'C')) STORED",
+    "CREATE INDEX ix_memory_search ON memory USING gin (search)",
+    "CREATE INDEX ix_embedding_hnsw ON embedding USING hnsw (embedding vector_cosine_ops)",
+    "DROP INDEX ix_memory_consolidated_into, ix_memory_external_id, ix_memory_superseded_by",
+    "CREATE INDEX ix_memory_consolidated_into ON memory (consolidated_into)",
+    "CREATE INDEX ix_memory_external_id ON memory (external_id)",
+    "CREATE INDEX ix_memory_superseded_by ON memory (superseded_by)",
+    "UPDATE console_meta SET value = '7' WHERE key = 'schema_version'",
+)
+
+
+def test_a_schema_seven_postgresql_store_is_migrated_whole(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The keyword index moves to its table with the generated column's own tsvectors, each
+    text's vector to the HNSW table, and the store passes every check after."""
+    import psycopg
+
+    from memory_console.cli import main
+    from memory_console.store import embeddings
+
+    texts = unit_vectors(3, seed=5)
+    with Store(pg_url, actor="test") as store:
+        ids = store.add_many(
+            [
+                {"title": "Editor", "content": f"prefers the {word} theme"}
+                for word in "dark dark light".split()
+            ],
+            now=NOW,
+        )
+        rows = [(ids[0], "hash a", texts[0].tobytes()), (ids[1], "hash a", texts[0].tobytes())]
+        embeddings.write_vectors(
+            store, "test-model", [*rows, (ids[2], "hash b", texts[1].tobytes())]
+        )
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for statement in SCHEMA_SEVEN:
+            conn.execute(statement)
+    with Store(pg_url, actor="test") as store:
+        assert [ident for ident, _ in store.keyword_ranking("dark")] == [ids[1], ids[0]]
+        found = embeddings.nearest_in_database(
+            store, "test-model", texts[0], MemoryFilter(), 3, exact=False
+        )
+        assert [ident for ident, _ in found[:2]] in ([ids[0], ids[1]], [ids[1], ids[0]])
+        assert found[2][0] == ids[2]
+    assert server_rows(pg_url, "SELECT value FROM console_meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+    assert server_rows(pg_url, "SELECT count(*) FROM embedding_vector") == [(2,)]
+    columns = server_rows(
+        pg_url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'memory'"
+    )
+    assert ("search",) not in columns
+    capsys.readouterr()
+    assert main(["check", "--db", pg_url]) == 0, capsys.readouterr()
 
 
 def test_a_postgresql_migration_runs_once_in_one_transaction(

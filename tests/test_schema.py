@@ -85,7 +85,7 @@ def test_a_new_memory_takes_the_tables_defaults() -> None:
 
 def test_a_column_added_to_the_tables_reaches_every_derived_list(tmp_path: Path) -> None:
     source = Path(schema.TABLES_SOURCE).read_text(encoding="utf-8")
-    marker = "    external_id: str | None = Field(default=None, index=True)\n"
+    marker = "    external_id: str | None = Field(default=None)  # indexed: EXTRA_INDEXES\n"
     assert marker in source
     changed = tmp_path / "tables.py"
     changed.write_text(

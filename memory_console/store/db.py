@@ -16,7 +16,7 @@ from memory_console.store.migrations import MIGRATIONS
 from memory_console.store.vector_log import VECTOR_LOG_TRIGGERS, new_store_id
 
 APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store we create
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5000
 LOW_DISK_BYTES = 64 * 1024  # less free space than this: an open that fails blames the disk
@@ -84,9 +84,7 @@ def index_statements() -> list[str]:
     for table in tables.SQLModel.metadata.sorted_tables:
         for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
             statements.append(str(CreateIndex(index).compile(dialect=dialect)).strip())
-    for name, columns in tables.INDEXED_COMPOSITES:
-        owner = "memory_event" if name.startswith("ix_memory_event") else "memory"
-        statements.append(f"CREATE INDEX {name} ON {owner} ({', '.join(columns)})")
+    statements.extend(tables.extra_index_statements())
     return statements
 
 

@@ -174,7 +174,11 @@ class PostgresDialect(Dialect):
         words = terms(text)
         if not words:
             return None
-        return f"{col}search @@ plainto_tsquery('english', ?)", [" ".join(words)]
+        return (
+            f"{col}id IN (SELECT memory_id FROM memory_search "
+            "WHERE search @@ plainto_tsquery('english', ?))",
+            [" ".join(words)],
+        )
 
     def keyword_query(self, text: str, require_all: bool) -> tuple[str, bool] | None:
         words = terms(text)
@@ -189,9 +193,10 @@ class PostgresDialect(Dialect):
         # negated so that lower is better, as SQLite's bm25 reports it.
         return (
             "SELECT id, rank FROM ("
-            "SELECT m.id AS id, -ts_rank('{0.1, 0.25, 0.5, 1.0}', m.search, q.q) AS rank "
-            "FROM memory m, (SELECT websearch_to_tsquery('english', ?) AS q) AS q "
-            f"WHERE m.search @@ q.q{extra} "
+            "SELECT m.id AS id, -ts_rank('{0.1, 0.25, 0.5, 1.0}', s.search, q.q) AS rank "
+            "FROM memory_search s JOIN memory m ON m.id = s.memory_id, "
+            "(SELECT websearch_to_tsquery('english', ?) AS q) AS q "
+            f"WHERE s.search @@ q.q{extra} "
             "ORDER BY m.id DESC LIMIT ?"
             ") AS newest ORDER BY rank LIMIT ?"
         )
@@ -239,12 +244,15 @@ class PostgresDialect(Dialect):
         vector's literal, the model, the filter's, the literal again, how many. `exact` orders by an
         expression the HNSW index does not serve, so PostgreSQL scans every row the filter
         keeps and sorts them (cheaper than the index on a small store)."""
-        distance = "e.embedding <=> ?::vector"
+        distance = "v.embedding <=> ?::vector"
         order = f"({distance}) + 0" if exact else distance
+        # One vector per distinct text (embedding_vector, store/postgres.py), reached by the
+        # index in distance order; each then stands for every memory of its text.
         return (
-            f"SELECT e.memory_id, 1 - ({distance}) FROM embedding e "
+            f"SELECT e.memory_id, 1 - ({distance}) FROM embedding_vector v "
+            "JOIN embedding e ON e.model_id = v.model_id AND e.content_hash = v.content_hash "
             "JOIN memory m ON m.id = e.memory_id "
-            f"WHERE e.model_id = ? AND e.embedding IS NOT NULL{extra} ORDER BY {order} LIMIT ?"
+            f"WHERE v.model_id = ?{extra} ORDER BY {order} LIMIT ?"
         )
 
 

@@ -32,8 +32,9 @@ ACCESS_KINDS = ("accessed", "reinforced")  # events that log the query that met 
 REDACTED = "[redacted]"  # what a query logged on another memory becomes when it is erased
 CHUNK = 900  # ids per IN (...): under SQLite's 999 bound variables of old builds
 WAL_RETRY_SECONDS = 0.1
-# The tables a purge deletes from or redacts: on PostgreSQL, rewritten by VACUUM FULL after.
-ERASED_TABLES = ("memory", "memory_event", "embedding")
+# The tables a purge deletes from or redacts: on PostgreSQL, rewritten by VACUUM FULL after
+# (memory_search and embedding_vector lose their rows by memory's and embedding's triggers).
+ERASED_TABLES = ("memory", "memory_search", "memory_event", "embedding", "embedding_vector")
 # A `consolidated` event's after.consolidated_into, per backend (NULL when it is not JSON).
 CONSOLIDATED_INTO = {
     "sqlite": "CAST(json_extract(after, '$.consolidated_into') AS INTEGER)",
@@ -44,7 +45,7 @@ CONSOLIDATED_INTO = {
 # content it reads; PostgreSQL's GIN index indexes each memory's generated tsvector.
 TEXT_INDEX_ROWS = {
     "sqlite": "SELECT count(*) FROM memory_fts_docsize WHERE id IN ({marks})",
-    "postgresql": "SELECT count(*) FROM memory WHERE search IS NOT NULL AND id IN ({marks})",
+    "postgresql": "SELECT count(*) FROM memory_search WHERE memory_id IN ({marks})",
 }
 
 

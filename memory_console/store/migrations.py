@@ -91,6 +91,44 @@ def add_vector_log(conn: sqlite3.Connection) -> None:
     )
 
 
+def make_partial_indexes(conn: Any) -> None:
+    """Schema 8 (both backends): the indexes of consolidated_into, external_id and
+    superseded_by, columns NULL in almost every memory, hold only the memories that have a
+    value (store/tables.py, EXTRA_INDEXES), so most writes no longer touch them."""
+    from memory_console.store.tables import PARTIAL_INDEXES, extra_index_statements
+
+    for name in PARTIAL_INDEXES:
+        conn.execute(f"DROP INDEX IF EXISTS {name}")
+    for statement in extra_index_statements(PARTIAL_INDEXES):
+        conn.execute(statement)
+
+
+def postgres_search_and_vector_tables(conn: Any) -> None:
+    """Schema 8 on PostgreSQL: the partial indexes, the keyword index's own table in place
+    of memory's generated column, and one vector per distinct text for the HNSW index
+    (store/postgres.py, SEARCH_SCHEMA and VECTOR_SCHEMA, say why)."""
+    from memory_console.store import postgres
+
+    make_partial_indexes(conn)
+    for statement in postgres.SEARCH_SCHEMA:
+        conn.execute(statement)
+    # The generated column holds the same tsvector: taken as it is, not computed again.
+    conn.execute(
+        f"INSERT INTO {postgres.SEARCH_TABLE} (memory_id, search) SELECT id, search FROM memory"
+    )
+    conn.execute("ALTER TABLE memory DROP COLUMN search")  # and its GIN index
+    conn.execute("DROP INDEX IF EXISTS ix_embedding_hnsw")
+    for statement in postgres.VECTOR_SCHEMA[1:]:  # the column is there since schema 7
+        conn.execute(statement)
+    conn.execute(
+        f"INSERT INTO {postgres.VECTOR_TABLE} (model_id, content_hash, embedding) "
+        "SELECT DISTINCT ON (model_id, content_hash) model_id, content_hash, embedding "
+        "FROM embedding WHERE embedding IS NOT NULL ORDER BY model_id, content_hash, memory_id"
+    )
+    for statement in (*postgres.SEARCH_INDEXES, *postgres.VECTOR_INDEXES):
+        conn.execute(statement)
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: add_status_owner_topic_index,
     2: add_store_settings,
@@ -98,9 +136,12 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     4: add_superseded_by,
     5: add_evaluated_at,
     6: add_vector_log,
+    7: make_partial_indexes,
 }
 
 
 # PostgreSQL stores begin at schema 7 (store/postgres.py, FIRST_SCHEMA): each later version
 # adds its step here as well as above, so both backends move through the same versions.
-POSTGRES_MIGRATIONS: dict[int, Callable[[Any], None]] = {}
+POSTGRES_MIGRATIONS: dict[int, Callable[[Any], None]] = {
+    7: postgres_search_and_vector_tables,
+}

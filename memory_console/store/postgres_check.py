@@ -1,8 +1,9 @@
 """`check` on a PostgreSQL store: the checks of check.py that have a PostgreSQL meaning, under
 the same names. PostgreSQL has no integrity_check of its own and no FTS5 index to compare:
 what can drift is the schema (a dropped index or column, an index left invalid), amcheck's
-view of the B-trees where the extension is installed, the generated tsvector, the rows of
-memories that are gone, and pgvector's column against the float32 bytes beside it."""
+view of the B-trees where the extension is installed, the keyword index's table against the
+memories' text, the rows of memories that are gone, pgvector's column against the float32
+bytes beside it, and the table of distinct vectors against both."""
 
 from __future__ import annotations
 
@@ -19,7 +20,11 @@ from memory_console.store.errors import StoreError
 from memory_console.store.postgres import (
     APPLICATION,
     EMBEDDING_DIMENSIONS,
+    SEARCH_TABLE,
+    TEXT_INDEX,
     TEXT_SEARCH_CONFIG,
+    VECTOR_INDEX,
+    VECTOR_TABLE,
 )
 
 if TYPE_CHECKING:
@@ -27,8 +32,13 @@ if TYPE_CHECKING:
     from memory_console.store.store import Store
 
 VECTOR_BATCH = 2000  # vectors compared per statement (two copies of each travel)
-TEXT_INDEX = "ix_memory_search"
-VECTOR_INDEX = "ix_embedding_hnsw"
+SEARCH_TRIGGERS = ("memory_search_ai", "memory_search_ad", "memory_search_au")
+VECTOR_TRIGGERS = (
+    "embedding_vector_ai",
+    "embedding_vector_au_add",
+    "embedding_vector_au_drop",
+    "embedding_vector_ad",
+)
 
 
 def check_header(conn: Connection, result: CheckResult) -> None:
@@ -57,10 +67,10 @@ def expected_indexes() -> dict[str, str]:
         for table in tables.SQLModel.metadata.sorted_tables
         for index in table.indexes
     }
-    for name, _ in tables.INDEXED_COMPOSITES:
-        found[name] = "memory_event" if name.startswith("ix_memory_event") else "memory"
-    found[TEXT_INDEX] = "memory"
-    found[VECTOR_INDEX] = "embedding"
+    for name, table, _, _ in tables.EXTRA_INDEXES:
+        found[name] = table
+    found[TEXT_INDEX] = SEARCH_TABLE
+    found[VECTOR_INDEX] = VECTOR_TABLE
     return found
 
 
@@ -83,8 +93,9 @@ def check_schema(conn: Connection, result: CheckResult) -> None:
         for column in table.columns:
             if column.name not in columns[table.name]:
                 result.add(f"column {table.name}.{column.name} is missing")
-    if "memory" in columns and "search" not in columns["memory"]:
-        result.add("column memory.search is missing: keyword search has nothing to read")
+    for table, what in ((SEARCH_TABLE, "keyword"), (VECTOR_TABLE, "semantic")):
+        if table not in columns:
+            result.add(f"table {table} is missing: {what} search has nothing to read")
     kind = conn.execute(
         "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute AS a "
         "WHERE a.attrelid = to_regclass('embedding') AND a.attname = 'embedding' "
@@ -147,30 +158,54 @@ def check_integrity(store: Store, result: CheckResult) -> None:
         conn.execute("RELEASE SAVEPOINT amcheck")
 
 
+def missing_triggers(conn: Connection, table: str, names: tuple[str, ...]) -> list[str]:
+    """The triggers of `names` that `table` lacks (or holds disabled)."""
+    found = {
+        row[0]
+        for row in conn.execute(
+            "SELECT tgname FROM pg_trigger WHERE tgrelid = to_regclass(?) AND tgenabled <> 'D'",
+            (table,),
+        )
+    }
+    return [name for name in names if name not in found]
+
+
 def check_text_index(conn: Connection, result: CheckResult) -> None:
-    """memory.search is generated from title, keywords and content with the store's text
-    search configuration, stored, and indexed by GIN."""
-    row = conn.execute(
-        "SELECT a.attgenerated, format_type(a.atttypid, a.atttypmod), "
-        "pg_get_expr(d.adbin, d.adrelid) FROM pg_attribute AS a "
-        "LEFT JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
-        "WHERE a.attrelid = to_regclass('memory') AND a.attname = 'search' "
-        "AND NOT a.attisdropped"
+    """memory_search holds one tsvector per memory, the one its text makes now (the search
+    configuration's words, weighted title, keywords, content), kept by memory's triggers and
+    indexed by GIN."""
+    if conn.execute("SELECT to_regclass(?)", (SEARCH_TABLE,)).fetchone()[0] is None:
+        result.add(f"table {SEARCH_TABLE} is missing: keyword search has nothing to read")
+        return
+    function = conn.execute(
+        "SELECT pg_get_functiondef(to_regprocedure('memory_search_vector(text, text, text)'))"
+    ).fetchone()[0]
+    words = ("title", "keywords", "content", f"'{TEXT_SEARCH_CONFIG}'")
+    if function is None or not all(w in function for w in words):
+        result.add(
+            "function memory_search_vector is missing or not the tsvector of title, keywords "
+            "and content: keyword search cannot be kept in step"
+        )
+        return
+    left = missing_triggers(conn, "memory", SEARCH_TRIGGERS)
+    if left:
+        result.add(
+            f"trigger {', '.join(left)} on memory is missing or disabled: keyword search misses "
+            "new, edited or erased memories"
+        )
+    missing, orphans, stale = conn.execute(
+        "SELECT count(*) FILTER (WHERE s.memory_id IS NULL), "
+        "count(*) FILTER (WHERE m.id IS NULL), "
+        "count(*) FILTER (WHERE s.search <> memory_search_vector(m.title, m.keywords, m.content)) "
+        f"FROM memory AS m FULL JOIN {SEARCH_TABLE} AS s ON s.memory_id = m.id"
     ).fetchone()
-    if row is None:
-        result.add("column memory.search is missing: keyword search has nothing to read")
-    else:
-        generated, kind, expression = row
-        words = ("title", "keywords", "content", f"'{TEXT_SEARCH_CONFIG}'")
-        if (
-            kind != "tsvector"
-            or generated != "s"
-            or not all(w in (expression or "") for w in words)
-        ):
-            result.add(
-                "column memory.search is not the tsvector generated from title, keywords and "
-                f"content ({kind}, {expression or 'not generated'}): keyword search misses edits"
-            )
+    for count, what in (
+        (missing, "memories have no entry in the keyword index: keyword search misses them"),
+        (orphans, "keyword index entries belong to no memory"),
+        (stale, "keyword index entries differ from their memory's text: found by old words"),
+    ):
+        if count:
+            result.add(f"{count} {what}")
     method = conn.execute(
         "SELECT am.amname, pg_get_indexdef(c.oid) FROM pg_class AS c "
         "JOIN pg_am AS am ON am.oid = c.relam WHERE c.oid = to_regclass(?)",
@@ -179,7 +214,7 @@ def check_text_index(conn: Connection, result: CheckResult) -> None:
     if method is None:
         result.add(f"index {TEXT_INDEX} is missing: keyword search scans every memory")
     elif method[0] != "gin" or "(search)" not in method[1]:
-        result.add(f"index {TEXT_INDEX} is not GIN on memory.search: {method[1]}")
+        result.add(f"index {TEXT_INDEX} is not GIN on {SEARCH_TABLE}.search: {method[1]}")
 
 
 def check_vectors(conn: Connection, result: CheckResult) -> None:
@@ -203,6 +238,7 @@ def check_vectors(conn: Connection, result: CheckResult) -> None:
         result.add(f"index {VECTOR_INDEX} is missing: semantic search scans every vector")
     elif method[0] != "hnsw" or "vector_cosine_ops" not in method[1]:
         result.add(f"index {VECTOR_INDEX} is not HNSW by cosine: {method[1]}")
+    check_distinct_vectors(conn, result)
     after = -1
     while True:
         rows = conn.execute(
@@ -226,6 +262,39 @@ def check_vectors(conn: Connection, result: CheckResult) -> None:
         after = rows[-1][0]
 
 
+def check_distinct_vectors(conn: Connection, result: CheckResult) -> None:
+    """embedding_vector holds each text's vector once: one row for every model and content
+    hash that a memory's vector has, equal to it, and none that no memory has."""
+    if conn.execute("SELECT to_regclass(?)", (VECTOR_TABLE,)).fetchone()[0] is None:
+        return  # check_schema said so
+    left = missing_triggers(conn, "embedding", VECTOR_TRIGGERS)
+    if left:
+        result.add(
+            f"trigger {', '.join(left)} on embedding is missing or disabled: semantic search "
+            "misses new vectors or keeps erased ones"
+        )
+    missing, differ = conn.execute(
+        "SELECT count(DISTINCT (e.model_id, e.content_hash)) FILTER (WHERE v.model_id IS NULL), "
+        "count(DISTINCT (e.model_id, e.content_hash)) "
+        "FILTER (WHERE v.embedding <> e.embedding) "
+        f"FROM embedding AS e LEFT JOIN {VECTOR_TABLE} AS v "
+        "ON v.model_id = e.model_id AND v.content_hash = e.content_hash "
+        "WHERE e.embedding IS NOT NULL"
+    ).fetchone()
+    (orphans,) = conn.execute(
+        f"SELECT count(*) FROM {VECTOR_TABLE} AS v WHERE NOT EXISTS (SELECT 1 FROM embedding "
+        "AS e WHERE e.model_id = v.model_id AND e.content_hash = v.content_hash "
+        "AND e.embedding IS NOT NULL)"
+    ).fetchone()
+    for count, what in (
+        (missing, "texts' vectors are missing from the HNSW table: semantic search misses them"),
+        (differ, "texts' vectors in the HNSW table differ from their memories' vectors"),
+        (orphans, "vectors in the HNSW table belong to no memory (an erased text's, perhaps)"),
+    ):
+        if count:
+            result.add(f"{count} {what}")
+
+
 POSTGRES_CHECKS: tuple[tuple[str, str, Callable[[Store, CheckResult], None]], ...] = (
     ("header", "application and schema version", lambda s, r: check_header(s.connection, r)),
     (
@@ -236,13 +305,13 @@ POSTGRES_CHECKS: tuple[tuple[str, str, Callable[[Store, CheckResult], None]], ..
     ("integrity", "amcheck's check of the indexes", check_integrity),
     (
         "text_index",
-        "the generated tsvector and its GIN index",
+        "the keyword index's table, its triggers and its GIN index",
         lambda s, r: check_text_index(s.connection, r),
     ),
     ("events", "events whose memory or run is gone", lambda s, r: check_events(s.connection, r)),
     (
         "vectors",
-        "vectors whose memory is gone, sizes, pgvector's column and HNSW index",
+        "vectors whose memory is gone, sizes, pgvector's column, the HNSW table and index",
         lambda s, r: check_vectors(s.connection, r),
     ),
 )

@@ -32,9 +32,9 @@ class MemoryBase(SQLModel):
     decay_policy: str = Field(default="standard", index=True)
     is_protected: bool = Field(default=False, index=True)
     status: str = Field(default="active", index=True)
-    consolidated_into: int | None = Field(default=None, index=True)
+    consolidated_into: int | None = Field(default=None)  # indexed: EXTRA_INDEXES
     meta: str = Field(default="{}", sa_column_kwargs={"name": "metadata"})
-    external_id: str | None = Field(default=None, index=True)
+    external_id: str | None = Field(default=None)  # indexed: EXTRA_INDEXES
 
 
 class Memory(MemoryBase, table=True):
@@ -45,7 +45,7 @@ class Memory(MemoryBase, table=True):
     revision: int = Field(default=0)
     # The memory that states this fact's newer value (schema 5; docs/ARCHITECTURE.md, "Data
     # model"): set with status archived by Store.supersede, cleared by its undo or a restore.
-    superseded_by: int | None = Field(default=None, index=True)
+    superseded_by: int | None = Field(default=None)  # indexed: EXTRA_INDEXES
 
 
 class MemoryEvent(SQLModel, table=True):
@@ -147,11 +147,33 @@ class Erasure(SQLModel, table=True):
     selection: str = Field(description="how the memories were chosen: filter names, no values")
 
 
-# Sort orders used by the console and `list`; each needs an index (declared above) so that
-# keyset paging reads only one page.
-INDEXED_COMPOSITES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("ix_memory_status_confidence", ("status", "confidence")),
-    ("ix_memory_owner_topic", ("owner", "topic")),
-    ("ix_memory_status_owner_topic", ("status", "owner", "topic")),  # the topics tree counts
-    ("ix_memory_event_memory_at", ("memory_id", "at")),
+# Indexes beyond the columns' own (index=True above), with the SQL both databases read.
+# - Sort orders used by the console and `list`; each needs an index so that keyset paging
+#   reads only one page.
+# - Partial indexes (schema 8) on columns that are NULL in almost every row and only ever
+#   looked up by value (`= ?`, `IN (...)`, `IS NOT NULL`, which both planners match to the
+#   index's WHERE): a memory without the value has no entry, so an import or a maintenance
+#   run does not write an entry per memory into each (on PostgreSQL every changed row writes
+#   one into every index it is in).
+EXTRA_INDEXES: tuple[tuple[str, str, tuple[str, ...], str | None], ...] = (
+    ("ix_memory_status_confidence", "memory", ("status", "confidence"), None),
+    ("ix_memory_owner_topic", "memory", ("owner", "topic"), None),
+    # the topics tree counts
+    ("ix_memory_status_owner_topic", "memory", ("status", "owner", "topic"), None),
+    ("ix_memory_event_memory_at", "memory_event", ("memory_id", "at"), None),
+    ("ix_memory_consolidated_into", "memory", ("consolidated_into",), "IS NOT NULL"),
+    ("ix_memory_external_id", "memory", ("external_id",), "IS NOT NULL"),
+    ("ix_memory_superseded_by", "memory", ("superseded_by",), "IS NOT NULL"),
 )
+# The partial ones, by name (schema 8 made them partial; the migration makes them again).
+PARTIAL_INDEXES = tuple(name for name, _, _, where in EXTRA_INDEXES if where)
+
+
+def extra_index_statements(names: tuple[str, ...] | None = None) -> list[str]:
+    """CREATE INDEX of EXTRA_INDEXES (those named, or all), as both databases read it."""
+    return [
+        f"CREATE INDEX {name} ON {table} ({', '.join(columns)})"
+        + (f" WHERE {columns[0]} {where}" if where else "")
+        for name, table, columns, where in EXTRA_INDEXES
+        if names is None or name in names
+    ]
