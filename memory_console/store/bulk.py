@@ -293,13 +293,16 @@ def text_index_merged_once(conn: Connection) -> Iterator[None]:
     its pending list and merged into the index once, at the end of the transaction.
 
     An update writes a new row version with an entry in every index whatever is done, and
-    dropping an index would take a lock that stops every reader, so neither is done. But
-    every changed memory puts each word of its text into the GIN index again, and GIN
+    dropping an index would take a lock that stops every reader, so neither is done. A
+    memory whose text changes (consolidation's merged memories, restored texts) puts each
+    word of it into the GIN index again (memory_search, kept by memory's trigger), and GIN
     merges its pending list into the index each time it passes gin_pending_list_limit (4 MB
-    by default): many small merges. Measured at 1,000,000 memories, 348,707 updates took
-    33 to 35 s with the default and 26 to 27 s with the whole list merged once (0.7 s for the merge;
-    benchmarks/bench_pg_scale.py). The merge (gin_clean_pending_list) needs the index's
-    owner, as VACUUM does: another role keeps the default and its small merges."""
+    by default): many small merges. Measured at 1,000,000 memories when every update wrote
+    its words again (schema 7, the tsvector a column of memory), 348,707 updates took 33 to
+    35 s with the default and 26 to 27 s with the whole list merged once (0.7 s for the
+    merge; benchmarks/bench_pg_scale.py). Since schema 8 a decay run writes no word, and the
+    merge finds its list empty. The merge (gin_clean_pending_list) needs the index's owner,
+    as VACUUM does: another role keeps the default and its small merges."""
     owner = conn.execute(
         "SELECT pg_has_role(relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass(?)",
         (TEXT_INDEX,),

@@ -218,14 +218,19 @@ def hashes_of(store: Store, model_id: str, ids: Sequence[int]) -> dict[int, str]
 # -- vectors searched inside the database (PostgreSQL with pgvector) --------------------------
 
 # Exact scan or HNSW index, by the cost of each (docs/ARCHITECTURE.md, "Two backends", has
-# the figures): an exact scan costs 3 to 8 us per memory the filter keeps; the index about
-# 1 ms divided by the share of memories the filter keeps, since it walks past the others
-# (7 ms and recall 0.90 for one owner's 1,000 of 10,000 memories, which an exact scan ranks
-# in 7 ms; 10 ms against 25 ms for 3,000 of 30,000). So the exact scan is chosen while
-# kept * kept < EXACT_RATIO * memories.
+# the figures): an exact scan costs 1.5 to 6 us per memory the filter keeps; the index a few
+# ms, growing slowly with the store, divided by the share of memories the filter keeps,
+# since it walks past the others (9.7 ms for one owner's 1,000 of 10,000 memories, which an
+# exact scan ranks in 4.7 ms; 16 ms against 19 ms for 3,000 of 30,000). So the exact scan
+# is chosen while kept * kept < EXACT_RATIO * memories.
 EXACT_RATIO = 200
-# HNSW's candidate list: a wider one than pgvector's default (40) keeps recall@10 near 1.
-EF_SEARCH = 100
+# HNSW's candidate list, 25 times pgvector's default (40). Memories' texts come in dense
+# clusters (agents restate facts in near-identical words), and a narrow list leaves the
+# search in the wrong cluster. At 1,000,000 memories of 51,015 demo texts (the index's
+# ef_construction at 400, store/postgres.py; benchmarks/bench_pg_scale.py), recall@10 over
+# 200 fragments of stored texts was 0.84 at 100, 0.96 at 400 and 0.98 at 1,000, for 1.3,
+# 3.2 and 7.8 ms a search of the index alone; hybrid search's p50 stays near 30 ms.
+EF_SEARCH = 1000
 
 
 def stored_count(store: Store, model_id: str, active_only: bool = True) -> int:
