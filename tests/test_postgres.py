@@ -331,11 +331,46 @@ def test_memories_of_one_text_share_one_vector_in_the_hnsw_table(
         assert distinct() == []
 
 
+def test_a_later_sync_checks_only_the_texts_that_changed(
+    pg_url: str, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first sync of a PostgreSQL store hashes every text; later ones (another process,
+    the next console) read what memory's trigger logged since, and the memories without a
+    vector, so a million memories do not cost a minute at every start."""
+    from memory_console.embed.embedder import content_hash, embedding_text
+    from memory_console.embed.semantic import SemanticIndex
+    from memory_console.store import embeddings
+
+    with Store(pg_url, actor="test") as store:
+        ids = store.add_many([{"content": f"the user likes colour {n}"} for n in range(12)])
+        assert SemanticIndex(store, embedder).sync() == 12
+        store.edit(ids[3], {"content": "the user moved to Porto"}, now=NOW)
+        (added,) = store.add_many([{"content": "the user plays the cello"}])
+        store.protect([ids[5]], now=NOW)  # not a change of text: nothing to check
+
+    def whole_check(store: Store) -> None:
+        raise AssertionError("every text was read again")
+
+    monkeypatch.setattr(embeddings, "active_texts_checked", whole_check)
+    with Store(pg_url, actor="test") as store:
+        assert SemanticIndex(store, embedder).sync() == 2
+        texts = {
+            ident: embedding_text(record.title, record.content, record.keywords)
+            for ident, record in store.get_many([ids[3], added]).items()
+        }
+        assert "Porto" in texts[ids[3]] and "cello" in texts[added]
+        assert embeddings.hashes_of(store, embedder.model_id, [ids[3], added]) == {
+            ident: content_hash(text) for ident, text in texts.items()
+        }
+    # The log keeps nothing a later check needs: what came before the check is gone.
+    assert server_rows(pg_url, "SELECT count(*) FROM vector_log")[0][0] <= 1
+
+
 # What schema 8 changed on PostgreSQL, undone: the statements that make a store as schema 7
 # made it (the keyword index a generated column of memory, HNSW over every memory's vector,
 # full indexes on the mostly-NULL columns).
 SCHEMA_SEVEN = (
-    "DROP FUNCTION memory_search_add, memory_search_drop, memory_search_edit, "
+    "DROP FUNCTION memory_search_add, memory_search_drop, memory_text_edited, "
     "embedding_vector_add, embedding_vector_drop CASCADE",
     "DROP TABLE memory_search, embedding_vector",
     "DROP FUNCTION memory_search_vector",

@@ -162,12 +162,10 @@ class SemanticIndex:
     def _pending_and_position(self) -> tuple[list[tuple[int, str]], int]:
         """pending() and the log position it holds at. With a loaded index and a recorded
         check, only the active memories the index lacks and those the log names since the
-        check are read and hashed (a million texts take a minute; these, milliseconds).
-        A PostgreSQL store keeps no log (its vectors need no file kept in step): every text
-        is checked."""
+        check are read and hashed (a million texts take a minute; these, milliseconds). On
+        PostgreSQL the log names the memories whose text changed (memory's trigger,
+        store/postgres.py) and the index's ids are those with a stored vector."""
         checked = table.last_check(self.store, self.model_id) if self.ready else None
-        if self.in_database:
-            checked = None
         if checked is not None:
             found = table.texts_to_check(self.store, self.model_id, checked, self.index.ids())
             if found is not None:
@@ -234,7 +232,7 @@ class SemanticIndex:
         if progress is not None:
             progress(0, len(items))
         new_ids, new_vectors = self.embed_and_store(items, progress, cancelled)
-        if not self.store.read_only and not self.in_database:
+        if not self.store.read_only:
             # What was pending at `position` is written now; later changes are in the log.
             table.record_check(self.store, self.model_id, position, len(new_ids))
         if len(new_ids) >= REWRITE_AFTER and not self.store.read_only and not self.in_database:

@@ -16,6 +16,7 @@ from memory_console.store.vector_log import (
     checked_position,
     log_bounds,
     set_checked_position,
+    trim_log,
 )
 
 ACTIVE_TEXT = (
@@ -76,13 +77,17 @@ def record_check(store: Store, model_id: str, position: int, written: int) -> No
     """Every active memory's vector of this model was current at `position`, and the caller
     has written `written` vectors since: later syncs check only what the log names after it.
     When the log holds nothing but those writes after `position`, the check holds after them
-    too (each written vector logs one entry), so they are not checked again."""
+    too (each written vector logs one entry), so they are not checked again. On PostgreSQL
+    the log only names texts that changed and no index file needs it: what lies before the
+    check is deleted with it."""
     with store.transaction("recording the vector check") as conn:
         high = log_bounds(conn)[1]
         since = conn.execute("SELECT count(*) FROM vector_log WHERE seq > ?", (position,))
         if since.fetchone()[0] == written:
             position = high
         set_checked_position(conn, model_id, position)
+        if store.dialect.vectors_in_database:
+            trim_log(conn, position)
 
 
 def texts_of(store: Store, ids: Sequence[int]) -> list[tuple[int, str, str, str, str, str]]:

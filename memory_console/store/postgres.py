@@ -59,10 +59,13 @@ SEARCH_SCHEMA = (
     "CREATE FUNCTION memory_search_drop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
     f"DELETE FROM {SEARCH_TABLE} AS s USING removed AS r WHERE s.memory_id = r.id; "
     "RETURN NULL; END $$",
-    "CREATE FUNCTION memory_search_edit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    # A memory's text changed: its keyword entry is made again, and vector_log names it, so
+    # that the next sync of the vectors checks this memory's text hash and not every one's
+    # (SemanticIndex.sync; on SQLite a trigger of store/vector_log.py logs the same change).
+    "CREATE FUNCTION memory_text_edited() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
     f"UPDATE {SEARCH_TABLE} SET search = "
     "memory_search_vector(NEW.title, NEW.keywords, NEW.content) WHERE memory_id = NEW.id; "
-    "RETURN NULL; END $$",
+    "INSERT INTO vector_log (memory_id) VALUES (NEW.id); RETURN NULL; END $$",
     "CREATE TRIGGER memory_search_ai AFTER INSERT ON memory REFERENCING NEW TABLE AS added "
     "FOR EACH STATEMENT EXECUTE FUNCTION memory_search_add()",
     "CREATE TRIGGER memory_search_ad AFTER DELETE ON memory REFERENCING OLD TABLE AS removed "
@@ -72,7 +75,7 @@ SEARCH_SCHEMA = (
     "CREATE TRIGGER memory_search_au AFTER UPDATE OF title, keywords, content ON memory "
     "FOR EACH ROW WHEN (OLD.title IS DISTINCT FROM NEW.title "
     "OR OLD.keywords IS DISTINCT FROM NEW.keywords OR OLD.content IS DISTINCT FROM NEW.content) "
-    "EXECUTE FUNCTION memory_search_edit()",
+    "EXECUTE FUNCTION memory_text_edited()",
 )
 TEXT_INDEX = "ix_memory_search"
 SEARCH_INDEXES = (f"CREATE INDEX {TEXT_INDEX} ON {SEARCH_TABLE} USING gin (search)",)
