@@ -167,7 +167,8 @@ class SemanticIndex:
         store/postgres.py) and the index's ids are those with a stored vector."""
         checked = table.last_check(self.store, self.model_id) if self.ready else None
         if checked is not None:
-            found = table.texts_to_check(self.store, self.model_id, checked, self.index.ids())
+            indexed = None if self.in_database else self.index.ids()
+            found = table.texts_to_check(self.store, self.model_id, checked, indexed)
             if found is not None:
                 return self._stale(found[1]), found[0]
         position, rows = table.active_texts_checked(self.store)

@@ -45,21 +45,37 @@ def active_texts_checked(
 
 
 def texts_to_check(
-    store: Store, model_id: str, checked: int, indexed: np.ndarray
+    store: Store, model_id: str, checked: int, indexed: np.ndarray | None
 ) -> tuple[int, list[tuple[int, str, str, str, str | None, str | None]]] | None:
     """(log position, memories_to_embed's rows of only the memories that may need a vector):
-    active ones missing from `indexed` (the ids a loaded index holds) and those logged since
-    the last check at `checked`. None when that check is no longer usable (a full one is)."""
+    active ones missing from `indexed` (the ids a loaded index holds; None: those without a
+    stored vector of this model, found by the database) and those logged since the last check
+    at `checked`. None when that check is no longer usable (a full one is)."""
     with store.lock, store.snapshot():
         conn = store.connection
         if checked_position(conn, model_id) != checked:
             return None
         position = log_bounds(conn)[1]
-        active = np.fromiter(
-            (row[0] for row in conn.execute("SELECT id FROM memory WHERE status = 'active'")),
-            np.int64,
-        )
-        missing = np.setdiff1d(active, indexed, assume_unique=True)
+        if indexed is None:
+            # One anti-join in the database: 0.6 s at 1,000,000 memories on PostgreSQL,
+            # where reading every stored id to compare them here took 2.5 s.
+            missing = np.fromiter(
+                (
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT m.id FROM memory m WHERE m.status = 'active' AND NOT EXISTS "
+                        "(SELECT 1 FROM embedding e WHERE e.memory_id = m.id AND e.model_id = ?)",
+                        (model_id,),
+                    )
+                ),
+                np.int64,
+            )
+        else:
+            active = np.fromiter(
+                (row[0] for row in conn.execute("SELECT id FROM memory WHERE status = 'active'")),
+                np.int64,
+            )
+            missing = np.setdiff1d(active, indexed, assume_unique=True)
         wanted = sorted({*missing.tolist(), *changed_since(conn, checked)})
         rows = []
         for start in range(0, len(wanted), 900):
