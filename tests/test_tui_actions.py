@@ -174,26 +174,70 @@ async def test_read_only_dims_actions_and_says_why(demo_store: Store) -> None:
     assert any("read-only store: protect is disabled" in text for text in seen)
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])  # SQLite's busy write lock
-async def test_a_locked_database_is_a_notification(demo_store: Store) -> None:
+class WritersLock:
+    """Another process's hold on the store's writers' lock: SQLite's write lock (BEGIN
+    IMMEDIATE on a connection of its own), PostgreSQL's advisory lock in a session of its own."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.blocker: Any = None
+
+    def take(self) -> None:
+        if self.store.url is None:
+            self.blocker = sqlite3.connect(self.store.path, isolation_level=None)
+            self.blocker.execute("BEGIN IMMEDIATE")
+            return
+        import psycopg
+
+        from memory_console.store.postgres import WRITE_LOCK_KEY
+
+        self.blocker = psycopg.connect(self.store.url, autocommit=True)
+        self.blocker.execute("BEGIN")
+        self.blocker.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+
+    def release(self) -> None:
+        if self.blocker is not None:
+            self.blocker.execute("ROLLBACK")
+            self.blocker.close()
+            self.blocker = None
+
+
+async def test_a_locked_database_is_a_notification(
+    demo_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While another process holds the writers' lock, an action waits its bounded time (each
+    attempt WRITE_WAIT_MS, shortened here), then says the store is busy and changes nothing."""
+    from memory_console.store.dialect import WRITE_WAIT_MS, PostgresDialect
+
     ident = active_unprotected(demo_store, 1)[0]
-    demo_store.connection.execute("PRAGMA busy_timeout = 0")
-    blocker = sqlite3.connect(demo_store.path, isolation_level=None)
+    if demo_store.url is None:
+        demo_store.connection.execute("PRAGMA busy_timeout = 0")
+    else:
+        shortened = tuple(
+            statement.replace(f"= {WRITE_WAIT_MS}", "= 100")
+            for statement in PostgresDialect.begin_write
+        )
+        assert shortened != PostgresDialect.begin_write
+        monkeypatch.setattr(PostgresDialect, "begin_write", shortened)
+    lock = WritersLock(demo_store)
     app = console(demo_store)
     seen = notes(app)
     try:
         async with app.run_test(size=SIZE) as pilot:
             await open_on(app, pilot, [ident])
-            blocker.execute("BEGIN IMMEDIATE")
+            lock.take()
             await pilot.press("p")
             await settle(pilot)
-            blocker.execute("ROLLBACK")
+            lock.release()
             assert isinstance(app.screen, MainScreen)
+            await pilot.press("p")  # the lock let go: the same action goes through
+            await settle(pilot)
     finally:
-        blocker.close()
-    assert not demo_store.require(ident).is_protected
+        lock.release()
     assert any("the database is busy" in text for text in seen)
     assert not any("Traceback" in text for text in seen)
+    history = [event.kind for event in demo_store.history(ident)]
+    assert history.count("protected") == 1
 
 
 async def test_search_shows_scores_and_escape_returns(demo_store: Store) -> None:

@@ -137,6 +137,26 @@ def test_cancelled_reads_stop_and_leave_the_store_usable(demo_store: Store) -> N
         assert decay_plan(demo_store).changed > 0
 
 
+@pytest.mark.parametrize("backend", ["postgresql"])  # the server cancels the statement
+def test_a_cancelled_postgresql_read_stops_within_its_poll(demo_store: Store) -> None:
+    """Escape during a long read on PostgreSQL: the watcher asks every CANCEL_POLL seconds,
+    the server cancels the running statement, the read ends with ReadCancelled and the
+    store reads on."""
+    import time
+
+    started = time.monotonic()
+    with (
+        pytest.raises(ReadCancelled),
+        cancellable(demo_store, lambda: time.monotonic() - started > 0.3),
+        demo_store.snapshot(),
+    ):
+        demo_store.connection.execute("SELECT pg_sleep(20)")
+    assert 0.3 < time.monotonic() - started < 3
+    assert demo_store.count() > 0
+    with cancellable(demo_store, lambda: False):
+        assert decay_plan(demo_store).changed > 0
+
+
 def test_distribution_after_a_plan(demo_store: Store) -> None:
     proposed = plan(demo_store, ("sensitive", "decay"), now=NOW)
     ids, confidence = active_confidences(demo_store)

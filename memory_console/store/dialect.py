@@ -15,6 +15,10 @@ from memory_console.store.search_text import fts_query, terms
 
 # console_meta's count of a PostgreSQL store's committed write transactions.
 COMMIT_COUNT_KEY = "commit_count"
+# How long one attempt at a write transaction waits for the writers' lock, on both backends
+# (SQLite's busy_timeout, PostgreSQL's lock_timeout on the advisory lock); the Store makes
+# LOCK_RETRIES attempts, then says the store is busy.
+WRITE_WAIT_MS = 5000
 
 EMBEDDING_UPSERT = (
     "INSERT INTO embedding (memory_id, model_id, content_hash, vector) VALUES (?, ?, ?, ?) "
@@ -140,8 +144,15 @@ class PostgresDialect(Dialect):
     """PostgreSQL's SQL (store/postgres.py holds its connection and DDL)."""
 
     name = "postgresql"
-    # Writers queue on one advisory lock, as SQLite's one writer (postgres.WRITE_LOCK_KEY).
-    begin_write = ("BEGIN", "SELECT pg_advisory_xact_lock(1296256846)")
+    # Writers queue on one advisory lock, as SQLite's one writer (postgres.WRITE_LOCK_KEY),
+    # each waiting WRITE_WAIT_MS at most, as long as SQLite's busy timeout; the statements
+    # after it wait as the server's setting says.
+    begin_write = (
+        "BEGIN",
+        f"SET LOCAL lock_timeout = {WRITE_WAIT_MS}",
+        "SELECT pg_advisory_xact_lock(1296256846)",
+        "SET LOCAL lock_timeout = DEFAULT",
+    )
     # A plan reads one state of the store throughout, as a SQLite read transaction does.
     begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     # PostgreSQL has no data_version: every write transaction of the Store counts its commit

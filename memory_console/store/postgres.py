@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -122,6 +123,14 @@ VECTOR_INDEXES = (
 )
 
 
+# How often a cancellable statement's watcher asks whether to cancel (set_progress_handler).
+CANCEL_POLL = 0.02
+
+
+class StoreInterrupted(StoreError):
+    """A statement cancelled on the server because its reader asked (a long read's Escape)."""
+
+
 class NoStoreHere(StoreError):
     """The database holds no table: no store was made in it yet (and this open makes none)."""
 
@@ -205,12 +214,13 @@ class Connection:
         self._conn.adapters.register_loader("numeric", FloatLoader)
         if read_only:
             self._conn.execute("SET default_transaction_read_only = on")
+        self._handler: Callable[[], int] | None = None
 
     dialect = POSTGRES
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = (), /) -> Cursor:
         values = dict(params) if isinstance(params, Mapping) else list(params)
-        with translated_errors(self.url):
+        with translated_errors(self.url), self._watched():
             return Cursor(self._conn.execute(placeholders(sql), values or None))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> Cursor:
@@ -241,8 +251,35 @@ class Connection:
     def close(self) -> None:
         self._conn.close()
 
-    def set_progress_handler(self, handler: Any, steps: int, /) -> None:
-        """SQLite's progress handler has no PostgreSQL twin: a long read runs to its end."""
+    def set_progress_handler(self, handler: Callable[[], int] | None, steps: int, /) -> None:
+        """SQLite's progress handler, the PostgreSQL way: while one is set, each statement
+        runs with a watcher thread that asks it every CANCEL_POLL seconds (`steps` has no
+        meaning here) and, once it answers non-zero, has the server cancel the statement
+        (psycopg's cancel_safe). The statement then fails as an interrupted SQLite one does:
+        StoreInterrupted, a StoreError."""
+        self._handler = handler
+
+    @contextmanager
+    def _watched(self) -> Iterator[None]:
+        handler = self._handler
+        if handler is None:
+            yield
+            return
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.wait(CANCEL_POLL):
+                if handler():
+                    self._conn.cancel_safe(timeout=CANCEL_POLL * 20)
+                    return
+
+        watcher = threading.Thread(target=watch, name="statement-cancel", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            done.set()
+            watcher.join()
 
 
 @contextmanager
@@ -255,6 +292,8 @@ def translated_errors(url: str) -> Iterator[None]:
         yield
     except (errors.LockNotAvailable, errors.SerializationFailure, errors.DeadlockDetected) as e:
         raise StoreBusyError(f"the database is busy ({one_line(e)}); try again") from e
+    except errors.QueryCanceled as e:
+        raise StoreInterrupted(f"{shown_url(url)}: interrupted ({one_line(e)})") from e
     except psycopg.Error as error:
         raise StoreError(f"{shown_url(url)}: {one_line(error)}") from error
 

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from memory_console.store.errors import StoreError
 from memory_console.store.records import EVENT_SELECT, EventRecord
 from memory_console.store.stats import RECENT_DAYS, STALE_DAYS
 from memory_console.store.store import Store
@@ -39,9 +40,10 @@ def cancellable(
     store: Store, cancelled: Callable[[], bool], steps: int = PROGRESS_STEPS
 ) -> Iterator[None]:
     """Hold the store for a long read (a plan, a scan) that stops within milliseconds once
-    `cancelled()` is true: SQLite's progress handler aborts the running statement, and
-    the read ends with ReadCancelled. The store's lock is held throughout, so no other
-    thread's statement can be hit by the abort."""
+    `cancelled()` is true: SQLite's progress handler aborts the running statement (on
+    PostgreSQL the server cancels it, store/postgres.py), and the read ends with
+    ReadCancelled. The store's lock is held throughout, so no other thread's statement can
+    be hit by the abort."""
     with store.lock:
         if cancelled():
             raise ReadCancelled()
@@ -49,7 +51,7 @@ def cancellable(
         connection.set_progress_handler(lambda: 1 if cancelled() else 0, steps)
         try:
             yield
-        except sqlite3.OperationalError as error:
+        except (sqlite3.OperationalError, StoreError) as error:
             if cancelled() and "interrupt" in str(error):
                 raise ReadCancelled() from error
             raise

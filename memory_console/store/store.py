@@ -207,8 +207,12 @@ class Store:
                     for statement in self.dialect.begin_write:
                         self._conn.execute(statement)
                     break
-                except sqlite3.OperationalError as error:
-                    if "locked" not in str(error) and "busy" not in str(error):
+                except (sqlite3.OperationalError, StoreBusyError) as error:
+                    if self._conn.in_transaction:  # PostgreSQL: BEGIN ran, the lock timed out
+                        self._conn.execute("ROLLBACK")
+                    if isinstance(error, sqlite3.OperationalError) and (
+                        "locked" not in str(error) and "busy" not in str(error)
+                    ):
                         raise StoreError(f"{what}: {error}") from error
                     if attempt == LOCK_RETRIES - 1:
                         raise StoreBusyError(
