@@ -158,6 +158,23 @@ def check_integrity(store: Store, result: CheckResult) -> None:
         conn.execute("RELEASE SAVEPOINT amcheck")
 
 
+def index_method(conn: Connection, name: str) -> tuple[str, str] | None:
+    """(access method, definition) of the index `name`; None when there is none."""
+    row = conn.execute(
+        "SELECT am.amname, pg_get_indexdef(c.oid) FROM pg_class AS c "
+        "JOIN pg_am AS am ON am.oid = c.relam WHERE c.oid = to_regclass(?)",
+        (name,),
+    ).fetchone()
+    return (str(row[0]), str(row[1])) if row is not None else None
+
+
+def add_counts(result: CheckResult, *counts: tuple[int, str]) -> None:
+    """One problem per non-zero count: "COUNT WHAT"."""
+    for count, what in counts:
+        if count:
+            result.add(f"{count} {what}")
+
+
 def missing_triggers(conn: Connection, table: str, names: tuple[str, ...]) -> list[str]:
     """The triggers of `names` that `table` lacks (or holds disabled)."""
     found = {
@@ -199,18 +216,13 @@ def check_text_index(conn: Connection, result: CheckResult) -> None:
         "count(*) FILTER (WHERE s.search <> memory_search_vector(m.title, m.keywords, m.content)) "
         f"FROM memory AS m FULL JOIN {SEARCH_TABLE} AS s ON s.memory_id = m.id"
     ).fetchone()
-    for count, what in (
+    add_counts(
+        result,
         (missing, "memories have no entry in the keyword index: keyword search misses them"),
         (orphans, "keyword index entries belong to no memory"),
         (stale, "keyword index entries differ from their memory's text: found by old words"),
-    ):
-        if count:
-            result.add(f"{count} {what}")
-    method = conn.execute(
-        "SELECT am.amname, pg_get_indexdef(c.oid) FROM pg_class AS c "
-        "JOIN pg_am AS am ON am.oid = c.relam WHERE c.oid = to_regclass(?)",
-        (TEXT_INDEX,),
-    ).fetchone()
+    )
+    method = index_method(conn, TEXT_INDEX)
     if method is None:
         result.add(f"index {TEXT_INDEX} is missing: keyword search scans every memory")
     elif method[0] != "gin" or "(search)" not in method[1]:
@@ -229,11 +241,7 @@ def check_vectors(conn: Connection, result: CheckResult) -> None:
         result.add(
             f"{missing} vectors have no value in pgvector's column: semantic search skips them"
         )
-    method = conn.execute(
-        "SELECT am.amname, pg_get_indexdef(c.oid) FROM pg_class AS c "
-        "JOIN pg_am AS am ON am.oid = c.relam WHERE c.oid = to_regclass(?)",
-        (VECTOR_INDEX,),
-    ).fetchone()
+    method = index_method(conn, VECTOR_INDEX)
     if method is None:
         result.add(f"index {VECTOR_INDEX} is missing: semantic search scans every vector")
     elif method[0] != "hnsw" or "vector_cosine_ops" not in method[1]:
@@ -286,13 +294,12 @@ def check_distinct_vectors(conn: Connection, result: CheckResult) -> None:
         "AS e WHERE e.model_id = v.model_id AND e.content_hash = v.content_hash "
         "AND e.embedding IS NOT NULL)"
     ).fetchone()
-    for count, what in (
+    add_counts(
+        result,
         (missing, "texts' vectors are missing from the HNSW table: semantic search misses them"),
         (differ, "texts' vectors in the HNSW table differ from their memories' vectors"),
         (orphans, "vectors in the HNSW table belong to no memory (an erased text's, perhaps)"),
-    ):
-        if count:
-            result.add(f"{count} {what}")
+    )
 
 
 POSTGRES_CHECKS: tuple[tuple[str, str, Callable[[Store, CheckResult], None]], ...] = (
