@@ -208,8 +208,8 @@ class Store:
                         self._conn.execute(statement)
                     break
                 except (sqlite3.OperationalError, StoreBusyError) as error:
-                    if self._conn.in_transaction:  # PostgreSQL: BEGIN ran, the lock timed out
-                        self._conn.execute("ROLLBACK")
+                    if isinstance(error, StoreBusyError) and self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")  # PostgreSQL: BEGIN ran, the lock did not
                     if isinstance(error, sqlite3.OperationalError) and (
                         "locked" not in str(error) and "busy" not in str(error)
                     ):
