@@ -366,6 +366,47 @@ def test_a_later_sync_checks_only_the_texts_that_changed(
     assert server_rows(pg_url, "SELECT count(*) FROM vector_log")[0][0] <= 1
 
 
+def test_a_large_first_sync_builds_the_hnsw_index_after_its_vectors(
+    pg_url: str, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many vectors, more than the index holds: the index is dropped and built once after
+    them (inserting each costs ten times its share of a build); a sync finding the index
+    gone (one stopped in between) builds it again."""
+    from memory_console.embed.semantic import SemanticIndex
+    from memory_console.store import embeddings
+
+    monkeypatch.setattr(embeddings, "REBUILD_VECTORS", 10)  # the store below is small
+    query = "SELECT oid FROM pg_class WHERE relname = 'ix_embedding_vector_hnsw'"
+    with Store(pg_url, actor="test") as store:
+        before = server_rows(pg_url, query)
+        store.add_many([{"content": f"the user collects {thing}"} for thing in THINGS])
+        assert SemanticIndex(store, embedder).sync() == len(THINGS)
+        built = server_rows(pg_url, query)
+        assert built and built != before  # a new index, not the one the inserts went into
+        store.add_many([{"content": "the user collects kites"}])
+        assert SemanticIndex(store, embedder).sync() == 1  # few: inserted into the index
+        assert server_rows(pg_url, query) == built
+        with store.lock:
+            store.connection.execute("DROP INDEX ix_embedding_vector_hnsw")
+        assert SemanticIndex(store, embedder).sync() == 0
+        assert server_rows(
+            pg_url,
+            "SELECT indisvalid FROM pg_index "
+            "WHERE indexrelid = to_regclass('ix_embedding_vector_hnsw')",
+        ) == [(True,)]
+        found = embeddings.nearest_in_database(
+            store, embedder.model_id, embedder.embed_query("stamps"), MemoryFilter(), 3
+        )
+        assert store.require(found[0][0]).content == "the user collects stamps"
+
+
+THINGS = ("stamps", "coins", "vinyl records", "old maps", "fountain pens", "seashells") * 2 + (
+    "comics",
+    "postcards",
+    "fossils",
+)
+
+
 # What schema 8 changed on PostgreSQL, undone: the statements that make a store as schema 7
 # made it (the keyword index a generated column of memory, HNSW over every memory's vector,
 # full indexes on the mostly-NULL columns).

@@ -232,7 +232,8 @@ class SemanticIndex:
         items, position = self._pending_and_position()
         if progress is not None:
             progress(0, len(items))
-        new_ids, new_vectors = self.embed_and_store(items, progress, cancelled)
+        with table.vector_index_built_after(self.store, len(items)):
+            new_ids, new_vectors = self.embed_and_store(items, progress, cancelled)
         if not self.store.read_only:
             # What was pending at `position` is written now; later changes are in the log.
             table.record_check(self.store, self.model_id, position, len(new_ids))
