@@ -65,6 +65,12 @@ def test_round_trip_sqlite_postgresql_sqlite_keeps_every_row(tmp_path: Path, pg_
     assert table_rows(str(back)) == original
     # pgvector's column holds every vector; the sequences continue past the copied ids.
     assert server_rows(pg_url, "SELECT count(*) FROM embedding WHERE embedding IS NULL") == [(0,)]
+    # The keyword entries and the distinct vectors came with the rows, by their triggers,
+    # and every check holds (the indexes built after the rows).
+    assert server_rows(pg_url, "SELECT count(*) FROM memory_search") == [(400,)]
+    assert server_rows(pg_url, "SELECT count(*) FROM embedding_vector") == [(40,)]
+    checked = invoke(["check", "--db", pg_url])
+    assert checked.code == 0, checked.out
     with Store(pg_url, actor="test") as store:
         assert store.add({"content": "after the copy"}) == 401
         assert store.meta("store_id") != Store(str(source)).meta("store_id")
