@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import random
 import re
 import shutil
@@ -323,6 +324,15 @@ def scan_pg_files(
             if hits:
                 found[f"{name} ({path.name})"] = hits
     return found
+
+
+def terminal_output(leader: int) -> bytes:
+    """What a pseudo-terminal's program wrote since the last read; b"" once it has closed
+    (the child gone: reading its leader then fails or returns nothing)."""
+    try:
+        return os.read(leader, 65536)
+    except OSError:
+        return b""
 
 
 # -- the CLI in-process -----------------------------------------------------------------------

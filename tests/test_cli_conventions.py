@@ -20,7 +20,7 @@ import pytest
 from memory_console.cli import build_parser
 from memory_console.ingest.demo import build_demo
 from memory_console.settings import load_settings
-from tests.helpers import NOW, invoke, one_error_line
+from tests.helpers import NOW, invoke, one_error_line, terminal_output
 
 PROGRAM = [sys.executable, "-m", "memory_console"]
 
@@ -268,13 +268,7 @@ def run_with_terminal_stderr(argv: list[str]) -> tuple[int, str, str]:
     child = subprocess.Popen([*PROGRAM, *argv], stdout=subprocess.PIPE, stderr=follower)
     os.close(follower)
     shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closed with the child
-            break
-        if not chunk:
-            break
+    while chunk := terminal_output(leader):
         shown += chunk
     assert child.stdout is not None
     out = child.stdout.read().decode()

@@ -25,6 +25,7 @@ from tests.helpers import (
     open_on,
     server_rows,
     settle,
+    terminal_output,
     where,
 )
 
@@ -59,10 +60,7 @@ def at_a_terminal(
         while time.monotonic() < deadline:
             ready, _, _ = select.select([leader], [], [], 0.2)
             if ready:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:  # the terminal closed with the child
-                    break
+                chunk = terminal_output(leader)
                 if not chunk:
                     break
                 shown += chunk
