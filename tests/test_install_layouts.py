@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import sysconfig
@@ -80,14 +81,35 @@ def pip(python: str | Path, *args: str, env: dict[str, str] | None = None) -> No
 
 
 def make_venv(where: Path) -> Path:
-    """A venv that sees the system's packages (the dependencies are not installed again) and
-    the system's pip; its python."""
+    """A venv that sees the dependencies and pip of the environment running the suite (they
+    are not installed again); its python.
+
+    `--system-site-packages` shows only the base interpreter's site-packages, which hold
+    nothing when the suite runs in a venv of its own (README's command in a fresh venv) or
+    from a `--user` install; so the new venv also reads every site directory this process
+    reads, through a .pth file, after its own."""
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(where)],
         check=True,
         timeout=120,
     )
-    return where / "bin" / "python"
+    python = where / "bin" / "python"
+    own = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (Path(own) / "suite-environment.pth").write_text("\n".join(site_directories()) + "\n")
+    return python
+
+
+def site_directories() -> list[str]:
+    """The site directories of the environment running the suite (its venv's, the user's,
+    the system's): where its dependencies and pip are installed, whichever way that was."""
+    found = [*site.getsitepackages(), site.getusersitepackages()]
+    return [entry for entry in dict.fromkeys(found) if Path(entry).is_dir()]
 
 
 def plain(root: Path, wheel: Path) -> tuple[Path, dict[str, str], Path]:
