@@ -33,6 +33,7 @@ from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction
 from memory_console.ingest.statements import split_statements
 from memory_console.sensitive import credential_kinds, with_article
 from memory_console.store import MemoryFilter, MemoryRecord, Store
+from memory_console.store.settings import DUPLICATE_COSINE, RECALL_MIN_COSINE
 from memory_console.store.vocab import SESSION_TIERS, TIERS
 from memory_console.timeutil import now_ts
 
@@ -56,13 +57,6 @@ __all__ = [
 
 ACTOR = "api"
 CANDIDATE_FACTOR = 3  # recall re-ranks this many times k of the best search hits
-# recall's default floor: a memory less similar to the query than this, and not holding every
-# word of it, is left out rather than put into an agent's prompt (MiniLM: unrelated ~0-0.15;
-# operator search keeps such hits and calls them "unrelated" instead).
-RECALL_MIN_COSINE = 0.2
-# A text this close to a memory of its owner repeats it (remember reinforces instead of storing):
-# the consolidation threshold it used to share, kept when consolidation went to 0.85 with guards.
-DUPLICATE_COSINE = 0.92
 SESSION_ENDED = "session ended"  # the reason end_session archives with
 ORIGINAL_LIMIT = 200  # metadata.original_message keeps this much of the message...
 SPLIT_ORIGINAL_LIMIT = 2000  # ...or this much when split, so every statement's source shows

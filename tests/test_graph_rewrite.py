@@ -93,10 +93,25 @@ def test_rewrite_folds_int8_products_bias_and_gelu() -> None:
     assert ops == ["DynamicQuantizeMatMul", "Gelu", "DynamicQuantizeMatMul"]
     x = np.random.default_rng(5).normal(size=(ROWS, INNER)).astype(np.float32)
     expected, actual = run(original, x), run(rewritten.model, x)
-    # 8-bit activations: close to the float result, not equal to it.
+    # 8-bit activations: near the float result, never equal to it. How near depends on the
+    # CPU's 8-bit kernel (0.01 with VNNI, 0.06 where AVX2's 16-bit sums saturate), which is
+    # why calibration checks the whole model against the file as shipped before using it;
+    # here only a mis-wired product (a wrong scale, zero point or transpose: ~1) fails.
     assert not np.array_equal(actual, expected)
     relative = np.linalg.norm(actual - expected) / np.linalg.norm(expected)
-    assert relative < 0.02
+    assert relative < 0.25
+
+
+def test_the_float32_rewrite_computes_the_float_graph() -> None:
+    """Without the int8 products the rewrite folds the same float32 arithmetic: equal within
+    float rounding on every CPU."""
+    original = mlp_model()
+    rewritten = rewrite(original, int8_products=False)
+    assert rewritten is not None
+    ops = [node.op_type for node in onnx.load_model_from_string(rewritten.model).graph.node]
+    assert "DynamicQuantizeMatMul" not in ops
+    x = np.random.default_rng(5).normal(size=(ROWS, INNER)).astype(np.float32)
+    np.testing.assert_allclose(run(rewritten.model, x), run(original, x), rtol=1e-4, atol=1e-5)
 
 
 def test_rewrite_leaves_a_shared_weight_alone() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memory_console.cli import main
-from memory_console.embed.embedder import default_manifest_path
+from memory_console.embed.embedder import RETIRED_MODELS, default_manifest_path
 from memory_console.embed.search import SearchEngine
 from memory_console.store import MemoryFilter, Store
 from tests.helpers import NOW
@@ -122,7 +122,7 @@ def test_model_change_reembeds_never_mixes(
     other = SearchEngine(store)
     other.prepare_semantic(manifest=str(tmp_path / "manifest.json"))
     models = {row[0] for row in store._query("SELECT DISTINCT model_id FROM embedding")}
-    assert models == {"minilm-copy+int8mm1"}
+    assert models == {"minilm-copy"}
 
 
 def test_search_and_reindex_cli(db: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -164,7 +164,7 @@ def test_search_names_the_model_the_stored_vectors_belong_to(
     with Store(db_path) as store:
         store.add_many([{"content": c, "topic": t, "owner": o} for c, t, o in FACTS], now=NOW)
     manifest = json.loads(default_manifest_path().read_text())
-    manifest["rewrite_graph"] = False  # the graph as shipped: vectors under the plain model id
+    manifest["model_id"] = "minilm-copy"  # the same files under another model id
     shutil.copy(default_manifest_path().parent / "tokenizer.json", tmp_path / "tokenizer.json")
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     reindex = ["reindex", "--db", str(db_path), "--model-manifest", str(tmp_path / "manifest.json")]
@@ -172,8 +172,33 @@ def test_search_names_the_model_the_stored_vectors_belong_to(
     capsys.readouterr()
     assert main(["search", "editor", "--db", str(db_path), "--mode", "semantic"]) == 1
     err = capsys.readouterr().err
-    assert "the embeddings are from all-MiniLM-L6-v2-onnx-int8, not " in err
-    assert "+int8mm1; run: memory-console reindex" in err
+    assert "the embeddings are from minilm-copy, not all-MiniLM-L6-v2-onnx-int8" in err
+    assert "; run: memory-console reindex" in err
+
+
+def test_vectors_of_the_retired_int8_model_are_replaced_and_reindex_says_why(
+    db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store embedded with the 8-bit products (whose vectors depended on the CPU and the
+    batch) is searched by keyword until reindex replaces them, and both say why."""
+    retired = "all-MiniLM-L6-v2-onnx-int8+int8mm1"
+    with Store(db_path) as store:
+        store.add_many([{"content": c, "topic": t, "owner": o} for c, t, o in FACTS], now=NOW)
+    assert main(["reindex", "--db", str(db_path)]) == 0
+    with Store(db_path) as store, store.transaction("an old store") as conn:
+        conn.execute("UPDATE embedding SET model_id = ?", (retired,))
+    capsys.readouterr()
+    assert main(["search", "editor", "--db", str(db_path), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert f"the embeddings are from {retired} (its 8-bit products gave other vectors" in err
+    assert main(["reindex", "--db", str(db_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["embedded"] == len(FACTS)
+    assert report["replaced"] == [
+        {"model_id": retired, "vectors": len(FACTS), "why": RETIRED_MODELS[retired]}
+    ]
+    assert main(["reindex", "--db", str(db_path)]) == 0
+    assert "replaced" not in capsys.readouterr().out
 
 
 def test_owner_and_topic_filters_come_from_the_index_labels(

@@ -250,3 +250,132 @@ def test_rrf_ties_duplicates_weights_and_empty() -> None:
     assert reciprocal_rank_fusion({"keyword": []}) == []
     with pytest.raises(ValueError):
         reciprocal_rank_fusion({"keyword": [1]}, k=-1)
+
+
+# -- the 8-bit scan under each CPU's integer kernel ------------------------------------------
+# onnxruntime's MatMulInteger multiplies the codes (unsigned, zero point 128) by the query
+# levels (signed) with whatever the CPU offers. VNNI, AVX-512 VNNI, AMX and ARM's dot-product
+# instructions sum the byte products exactly in 32 bits. x86 without VNNI (AVX2, AVX-512F/BW)
+# uses vpmaddubsw, which adds each two neighbouring products into a 16-bit sum that saturates.
+# Both are written out in numpy below, so that every test here means the same on every CPU.
+
+
+def exact_kernel(codes: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    return ((codes.astype(np.int64) - int8scan.ZERO_POINT) @ levels.astype(np.int64)).reshape(-1)
+
+
+def pairwise_saturating_kernel(codes: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """vpmaddubsw: codes times levels, two neighbours summed and clipped to int16, those sums
+    added in int32 (vpmaddwd), then the zero point's share taken off exactly."""
+    products = codes.astype(np.int64) * levels.reshape(1, -1).astype(np.int64)
+    pairs = np.clip(products[:, 0::2] + products[:, 1::2], -32768, 32767)
+    return pairs.sum(axis=1) - int8scan.ZERO_POINT * int(levels.astype(np.int64).sum())
+
+
+KERNELS = {"exact (VNNI, AMX, ARM dot product)": exact_kernel}
+KERNELS["16-bit pair sums (AVX2 without VNNI)"] = pairwise_saturating_kernel
+
+
+def extreme_codes(rng: np.random.Generator, dim: int) -> np.ndarray:
+    """Codes at both ends of their range, alternating, and random ones."""
+    return np.concatenate(
+        [
+            np.full((3, dim), 255, dtype=np.uint8),
+            np.zeros((3, dim), dtype=np.uint8),
+            np.tile(np.array([255, 0], dtype=np.uint8), (3, dim // 2)),
+            rng.integers(0, 256, (50, dim), dtype=np.uint8),
+        ]
+    )
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_query_levels_keep_every_kernel_exact(kernel: str) -> None:
+    """Queries are rounded to at most 64 levels a side: a pair of products then stays within
+    16 bits (255 * 64 * 2 = 32,640), so every kernel gives the exact integer products."""
+    rng = np.random.default_rng(8)
+    dim = 384
+    codes = extreme_codes(rng, dim)
+    peaked = np.zeros(dim, dtype=np.float32)
+    peaked[::2], peaked[1::2] = 1.0, -1.0
+    for vector in (np.ones(dim), -np.ones(dim), peaked, rng.normal(size=dim)):
+        quantized = int8scan.quantize_query(unit(vector.astype(np.float32)))
+        assert quantized is not None
+        levels = quantized[0]
+        assert int(np.abs(levels.astype(np.int64)).max()) <= 64
+        np.testing.assert_array_equal(KERNELS[kernel](codes, levels), exact_kernel(codes, levels))
+
+
+def test_full_range_query_levels_would_saturate_the_pair_sums() -> None:
+    """What the query's 7 bits avoid: with 127 levels the AVX2 kernel is wrong."""
+    codes = np.full((1, 8), 255, dtype=np.uint8)
+    levels = np.full((8, 1), 127, dtype=np.int8)
+    assert pairwise_saturating_kernel(codes, levels)[0] != exact_kernel(codes, levels)[0]
+
+
+def near_ties_and_long_tail(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
+    """Hundreds of vectors within 1e-4 of one another (ties the bound must not split), a
+    heavy-tailed spread around a few centres, and some vectors with one huge component (the
+    codes' coarsest scale)."""
+    centre = unit(rng.normal(size=(1, dim)))
+    ties = unit(centre + 1e-4 * rng.normal(size=(count // 4, dim)))
+    centres = unit(rng.normal(size=(5, dim)))
+    tail = rng.standard_t(1.5, size=(count // 2, 1))
+    spread = unit(
+        centres[rng.integers(0, 5, count // 2)] + 0.05 * tail * rng.normal(size=(count // 2, dim))
+    )
+    spiky = rng.normal(size=(count - count // 4 - count // 2, dim))
+    spiky[:, 0] += 40.0
+    return np.vstack([ties, spread, unit(spiky)]).astype(np.float32)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_scan_under_each_kernel_matches_brute_force(
+    kernel: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(12)
+    count, dim = 4000, 384
+    vectors = near_ties_and_long_tail(rng, count, dim)
+    index = VectorIndex(dim, int8_scan_from=0)
+    index.add(np.arange(count), vectors)
+    monkeypatch.setattr(int8scan, "dot_codes", KERNELS[kernel])
+    queries = np.vstack([vectors[:3], vectors[count // 4 : count // 4 + 3] + 1e-3])
+    queries = np.vstack([queries, unit(rng.normal(size=(3, dim)))])
+    for query in queries:
+        exact = vectors @ unit(query)
+        for k in (1, 10, 100):
+            found, scores = index.search(query, k)
+            np.testing.assert_allclose(scores, np.sort(exact)[::-1][:k], atol=1e-5)
+            np.testing.assert_allclose(exact[found], scores, atol=1e-6)
+
+
+def test_a_scan_that_is_not_exact_here_is_never_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's kernel is compared with numpy's integers before the codes are scanned:
+    a kernel that is off (here: one that sums in 16 bits throughout) is refused, and searches
+    scan the float32 matrix instead."""
+
+    def sixteen_bit(codes: np.ndarray, levels: np.ndarray) -> np.ndarray:
+        return np.clip(exact_kernel(codes, levels), -32768, 32767)
+
+    monkeypatch.setattr(int8scan, "_scan_checked", None)
+    monkeypatch.setattr(int8scan, "dot_codes", sixteen_bit)
+    problem = int8scan.scan_problem()
+    assert problem.startswith("its integer products differ from numpy's on this CPU")
+    called: list[int] = []
+    monkeypatch.setattr(int8scan, "dot_codes", lambda codes, levels: called.append(1))
+    rng = np.random.default_rng(2)
+    vectors = unit(rng.normal(size=(300, 16)))
+    index = VectorIndex(16, int8_scan_from=0)
+    index.add(np.arange(300), vectors)
+    assert index.scan_kernel.startswith("float32")
+    found, _ = index.search(vectors[7], 1)
+    assert found.tolist() == [7] and called == []
+
+
+def test_the_scan_running_here_is_exact_or_refused() -> None:
+    """On the machine at hand: the real kernel gives numpy's integers on the query levels it
+    is given, or the scan is refused here; never an inexact scan in use."""
+    rng = np.random.default_rng(9)
+    codes = extreme_codes(rng, 384)
+    levels = rng.integers(-63, 64, (384, 1), dtype=np.int8)
+    exact = np.array_equal(int8scan.dot_codes(codes, levels), exact_kernel(codes, levels))
+    assert exact == (int8scan.scan_problem() == "")

@@ -156,8 +156,15 @@ def print_report(report: dict[str, Any]) -> None:
 
 
 def figure_line(figure: dict[str, Any], chosen: str) -> str:
+    """One candidate: its speed, its measured drift from the reference (embedders) and why
+    it was refused, if it was."""
     mark = "chosen" if figure["name"] == chosen else "      "
-    text = f"{mark} {figure['name']:<36} {figure['speed']:>9,.2f} {figure['unit']}"
+    text = f"{mark} {figure['name']:<20} {figure['speed']:>9,.2f} {figure['unit']}"
+    if figure["unit"] == "texts/s":
+        text += (
+            f"  drift {figure.get('cosine_difference', 0.0):.1e},"
+            f" batch {figure.get('batch_difference', 0.0):.1e}"
+        )
     if figure["refused"]:
         text += f"  refused: {figure['refused']}"
     return text

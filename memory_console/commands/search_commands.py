@@ -94,7 +94,13 @@ def no_embeddings(store: Store, model_id: str) -> str:
 
     others = other_models(store, model_id)
     if others:
-        return f"the embeddings are from {', '.join(sorted(others))}, not {model_id}"
+        from memory_console.embed.embedder import RETIRED_MODELS
+
+        named = ", ".join(
+            f"{model} ({RETIRED_MODELS[model]})" if model in RETIRED_MODELS else model
+            for model in sorted(others)
+        )
+        return f"the embeddings are from {named}, not {model_id}"
     return "no embeddings yet"
 
 
@@ -162,6 +168,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
+    from memory_console.embed.embedder import why_replaced
+
     store = common.open_store(args, write="reindex")
     started = time.perf_counter()
     try:
@@ -174,6 +182,10 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     finally:
         store.close()
     seconds = time.perf_counter() - started
+    replaced = [
+        {"model_id": model, "vectors": count, "why": why_replaced(model)}
+        for model, count in sorted(semantic.replaced.items())
+    ]
     if args.json:
         common.print_json(
             {
@@ -181,9 +193,12 @@ def cmd_reindex(args: argparse.Namespace) -> int:
                 "embedded": embedded,
                 "indexed": indexed,
                 "seconds": round(seconds, 2),
+                "replaced": replaced,
             }
         )
     else:
+        for item in replaced:
+            print(f"replaced {item['vectors']:,} vectors of {item['model_id']}: {item['why']}")
         print(
             f"embedded {embedded:,} memories with {semantic.model_id}; "
             f"{indexed:,} in the index ({seconds:.1f} s)"

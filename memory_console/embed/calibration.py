@@ -1,18 +1,21 @@
-"""Which embedder graph and index scan run fastest on this machine: measured once, then kept.
+"""Which embedder graph and index scan give the model's answers fastest on this machine:
+checked and measured once, then kept.
 
-Which kernel is fastest depends on the CPU: the int8 graph ran 2.9 times faster than the file as
-shipped on one AVX-512 VNNI machine and 1.1 times on an AVX2 one, and the index's 8-bit code
-scan was 1.8 times slower than plain float32 on the latter. So at the first embedder load on a
-machine the candidates are timed on a few batches and the fastest is kept, with every
-candidate's figures, in calibration.json in the user's cache directory. The record is keyed by
-what the figures depend on (CPU model and vector extensions, onnxruntime, numpy and tokenizers
-versions, the model file's sha256); a different key is measured again.
+Which kernel is fastest depends on the CPU, and so, for some kernels, is what they compute:
+onnxruntime's 8-bit products saturate without VNNI, and their one activation scale per batch
+moves a text's vector with its batch. A model id must name one set of vectors on every CPU,
+so no kernel is trusted for what it computed elsewhere. At the first embedder load on a
+machine every candidate embeds the calibration texts, in batches and one by one, and is
+compared with the reference computed here (the model file run plainly in onnxruntime):
+one whose cosines differ from the reference's, or from its own one-by-one vectors, by more
+than TOLERANCE, or that moves a decision at any of the code's cosine thresholds, is refused.
+The fastest of the others is kept, with every candidate's figures and refusals, in
+calibration.json in the user's cache directory. The record is keyed by what the figures depend
+on (CPU model and vector extensions, onnxruntime, numpy and tokenizers versions, the model
+file's sha256, the candidates); a different key is checked and measured again.
 
-Only candidates whose vectors are interchangeable compete: each is compared with its family's
-reference on the calibration texts, and one whose cosines differ by more than TOLERANCE is
-refused. (The int8 graph's vectors differ from the float32 ones by up to 0.07 in cosine: it is
-a family of its own, with its own model id, chosen by the manifest, never by a measurement,
-since switching families means re-embedding every memory.)
+The index's 8-bit code scan is offered only where its integer products equal numpy's exactly
+on codes that stress every kernel's intermediate sums (int8scan.scan_is_exact()).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import os
 import platform
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -35,10 +38,11 @@ from memory_console.embed import model_cache
 
 CALIBRATE_ENV = "MEMORY_CONSOLE_CALIBRATE"  # "0": measure nothing, take the defaults
 FILE_NAME = "calibration.json"
-FORMAT = 1
+FORMAT = 2
 # Largest difference allowed between two candidates' cosines (of each text with every other,
-# and of each text's two vectors) for them to share a model id. The float32 graphs measure
-# 4e-7 apart on 300 texts; the int8 graph 0.07 from them.
+# and of each text's two vectors), and between a text's vector alone and in a batch, for a
+# candidate to give the model's vectors. The float32 graphs measure 4e-7 apart on 300 texts
+# and 1e-6 across CPUs; the int8 graph 3e-2 to 6e-2 from them.
 TOLERANCE = 1e-4
 # The CPU flags kernels are chosen by: 256- and 512-bit vectors, 8-bit dot products, AMX.
 RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile", "amx_int8")
@@ -117,7 +121,7 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
-def machine_key(model_sha256: str, family: str) -> dict[str, Any]:
+def machine_key(model_sha256: str, candidates: Sequence[str]) -> dict[str, Any]:
     """What a calibration's figures depend on; a record with any other key is measured again."""
     return {
         "cpu": cpu_model(),
@@ -125,7 +129,7 @@ def machine_key(model_sha256: str, family: str) -> dict[str, Any]:
         "cores": os.cpu_count() or 1,
         **library_versions(),
         "model_sha256": model_sha256,
-        "family": family,
+        "candidates": list(candidates),
     }
 
 
@@ -137,8 +141,9 @@ class Figure:
     speed: float  # texts/s for the embedder, ms per query for the index
     unit: str
     model_id: str = ""
-    cosine_difference: float = 0.0
+    cosine_difference: float = 0.0  # from the reference's cosines
     refused: str = ""
+    batch_difference: float = 0.0  # between a text's vector alone and in a batch
 
 
 @dataclass(frozen=True)
@@ -209,7 +214,7 @@ def kept(key: dict[str, Any]) -> Calibration | None:
 
 
 def keep(calibration: Calibration) -> None:
-    """Write calibration over the record of its model and family (other models' stay)."""
+    """Write calibration over the record of its model (other models' stay)."""
     records = _records()
     records[_record_name(calibration.key)] = calibration.as_json()
     folder = model_cache.cache_dir()
@@ -222,7 +227,7 @@ def keep(calibration: Calibration) -> None:
 
 
 def _record_name(key: dict[str, Any]) -> str:
-    return f"{key.get('model_sha256', '')}:{key.get('family', '')}"
+    return str(key.get("model_sha256", ""))
 
 
 def enabled() -> bool:
@@ -253,32 +258,78 @@ def cosine_difference(vectors: np.ndarray, reference: np.ndarray) -> float:
     return max(pairs, own)
 
 
+def batch_difference(alone: np.ndarray, batched: np.ndarray) -> float:
+    """Largest cosine distance between a text's vector embedded alone and in a batch."""
+    return float(1.0 - np.sum(alone * batched, axis=1).min())
+
+
+def cosine_thresholds() -> dict[str, float]:
+    """Every cosine at which the code decides something, by what it decides: a kernel that
+    moves any of these decisions is refused, whatever its other figures."""
+    from memory_console.ingest import requests
+    from memory_console.store import settings
+
+    thresholds = {
+        "update": settings.UPDATE_THRESHOLD,
+        "forget": settings.FORGET_THRESHOLD,
+        "consolidate": settings.CONSOLIDATE_MIN_COSINE,
+        "duplicate": settings.DUPLICATE_COSINE,
+        "recall floor": settings.RECALL_MIN_COSINE,
+    }
+    thresholds["forget + margin"] = settings.FORGET_THRESHOLD + requests.FORGET_MARGIN
+    return thresholds
+
+
+def moved_decisions(vectors: np.ndarray, reference: np.ndarray) -> dict[str, int]:
+    """How many text pairs each threshold decides otherwise under vectors than under
+    reference (only thresholds with a moved pair)."""
+    upper = np.triu_indices(len(vectors), k=1)
+    cosines, expected = (vectors @ vectors.T)[upper], (reference @ reference.T)[upper]
+    moved = {}
+    for name, threshold in cosine_thresholds().items():
+        count = int(np.count_nonzero((cosines >= threshold) != (expected >= threshold)))
+        if count:
+            moved[name] = count
+    return moved
+
+
 def measure_embedders(
     candidates: Sequence[Candidate], texts: Sequence[str], batch: int = 32
 ) -> list[Figure]:
-    """Time each candidate on texts in batches (rounds interleaved, best round kept) and compare
-    its vectors with the first candidate's; a candidate beyond TOLERANCE is refused."""
+    """Check each candidate against the first (the reference, computed here) and time it on
+    texts in batches (rounds interleaved, best round kept). A candidate is refused when its
+    cosines differ from the reference's by more than TOLERANCE, when a text's vector alone
+    differs from its vector in a batch by more, or when it moves a threshold's decision."""
     batches = [list(texts[start : start + batch]) for start in range(0, len(texts), batch)]
     best = [float("inf")] * len(candidates)
     vectors: list[np.ndarray] = []
-    for candidate in candidates:  # a first batch warms each session up
+    alone: list[np.ndarray] = []
+    for candidate in candidates:  # the first batch also warms each session up
         vectors.append(np.concatenate([candidate.embed(part) for part in batches]))
+        alone.append(np.concatenate([candidate.embed([text]) for text in texts]))
     for _ in range(_ROUNDS):
         for number, candidate in enumerate(candidates):
             started = time.perf_counter()
             for part in batches:
                 candidate.embed(part)
             best[number] = min(best[number], time.perf_counter() - started)
+    reference = candidates[0]
     figures = []
     for number, candidate in enumerate(candidates):
         difference = cosine_difference(vectors[number], vectors[0])
+        in_batches = batch_difference(alone[number], vectors[number])
         refused = ""
-        if difference > TOLERANCE:
-            refused = (
-                f"cosines differ by {difference:.1e} from {candidates[0].name} (> {TOLERANCE})"
-            )
-        elif candidate.model_id != candidates[0].model_id:
-            refused = f"model id {candidate.model_id} is not {candidates[0].model_id}"
+        if number == 0:
+            pass  # the reference is what the others are held to
+        elif difference > TOLERANCE:
+            refused = f"cosines differ by {difference:.1e} from {reference.name} (> {TOLERANCE})"
+        elif in_batches > TOLERANCE:
+            refused = f"a text's vector moves by {in_batches:.1e} with its batch (> {TOLERANCE})"
+        elif moved := moved_decisions(vectors[number], vectors[0]):
+            named = ", ".join(f"{name} {count}" for name, count in moved.items())
+            refused = f"moves decisions at cosine thresholds ({named} pairs)"
+        elif candidate.model_id != reference.model_id:
+            refused = f"model id {candidate.model_id} is not {reference.model_id}"
         figures.append(
             Figure(
                 candidate.name,
@@ -287,6 +338,7 @@ def measure_embedders(
                 candidate.model_id,
                 difference,
                 refused,
+                in_batches,
             )
         )
     return figures
@@ -329,10 +381,19 @@ def fastest(figures: Sequence[Figure], lower_is_better: bool = False) -> str:
 
 
 def calibrate(key: dict[str, Any], candidates: Sequence[Candidate], dim: int) -> Calibration:
-    """Measure the embedder candidates and the index scans, keep the result, return it."""
+    """Check and measure the embedder candidates (the first is the reference) and the index
+    scans, keep the result, return it."""
+    from memory_console.embed import int8scan
+
     started = time.perf_counter()
     embedder_figures = measure_embedders(candidates, calibration_texts())
     index_figures = measure_index(dim)
+    problem = int8scan.scan_problem()
+    if problem:
+        index_figures = [
+            replace(figure, refused=problem) if figure.name == INDEX_INT8 else figure
+            for figure in index_figures
+        ]
     calibration = Calibration(
         key=key,
         embedder=fastest(embedder_figures),
@@ -347,6 +408,9 @@ def calibrate(key: dict[str, Any], candidates: Sequence[Candidate], dim: int) ->
 
 
 def defaults(key: dict[str, Any], embedder: str) -> Calibration:
-    """The choice made without measuring: the family's first candidate, the 8-bit scan from
-    INT8_SCAN_FROM rows."""
-    return Calibration(key=key, embedder=embedder, index=INDEX_INT8, measured=False)
+    """The choice made without measuring: the reference embedder, and the 8-bit scan from
+    INT8_SCAN_FROM rows where its products are exact on this CPU (checked in a few ms)."""
+    from memory_console.embed import int8scan
+
+    index = INDEX_FLOAT32 if int8scan.scan_problem() else INDEX_INT8
+    return Calibration(key=key, embedder=embedder, index=index, measured=False)

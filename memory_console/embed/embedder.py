@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import memory_console
-from memory_console.embed.graph import REWRITE_TAG
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -314,7 +313,6 @@ class Embedder:
         session: onnxruntime.InferenceSession,
         tokenizer: tokenizers.Tokenizer,
         threads: int,
-        graph_tag: str | None = None,
         variant: str = "as shipped",
     ) -> None:
         self._manifest = manifest
@@ -323,8 +321,9 @@ class Embedder:
         self._session = session
         self._tokenizer = tokenizer
         self._threads = threads
-        # Vectors of a rewritten graph differ slightly from the file's own: they get their own id.
-        self._model_id = f"{manifest.model_id}+{graph_tag}" if graph_tag else manifest.model_id
+        # Every variant allowed to run gives the file's own vectors (within
+        # calibration.TOLERANCE, checked on this machine), so all share the manifest's id.
+        self._model_id = manifest.model_id
         graph_inputs = {graph_input.name: graph_input for graph_input in session.get_inputs()}
         self._feeds = [
             (role, name, _ONNX_INT_TYPES.get(graph_inputs[name].type, np.int64))
@@ -339,8 +338,9 @@ class Embedder:
         recalibrate: bool = False,
     ) -> Embedder:
         """Check the manifest's files, then open the model and tokenizer it names, running the
-        graph variant calibrated fastest on this machine (measured at the first load, or again
-        when recalibrate is set; calibration.py).
+        graph variant calibrated fastest on this machine among those that give the file's own
+        vectors here (measured at the first load, or again when recalibrate is set;
+        calibration.py). With measuring off, the file runs as shipped.
 
         threads is onnxruntime's intra-op thread count (0 lets onnxruntime decide).
         """
@@ -358,29 +358,30 @@ class Embedder:
                 f"cannot import {exc.name}; install it with: pip install onnxruntime tokenizers"
             ) from exc
         tokenizer = _open_tokenizer(manifest, tokenizers)
-        family = family_of(manifest)
-        key = calibration.machine_key(file_sha256(manifest.onnx.path), family)
+        names = candidates_of(manifest)
+        key = calibration.machine_key(file_sha256(manifest.onnx.path), names)
         chosen = None if recalibrate else calibration.kept(key)
         opener = _VariantOpener(manifest, onnxruntime, tokenizer, threads)
         if chosen is None and (recalibrate or calibration.enabled()):
-            log.info("measuring which kernels run fastest on this machine (once)")
-            built = {name: opener.open(name) for name in FAMILIES[family]}
+            log.info("measuring which kernels give the model's vectors fastest here (once)")
+            built = {name: opener.open(name) for name in names}
+            reference = built[SHIPPED]
+            if reference is None:
+                raise ModelError(opener.error or f"cannot load ONNX model {manifest.onnx.path}")
             candidates = [
                 calibration.Candidate(name, embedder.model_id, embedder.embed)
                 for name, embedder in built.items()
                 if embedder is not None
             ]
-            if candidates:
-                chosen = calibration.calibrate(key, candidates, manifest.dim)
-                embedder = built[chosen.embedder]
-                if embedder is not None:
-                    embedder.calibration = chosen
-                    return embedder
+            chosen = calibration.calibrate(key, candidates, manifest.dim)
+            picked = built[chosen.embedder] or reference
+            picked.calibration = chosen
+            return picked
         if chosen is None:
-            chosen = calibration.defaults(key, FAMILIES[family][0])
-        # The chosen variant, else the family's others, else (an onnxruntime without the
-        # rewrite's operators) the file as it is.
-        for name in (chosen.embedder, *FAMILIES[family], SHIPPED):
+            chosen = calibration.defaults(key, SHIPPED)
+        # The chosen variant, else (an onnxruntime without the rewrite's operators) the file
+        # as it is: the reference every other variant is checked against.
+        for name in dict.fromkeys((chosen.embedder, SHIPPED)):
             embedder = opener.open(name) if name in VARIANTS else None
             if embedder is not None:
                 embedder.calibration = chosen
@@ -523,27 +524,40 @@ class GraphVariant:
 
     rewrite: str  # "": the file as shipped; "float32" or "int8": graph.py's rewrite
     fuse_skip_layer_norm: bool = True
-    tag: str | None = None  # added to the model id: the vectors are not the file's own
 
 
 SHIPPED = "as shipped"
 VARIANTS = {
+    # The reference: the file run plainly in onnxruntime, float32 products of its weights.
     SHIPPED: GraphVariant(""),
+    # The same float32 arithmetic with fused attention, bias and GELU operators.
     "rewritten float32": GraphVariant("float32"),
-    # Around int8 products, separate Add and LayerNormalization kernels ran 1.2x faster than
-    # onnxruntime's fused SkipLayerNormalization (benchmarks/bench_embed.py).
-    "int8 products": GraphVariant("int8", fuse_skip_layer_norm=False, tag=REWRITE_TAG),
-    # Not offered: its vectors differ from the unfused ones' by up to 0.04 in cosine
-    # (tests/test_calibration.py), since the int8 products amplify the fused kernel's rounding.
-    "int8 products, SkipLayerNorm fused": GraphVariant("int8", tag=REWRITE_TAG),
+    # 8-bit activations (DynamicQuantizeMatMul): 3 to 5 times faster, but one scale per batch
+    # moves a text's vector with its batch, and without VNNI the 8-bit products saturate; it is
+    # measured and shown, and refused wherever its vectors are not the file's own (so far on
+    # every CPU tried: 3e-2 to 6e-2 in cosine). Separate Add and LayerNormalization kernels ran
+    # 1.2x faster around it than the fused SkipLayerNormalization.
+    "int8 products": GraphVariant("int8", fuse_skip_layer_norm=False),
 }
-# The variants whose vectors are interchangeable (within calibration.TOLERANCE, tested), by
-# family; the first is the family's reference. The manifest's rewrite_graph picks the family.
-FAMILIES = {"int8": ("int8 products",), "float32": (SHIPPED, "rewritten float32")}
 
 
-def family_of(manifest: Manifest) -> str:
-    return "int8" if manifest.rewrite_graph else "float32"
+# Model ids this program once stored vectors under, and why their vectors are replaced.
+RETIRED_MODELS = {
+    "all-MiniLM-L6-v2-onnx-int8+int8mm1": (
+        "its 8-bit products gave other vectors on other CPUs and in other batches"
+    ),
+}
+
+
+def why_replaced(model_id: str) -> str:
+    """Why a store's vectors of model_id are replaced by the embedder's own."""
+    return RETIRED_MODELS.get(model_id, "the embedder's model is another one")
+
+
+def candidates_of(manifest: Manifest) -> tuple[str, ...]:
+    """The variants calibration compares, the reference (the file as shipped) first; the
+    manifest's rewrite_graph false keeps to the file as it is."""
+    return tuple(VARIANTS) if manifest.rewrite_graph else (SHIPPED,)
 
 
 class _VariantOpener:
@@ -602,7 +616,7 @@ class _VariantOpener:
         except ModelError as error:
             self.error = str(error)
             return None
-        return Embedder(manifest, session, self.tokenizer, self.threads, variant.tag, name)
+        return Embedder(manifest, session, self.tokenizer, self.threads, name)
 
 
 def _open_session(

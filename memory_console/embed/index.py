@@ -77,7 +77,7 @@ class VectorIndex:
     @property
     def scan_kernel(self) -> str:
         """Which scan a full search runs at the present size (for an operator's --verbose)."""
-        if self._count >= self._int8_scan_from:
+        if self._count >= self._int8_scan_from and not int8scan.scan_problem():
             return "int8 codes (onnxruntime MatMulInteger), exact float32 rescoring"
         return "float32 matrix product (numpy)"
 
@@ -261,7 +261,8 @@ class VectorIndex:
             k = min(max(k, 0), size)
             if k == 0:
                 return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-            codes = self._count >= self._int8_scan_from
+            # The codes only where their products are exact on this CPU (checked once).
+            codes = self._count >= self._int8_scan_from and not int8scan.scan_problem()
             gather_below = (
                 _GATHER_FRACTION_BESIDE_CODES if codes else _GATHER_FRACTION
             ) * self._count

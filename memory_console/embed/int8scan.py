@@ -22,6 +22,11 @@ import numpy as np
 
 ZERO_POINT = 128
 _LEVELS = 127.0
+# A query is rounded to 7 bits (-64..64 at most): x86 CPUs without VNNI multiply unsigned by
+# signed bytes with vpmaddubsw, which adds two products into a saturating 16-bit sum, and
+# 255 * 127 * 2 overflows it (23 of 86 scores were wrong on one AVX2 machine) while
+# 255 * 64 * 2 = 32,640 does not. The bound below holds with the query's own rounding error.
+QUERY_LEVELS = 63.0
 _QUANTIZE_CHUNK_ROWS = 1024
 # Room for float32 rounding in the scale products and the norms of unit vectors.
 BOUND_SLACK = 1e-4
@@ -56,12 +61,13 @@ def quantize_rows(
 
 
 def quantize_query(vector: np.ndarray) -> tuple[np.ndarray, float, float] | None:
-    """(int8 levels as a [dim, 1] column, scale, rounding-error norm); None for a zero vector."""
+    """(int8 levels within +-QUERY_LEVELS as a [dim, 1] column, scale, rounding-error norm);
+    None for a zero vector."""
     peak = float(np.abs(vector).max()) if vector.size else 0.0
     if peak == 0.0:
         return None
-    scale = peak / _LEVELS
-    levels = np.clip(np.rint(vector / scale), -_LEVELS, _LEVELS)
+    scale = peak / QUERY_LEVELS
+    levels = np.clip(np.rint(vector / scale), -QUERY_LEVELS, QUERY_LEVELS)
     error = float(np.linalg.norm(vector - levels * scale))
     return levels.astype(np.int8).reshape(-1, 1), scale, error
 
@@ -74,6 +80,54 @@ def dot_codes(codes: np.ndarray, levels: np.ndarray) -> np.ndarray:
         ["scores"], {"codes": codes, "query": levels, "zero": np.array(ZERO_POINT, np.uint8)}
     )[0]
     return result.reshape(-1)
+
+
+_scan_checked: str | None = None
+
+
+def scan_problem() -> str:
+    """Why the 8-bit scan must not be used on this machine ("" when it may): the kernel that
+    runs here is compared with numpy's exact integer products on codes and levels at their
+    extremes (every intermediate sum a kernel may form at its largest), long runs of one sign
+    and random ones. Checked once per process, in a few milliseconds."""
+    global _scan_checked
+    if _scan_checked is None:
+        _scan_checked = _check_scan()
+    return _scan_checked
+
+
+def _check_scan() -> str:
+    generator = np.random.default_rng(11)
+    dim = 384
+    top = int(QUERY_LEVELS)
+    codes = np.concatenate(
+        [
+            np.full((4, dim), 255, dtype=np.uint8),
+            np.zeros((4, dim), dtype=np.uint8),
+            np.tile(np.array([255, 0], dtype=np.uint8), (4, dim // 2)),
+            generator.integers(0, 256, (52, dim), dtype=np.uint8),
+        ]
+    )
+    queries = [
+        np.full(dim, top, dtype=np.int8),
+        np.full(dim, -top, dtype=np.int8),
+        np.tile(np.array([top, -top], dtype=np.int8), dim // 2),
+        generator.integers(-top, top + 1, dim, dtype=np.int8),
+    ]
+    try:
+        for levels in queries:
+            column = levels.reshape(-1, 1)
+            expected = (codes.astype(np.int64) - ZERO_POINT) @ column.astype(np.int64)
+            found = dot_codes(codes, column)
+            if not np.array_equal(found.astype(np.int64), expected.reshape(-1)):
+                wrong = int(np.count_nonzero(found != expected.reshape(-1)))
+                return (
+                    f"its integer products differ from numpy's on this CPU "
+                    f"({wrong} of {len(codes)} rows)"
+                )
+    except Exception as error:  # an onnxruntime without MatMulInteger, say
+        return f"it cannot run here ({error})"
+    return ""
 
 
 def _scan_session() -> Any:

@@ -97,6 +97,7 @@ class SemanticIndex:
         self.source = "store"
         self.file_problem: str | None = None  # why the index file was not used
         self.loaded = 0  # how many vectors load() found
+        self.replaced: dict[str, int] = {}  # other models' vectors sync() dropped, by model
         self._lock = threading.Lock()
         self._scope_codes: dict[str, dict[str, int]] = {name: {} for name in SCOPE}
 
@@ -227,7 +228,7 @@ class SemanticIndex:
         """Drop other models' vectors, load the index, embed what is missing or stale.
         Returns how many memories were (re)embedded."""
         if not self.store.read_only:
-            table.drop_other_models(self.store, self.model_id)
+            self.replaced = table.drop_other_models(self.store, self.model_id)
         self.load()
         items, position = self._pending_and_position()
         if progress is not None:

@@ -163,16 +163,22 @@ def write_vectors(store: Store, model_id: str, rows: Sequence[tuple[int, str, by
         )
 
 
-def drop_other_models(store: Store, model_id: str) -> int:
-    """Delete vectors of any other model: a model change re-embeds, never mixes."""
+def drop_other_models(store: Store, model_id: str) -> dict[str, int]:
+    """Delete vectors of any other model: a model change re-embeds, never mixes. Returns how
+    many vectors of each other model were deleted."""
     # Two ranges, not `!=`: the model_id index answers them without reading every row (a
     # million-row store spent a second here at every console start), and a store holding one
     # model's vectors takes no write lock at all.
     other = "model_id < ? OR model_id > ?"
     if not store._query(f"SELECT 1 FROM embedding WHERE {other} LIMIT 1", (model_id, model_id)):
-        return 0
+        return {}
     with store.transaction("dropping embeddings of another model") as conn:
-        return conn.execute(f"DELETE FROM embedding WHERE {other}", (model_id, model_id)).rowcount
+        counts = conn.execute(
+            f"SELECT model_id, count(*) FROM embedding WHERE {other} GROUP BY model_id",
+            (model_id, model_id),
+        ).fetchall()
+        conn.execute(f"DELETE FROM embedding WHERE {other}", (model_id, model_id))
+    return {str(model): int(count) for model, count in counts}
 
 
 def load_active_vectors(

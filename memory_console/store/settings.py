@@ -136,6 +136,17 @@ UPDATE_THRESHOLD = 0.55
 # (tests/data/forget_phrases.jsonl, benchmarks/forget_threshold.py) for precision first, since
 # a wrong archive loses a memory the user did not ask about.
 FORGET_THRESHOLD = 0.49
+# recall's default floor: a memory less similar to the query than this, and not holding every
+# word of it, is left out rather than put into an agent's prompt (MiniLM: unrelated ~0-0.15;
+# operator search keeps such hits and calls them "unrelated" instead).
+RECALL_MIN_COSINE = 0.2
+# A text this close to a memory of its owner repeats it (remember reinforces instead of storing):
+# the consolidation threshold it used to share, kept when consolidation went to 0.85 with guards.
+DUPLICATE_COSINE = 0.92
+# The consolidate pass's default: members of a group are at least this similar (with guards).
+CONSOLIDATE_MIN_COSINE = 0.85
+# Every cosine above is a decision the embedder's kernels must not move: calibration.py refuses
+# a kernel that decides any pair of its texts otherwise than the model as shipped.
 
 # The scalar settings and the pass schedule (the maintenance pass table: expire-banks hourly,
 # expire and quota daily, decay every 6 hours with its cleanup, consolidation weekly).
@@ -271,7 +282,7 @@ class StoreSettings:
 
     @property
     def consolidation_threshold(self) -> float:
-        return float(self.stored.get("consolidate.min_cosine", 0.85))
+        return float(self.stored.get("consolidate.min_cosine", CONSOLIDATE_MIN_COSINE))
 
     def interval(self, pass_name: str) -> float | None:
         """Seconds between due runs of a pass; None for a pass without an interval."""

@@ -45,6 +45,7 @@ from memory_console.store.consolidation import (
     stored_models,
     vectors_of,
 )
+from memory_console.store.settings import CONSOLIDATE_MIN_COSINE
 
 BLOCK = 2048  # rows per similarity block: bounds memory at BLOCK x vectors in one scope
 NEAR_IDENTICAL = 0.9  # word-sequence similarity an episodic pair needs (difflib ratio)
@@ -77,7 +78,7 @@ class ConsolidateParams(PolicyParams):
 
     name: ClassVar[str] = "consolidate"
 
-    min_cosine: float = 0.85  # chosen on tests/data/consolidation_pairs.jsonl
+    min_cosine: float = CONSOLIDATE_MIN_COSINE  # chosen on tests/data/consolidation_pairs.jsonl
 
     # The keyword mode and the split of large groups are gone (keyword overlap merged
     # different facts; split parts merged again on the next run): stores and plan files that
