@@ -308,3 +308,51 @@ def test_a_tampered_model_file_is_refused_after_its_hash_was_recorded(
         verify_manifest(read_manifest(manifest))
     with pytest.raises(ModelError, match="sha256 mismatch"):
         Embedder.load(manifest)
+
+
+def labelled_pairs() -> list[tuple[str, str, str]]:
+    """(first text, second text, the threshold that decides the pair) of every labelled set
+    a threshold was chosen on: forget phrases against every memory, update pairs, and the
+    consolidation pairs (against the consolidation and the duplicate thresholds)."""
+    rows = [json.loads(line) for line in (DATA / "forget_phrases.jsonl").open()]
+    memories = [row["content"] for row in rows if "memory" in row]
+    phrases = [row["phrase"] for row in rows if "phrase" in row]
+    pairs = [
+        (phrase, memory, name)
+        for phrase in phrases
+        for memory in memories
+        for name in ("forget", "forget + margin")
+    ]
+    for line in (DATA / "update_pairs.jsonl").open():
+        row = json.loads(line)
+        pairs.append((row["existing"], row["new"], "update"))
+    for pair in consolidation_pairs():
+        pairs += [(pair["a"], pair["b"], "consolidate"), (pair["a"], pair["b"], "duplicate")]
+    return pairs
+
+
+def test_no_variant_that_can_run_moves_a_labelled_decision() -> None:
+    """Every threshold decided every labelled pair alike under each variant whose vectors the
+    calibration can accept (the file as shipped and the float32 rewrite), on this CPU: the
+    thresholds were chosen on these pairs, and hold whichever of them a machine picks."""
+    import onnxruntime
+    import tokenizers
+
+    manifest = read_manifest()
+    tokenizer = embedder_module._open_tokenizer(manifest, tokenizers)
+    opener = _VariantOpener(manifest, onnxruntime, tokenizer, 2)
+    pairs = labelled_pairs()
+    texts = sorted({text for first, second, _ in pairs for text in (first, second)})
+    position = {text: number for number, text in enumerate(texts)}
+    thresholds = calibration.cosine_thresholds()
+    decisions = {}
+    for name in ("as shipped", "rewritten float32"):
+        variant = opener.open(name)
+        assert variant is not None
+        vectors = variant.embed(texts)
+        decisions[name] = [
+            float(vectors[position[first]] @ vectors[position[second]]) >= thresholds[threshold]
+            for first, second, threshold in pairs
+        ]
+    assert len(pairs) > 2000
+    assert decisions["rewritten float32"] == decisions["as shipped"]

@@ -44,8 +44,17 @@ FORMAT = 2
 # candidate to give the model's vectors. The float32 graphs measure 4e-7 apart on 300 texts
 # and 1e-6 across CPUs; the int8 graph 3e-2 to 6e-2 from them.
 TOLERANCE = 1e-4
-# The CPU flags kernels are chosen by: 256- and 512-bit vectors, 8-bit dot products, AMX.
-RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile", "amx_int8")
+# The CPU flags kernels are chosen by: 256- and 512-bit vectors, 8-bit dot products (x86's
+# VNNI, ARM's asimddp), AMX.
+RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile", "amx_int8", "asimddp")
+# numpy's names for the flags its run-time CPU check knows.
+_NUMPY_NAMES = {
+    "avx2": "AVX2",
+    "avx512f": "AVX512F",
+    "avx512_vnni": "AVX512VNNI",
+    "avx_vnni": "AVXVNNI",
+    "asimddp": "ASIMDDP",
+}
 LIBRARIES = ("onnxruntime", "numpy", "tokenizers")
 INDEX_FLOAT32 = "float32"
 INDEX_INT8 = "int8 codes"
@@ -100,15 +109,33 @@ def cpu_model() -> str:
 
 
 def cpu_flags() -> list[str]:
-    """The relevant vector extensions this CPU reports (empty when it cannot be read)."""
+    """The relevant vector extensions this process can run: as numpy's run-time check of the
+    CPU finds them where it knows the extension (a virtual machine or an emulator may offer
+    less than /proc/cpuinfo lists), else as the CPU reports them (empty when unknown)."""
+    executable = _numpy_features()
+    listed: set[str] = set()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith(("flags", "Features")):
-                present = set(line.split(":", 1)[1].split())
-                return [flag for flag in RELEVANT_FLAGS if flag in present]
+                listed = set(line.split(":", 1)[1].split())
+                break
     except OSError:
         pass
-    return []
+    found = []
+    for flag in RELEVANT_FLAGS:
+        known = _NUMPY_NAMES.get(flag)
+        present = executable[known] if known in executable else flag in listed
+        if present:
+            found.append(flag)
+    return found
+
+
+def _numpy_features() -> dict[str, bool]:
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:
+        return {}
+    return {str(name): bool(value) for name, value in dict(__cpu_features__).items()}
 
 
 def library_versions() -> dict[str, str]:
