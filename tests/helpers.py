@@ -833,3 +833,25 @@ def dialog_text(app: MemoryConsoleApp) -> str:
     screen = app.screen
     assert isinstance(screen, ConfirmScreen)
     return screen.title_text + " " + str(screen.body)
+
+
+def keep_variant_choice(cache_dir: Path, variant: str) -> None:
+    """Keep, in cache_dir, a calibration of this machine that chose `variant`: what a
+    machine where that variant passed its checks and ran fastest keeps, so a test can exercise
+    the rewritten graph's cache whichever variant this machine would pick."""
+    from memory_console.embed import calibration
+    from memory_console.embed.embedder import candidates_of, file_sha256, read_manifest
+
+    manifest = read_manifest()
+    key = calibration.machine_key(file_sha256(manifest.onnx.path), candidates_of(manifest))
+    previous = os.environ.get("MEMORY_CONSOLE_CACHE_DIR")
+    os.environ["MEMORY_CONSOLE_CACHE_DIR"] = str(cache_dir)
+    try:
+        calibration.keep(
+            calibration.Calibration(key, variant, calibration.INDEX_FLOAT32, measured=False)
+        )
+    finally:
+        if previous is None:
+            del os.environ["MEMORY_CONSOLE_CACHE_DIR"]
+        else:
+            os.environ["MEMORY_CONSOLE_CACHE_DIR"] = previous

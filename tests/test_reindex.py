@@ -91,7 +91,7 @@ def test_another_models_vectors_are_dropped_and_only_theirs(tmp_path: Path) -> N
         for model, part in (("b-model", ids[:2]), ("a-model", ids[2:4]), ("c-model", ids[4:])):
             table.write_vectors(store, model, [(ident, "hash", vector) for ident in part])
         assert table.other_models(store, "b-model") == ["a-model", "c-model"]
-        assert table.drop_other_models(store, "b-model") == 4
+        assert table.drop_other_models(store, "b-model") == {"a-model": 2, "c-model": 2}
         assert table.other_models(store, "b-model") == []
-        assert table.drop_other_models(store, "b-model") == 0
+        assert table.drop_other_models(store, "b-model") == {}
         assert len(table.load_active_vectors(store, "b-model", 4)[0]) == 2

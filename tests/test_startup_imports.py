@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import keep_variant_choice
+
 REPOSITORY = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlmodel", "textual", "onnxruntime", "onnx")
 
@@ -110,6 +112,7 @@ def test_semantic_search_imports_onnx_only_to_make_the_kept_rewrite(tmp_path: Pa
     db = str(tmp_path / "tiny.db")
     cache = tmp_path / "cache"
     env = {"MEMORY_CONSOLE_CACHE_DIR": str(cache)}
+    keep_variant_choice(cache, "rewritten float32")
     imported_by("--db", db, "demo", "--count", "20")
     first = imported_by("--db", db, "search", "--mode", "semantic", "editor", env=env)
     assert "onnx" in first and "onnxruntime" in first
@@ -125,11 +128,13 @@ def test_a_damaged_kept_rewrite_is_made_again(
     from memory_console.embed.embedder import Embedder
 
     monkeypatch.setenv("MEMORY_CONSOLE_CACHE_DIR", str(tmp_path))
+    keep_variant_choice(tmp_path, "rewritten float32")
     first = Embedder.load()
+    assert first.variant == "rewritten float32"
     for kept in (tmp_path / "models").glob("*.onnx"):  # the rewrite and the session graph
         kept.write_bytes(kept.read_bytes()[:-100] + b"\0" * 100)
     again = Embedder.load()
-    assert again.model_id == first.model_id and "+" in again.model_id  # rewritten, not plain
+    assert again.model_id == first.model_id and again.variant == "rewritten float32"
     text = "prefers dark mode in every editor"
     assert float(first.embed_query(text) @ again.embed_query(text)) > 0.9999
     # The damaged copy was replaced by a good one, which a third load reads back.
