@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memory_console.store.postgres import is_url
+from memory_console.store.postgres import foreign_location, is_url
 
 APP_NAME = "memory-console"
 ENV_PREFIX = "MEMORY_CONSOLE_"
@@ -105,6 +105,8 @@ def parse_setting(name: str, value: Any, source: str) -> Any:
         raise SettingsError(wrong)
     if name == "db" and is_url(value.strip()):
         return value.strip()
+    if name == "db" and (foreign := foreign_location(value.strip())) is not None:
+        raise SettingsError(f"{source}: {foreign}")
     if name in ("db", "model_manifest"):
         return Path(value).expanduser() if value.strip() else None
     if name == "merge_command" and value.strip():
@@ -187,6 +189,9 @@ def resolve_db(cli_db: str | None, settings: Settings) -> Path | str:
     """--db, else MEMORY_CONSOLE_DB / config, else the user's data directory: a file's path,
     or a PostgreSQL URL as given."""
     if cli_db:
+        foreign = foreign_location(cli_db)
+        if foreign is not None:
+            raise SettingsError(f"--db: {foreign}")
         return cli_db if is_url(cli_db) else Path(cli_db).expanduser()
     if settings.db is not None:
         return settings.db
