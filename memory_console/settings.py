@@ -23,6 +23,8 @@ class Settings:
     theme: str = "textual-dark"
     model_manifest: Path | None = None
     merge_command: str | None = None
+    merge_timeout: float = 60.0  # seconds the merge command has for one question
+    merge_budget: float = 600.0  # seconds it has for every question of one apply or review
     page_size: int = 100
 
     def with_overrides(self, **values: Any) -> Settings:
@@ -51,6 +53,7 @@ def default_db_path() -> Path:
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off", "")
 MAX_PAGE_SIZE = 100_000
+MAX_MERGE_SECONDS = 86_400.0  # a day: a merge budget or timeout beyond is a typing mistake
 # Every setting, with what it holds (for the one-line error about a bad value).
 SETTING_KINDS = {
     "db": "a path",
@@ -58,6 +61,8 @@ SETTING_KINDS = {
     "theme": "a theme name",
     "model_manifest": "a path",
     "merge_command": "a command line",
+    "merge_timeout": "seconds, more than 0 and at most 86,400",
+    "merge_budget": "seconds, more than 0 and at most 86,400",
     "page_size": f"a whole number from 1 to {MAX_PAGE_SIZE:,}",
 }
 
@@ -101,6 +106,14 @@ def parse_setting(name: str, value: Any, source: str) -> Any:
         if number is None or not 1 <= number <= MAX_PAGE_SIZE:
             raise SettingsError(wrong)
         return number
+    if name in ("merge_timeout", "merge_budget"):
+        try:
+            seconds = float(str(value).strip()) if not isinstance(value, bool) else None
+        except ValueError:
+            seconds = None
+        if seconds is None or not 0 < seconds <= MAX_MERGE_SECONDS:  # NaN fails too
+            raise SettingsError(wrong)
+        return seconds
     if not isinstance(value, str):
         raise SettingsError(wrong)
     if name == "db" and is_url(value.strip()):
