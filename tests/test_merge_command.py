@@ -139,6 +139,15 @@ def test_a_command_that_never_answers_is_given_up_after_three_timeouts(
     assert code == 0 and seconds < 8, (err, seconds)
     assert "3: merge command gave no answer in 0.3 s" in err, err
     assert "1: merge command not asked (it gave no answer 3 times in a row)" in err, err
+    with Store(groups_db) as store:
+        add_duplicate_groups(store, SIZES)
+    result = invoke(
+        ["maintain", "--passes", "consolidate", "--db", str(groups_db), "--now", to_iso(NOW)]
+        + ["--apply", "--json"]
+    )
+    figures = json.loads(result.out)["figures"]["consolidate"]
+    assert figures["merge_command_failures"] == 4
+    assert figures["merge_command_fallbacks"] == {"timed_out": 3, "not_asked": 1}
 
 
 def test_fifteen_megabytes_of_output_are_not_read(

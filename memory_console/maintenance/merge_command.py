@@ -182,6 +182,11 @@ def merge_with_command(
         memories.append(replace(memory, fields=fields, reason=why))
     figures = {**plan.figures}
     if "consolidate" in figures:
-        figures["consolidate"] = {**figures["consolidate"], "merge_command_failures": len(failures)}
+        figures["consolidate"] = {
+            **figures["consolidate"],
+            "merge_command_failures": len(failures),
+            # by cause, for --json readers: {"timed_out": 3, "not_asked": 298}
+            "merge_command_fallbacks": dict(Counter(f.code for f in failures.values())),
+        }
     merged = replace(plan, new_memories=memories, figures=figures)
     return CommandMerges(merged, failures, undecided, asked)
