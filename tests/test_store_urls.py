@@ -204,6 +204,8 @@ def test_a_reachable_store_is_named_without_its_password(pg_url: str, tmp_path: 
         assert leaked(plan["store"]) == [] and plan["store"].startswith(url[:8]), plan["store"]
         with Store(url, read_only=True) as store:
             assert leaked(store.location + store.identity + postgres_title(store.location)) == []
+    doctor = invoke(["doctor", "--db", forms["percent-encoded"], "--json"])
+    assert leaked(doctor.out + doctor.err) == [] and "Traceback" not in doctor.err, doctor
     banner = mcp_banner(forms["password parameter"])
     assert "MCP server on stdio: postgresql://postgres@/" in banner and leaked(banner) == []
     assert files_with_words(tmp_path) == []
