@@ -182,11 +182,11 @@ def merge_with_command(
         memories.append(replace(memory, fields=fields, reason=why))
     figures = {**plan.figures}
     if "consolidate" in figures:
+        causes = Counter(f"merge_command_{f.code}" for f in failures.values())
         figures["consolidate"] = {
             **figures["consolidate"],
             "merge_command_failures": len(failures),
-            # by cause, for --json readers: {"timed_out": 3, "not_asked": 298}
-            "merge_command_fallbacks": dict(Counter(f.code for f in failures.values())),
+            **causes,  # by cause, for --json readers: merge_command_timed_out 3, ...
         }
     merged = replace(plan, new_memories=memories, figures=figures)
     return CommandMerges(merged, failures, undecided, asked)
