@@ -20,6 +20,7 @@ from memory_console.commands import common
 from memory_console.literal import visible
 from memory_console.settings import SettingsError
 from memory_console.store.errors import StoreError, damaged, is_damage
+from memory_console.store.postgres import shown_url
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -102,9 +103,9 @@ def fail(message: object) -> int:
 def store_path(args: argparse.Namespace) -> object:
     """The store a command worked on, for a message about it."""
     try:
-        return common.db_path(args)
+        return shown_url(common.db_path(args))
     except (common.UserError, OSError, ValueError):
-        return getattr(args, "db", None) or "the store"
+        return shown_url(getattr(args, "db", None) or "the store")
 
 
 def output_closed() -> int:
@@ -152,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # transaction, if any, was rolled back.
         if is_damage(error):
             return fail(damaged(store_path(args), error))
-        where = f"{args.db}: " if getattr(args, "db", None) else ""
+        where = f"{shown_url(args.db)}: " if getattr(args, "db", None) else ""
         return fail(f"{where}the database failed: {error}")
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memory_console.store.postgres import is_url
+from memory_console.store.postgres import foreign_location, is_url
 
 APP_NAME = "memory-console"
 ENV_PREFIX = "MEMORY_CONSOLE_"
@@ -23,6 +23,8 @@ class Settings:
     theme: str = "textual-dark"
     model_manifest: Path | None = None
     merge_command: str | None = None
+    merge_timeout: float = 60.0  # seconds the merge command has for one question
+    merge_budget: float = 600.0  # seconds it has for every question of one apply or review
     page_size: int = 100
 
     def with_overrides(self, **values: Any) -> Settings:
@@ -51,6 +53,7 @@ def default_db_path() -> Path:
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off", "")
 MAX_PAGE_SIZE = 100_000
+MAX_MERGE_SECONDS = 86_400.0  # a day: a merge budget or timeout beyond is a typing mistake
 # Every setting, with what it holds (for the one-line error about a bad value).
 SETTING_KINDS = {
     "db": "a path",
@@ -58,6 +61,8 @@ SETTING_KINDS = {
     "theme": "a theme name",
     "model_manifest": "a path",
     "merge_command": "a command line",
+    "merge_timeout": "seconds, more than 0 and at most 86,400",
+    "merge_budget": "seconds, more than 0 and at most 86,400",
     "page_size": f"a whole number from 1 to {MAX_PAGE_SIZE:,}",
 }
 
@@ -101,10 +106,20 @@ def parse_setting(name: str, value: Any, source: str) -> Any:
         if number is None or not 1 <= number <= MAX_PAGE_SIZE:
             raise SettingsError(wrong)
         return number
+    if name in ("merge_timeout", "merge_budget"):
+        try:
+            seconds = float(str(value).strip()) if not isinstance(value, bool) else None
+        except ValueError:
+            seconds = None
+        if seconds is None or not 0 < seconds <= MAX_MERGE_SECONDS:  # NaN fails too
+            raise SettingsError(wrong)
+        return seconds
     if not isinstance(value, str):
         raise SettingsError(wrong)
     if name == "db" and is_url(value.strip()):
         return value.strip()
+    if name == "db" and (foreign := foreign_location(value.strip())) is not None:
+        raise SettingsError(f"{source}: {foreign}")
     if name in ("db", "model_manifest"):
         return Path(value).expanduser() if value.strip() else None
     if name == "merge_command" and value.strip():
@@ -187,6 +202,9 @@ def resolve_db(cli_db: str | None, settings: Settings) -> Path | str:
     """--db, else MEMORY_CONSOLE_DB / config, else the user's data directory: a file's path,
     or a PostgreSQL URL as given."""
     if cli_db:
+        foreign = foreign_location(cli_db)
+        if foreign is not None:
+            raise SettingsError(f"--db: {foreign}")
         return cli_db if is_url(cli_db) else Path(cli_db).expanduser()
     if settings.db is not None:
         return settings.db

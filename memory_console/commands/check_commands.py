@@ -26,22 +26,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check.set_defaults(handler=cmd_check)
 
 
-def shown(location: object) -> str:
-    """The store as a report names it: a path, or a URL without its password."""
-    from memory_console.store.postgres import is_url, shown_url
-
-    return shown_url(str(location)) if is_url(location) else str(location)
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     from memory_console.store.check import CheckReport, CheckResult, check_store
+    from memory_console.store.postgres import shown_url
 
     try:
         store = common.open_store(args)
     except common.UserError as error:  # refused at open: that is the check's finding
         refused = CheckResult("open", "the store opens as a memory-console store")
         refused.add(str(error))
-        report = CheckReport(shown(common.db_path(args)), [refused])
+        report = CheckReport(shown_url(common.db_path(args)), [refused])
     else:
         try:
             report = check_store(store)

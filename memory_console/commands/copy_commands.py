@@ -38,6 +38,9 @@ def cmd_copy(args: argparse.Namespace) -> int:
     from memory_console.store import copy, postgres
 
     target = args.destination
+    foreign = postgres.foreign_location(target)
+    if foreign is not None:
+        raise UserError(f"DST: {foreign}; nothing was written")
     if not postgres.is_url(target):
         target = str(Path(target).expanduser())
         if not postgres.is_url(args.source) and Path(target).resolve() == (
@@ -48,7 +51,7 @@ def cmd_copy(args: argparse.Namespace) -> int:
     opening.db = args.source
     store = common.open_store(opening, actor="copy")
     try:
-        with common.progress(f"copying to {args.destination}") as update:
+        with common.progress(f"copying to {postgres.shown_url(target)}") as update:
             report = copy.copy_from(store, target, update)
     except StoreError as error:
         raise UserError(str(error)) from error

@@ -7,12 +7,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_console.commands import common
 from memory_console.commands.common import UserError
 from memory_console.literal import visible
 from memory_console.timeutil import to_iso
+
+if TYPE_CHECKING:
+    from memory_console.settings import Settings
 
 PARAM_PREFIX = "param_"
 # The commands of this module and their one-line help: named alone (name_commands) when the
@@ -279,7 +282,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     common.check_range("--top", args.top, 0)
     now = common.now_of(args)
     write = f"{args.command_name} --apply" if args.apply else None
-    command = common.settings_of(args).merge_command
+    settings = common.settings_of(args)
     store = common.open_store(args, actor="cli", write=write)
     try:
         names = args.passes or registry.maintain_passes()
@@ -308,7 +311,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if args.apply:
             with common.progress(f"applying {proposed.changed:,} changes") as update:
                 proposed, run = apply_with_command(
-                    store, proposed, command, args.skip_stale, "or", update
+                    store, proposed, settings, args.skip_stale, "or", update
                 )
         titles = titles_of(store, proposed, args.top) if not args.json else {}
     finally:
@@ -387,7 +390,7 @@ def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
         raise UserError(f"{', '.join(given)}: the plan file fixes them; make a new plan instead")
     common.check_range("--top", args.top, 0)
     plan_file = load_plan(path)
-    command = common.settings_of(args).merge_command
+    settings = common.settings_of(args)
     store = common.open_store(args, actor="cli", write=f"{args.command_name} --apply")
     try:
         store.require_writable(f"{args.command_name} --apply")
@@ -399,7 +402,7 @@ def apply_plan_file(args: argparse.Namespace, path: Path) -> int:
             raise UserError(f"{path}: {error}") from error
         with common.progress(f"applying {edited.changed:,} changes") as update:
             edited, run = apply_with_command(
-                store, edited, command, args.skip_stale, ": make a new plan, or", update
+                store, edited, settings, args.skip_stale, ": make a new plan, or", update
             )
         titles = titles_of(store, edited, args.top) if not args.json else {}
     finally:
@@ -501,19 +504,20 @@ def cmd_plan_edit(args: argparse.Namespace) -> int:
 def apply_with_command(
     store: Any,
     proposed: Any,
-    command: str | None,
+    settings: Settings,
     skip_stale: bool,
     stale_hint: str,
     progress: common.Update | None = None,
 ) -> tuple[Any, Any]:
-    """Word the plan's merges with the merge command (its failures warned, the extractive
-    merge kept for them), then apply it, telling `progress` the rows written; returns the
-    plan applied (its figures count the command's failures) and the run. A stale plan is a
-    UserError ending in `stale_hint` and the --skip-stale advice."""
+    """Word the plan's merges with the merge command under the settings' budget (its
+    failures warned, counted by cause, the extractive merge kept for them), then apply it,
+    telling `progress` the rows written; returns the plan applied (its figures count the
+    command's failures) and the run. A stale plan is a UserError ending in `stale_hint`
+    and the --skip-stale advice."""
     from memory_console.maintenance import StalePlanError, apply
-    from memory_console.maintenance.merge_command import merge_with_command
+    from memory_console.maintenance.merge_command import merge_with_command, run_budget
 
-    merges = merge_with_command(store, proposed, command)
+    merges = merge_with_command(store, proposed, settings.merge_command, run_budget(settings))
     warn(merges.summary)
     try:
         return merges.plan, apply(store, merges.plan, skip_stale=skip_stale, progress=progress)

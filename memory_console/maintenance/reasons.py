@@ -96,6 +96,14 @@ def merge_failure_text(code: str, values: Mapping[str, Any]) -> str:
         return "merge command answered with invalid JSON"
     if code == "incomplete":
         return "merge command answered without title, content and keywords"
+    if code == "timed_out":
+        return f"merge command gave no answer in {values.get('error')}"
+    if code == "not_asked":
+        return f"merge command not asked ({values.get('error')})"
+    if code == "too_long":
+        return f"merge command answered more than {values.get('error')}"
+    if code == "refused":
+        return f"merge command's answer refused: {values.get('error')}"
     return f"merge command failed ({values.get('error')})"
 
 

@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 
 from memory_console.maintenance.changes import ChangeSet, Plan
-from memory_console.maintenance.command import ask
+from memory_console.maintenance.command import Budget, ask, sensitive_problem, text_problem
 from memory_console.maintenance.edits import SUPERSEDED_BY, PlanEdits
 from memory_console.maintenance.reasons import Reason, ReasonItem, Reasons
 from memory_console.store import MemoryRecord, Store
 from memory_console.store.consolidation import group_vectors
 
 DECISIONS = ("supersede", "keep")
-PROPOSE_TIMEOUT_S = 60.0
+REASON_LENGTH = 300  # characters of the command's reason kept in the pair's reason
 
 
 @dataclass(frozen=True)
@@ -82,23 +82,30 @@ def ask_command(
     old: MemoryRecord,
     new: MemoryRecord,
     reason: ReasonItem,
-    timeout: float = PROPOSE_TIMEOUT_S,
+    budget: Budget | None = None,
 ) -> dict[str, Any]:
     """The command's decision on one pair as reason values: proposed (supersede or keep) and
-    proposal_reason, or merge_command_failure (and its detail) when it gave none."""
+    proposal_reason, or merge_command_failure (and its detail) when it gave none or its
+    reason is refused as an agent's write would be (a credential, a control character)."""
     payload = {
         "task": "supersede",
         "old": memory_payload(old),
         "new": memory_payload(new),
         "differences": reason.get("differences") if isinstance(reason, Reason) else None,
     }
-    answer, failure = ask(command, payload, timeout)
+    answer, failure = ask(command, payload, budget or Budget())
     if failure is not None:
         return failure.values()
     if not (isinstance(answer, dict) and answer.get("decision") in DECISIONS):
         return {"merge_command_failure": "incomplete"}
     why = answer.get("reason")
-    return {"proposed": answer["decision"], "proposal_reason": str(why)[:300] if why else None}
+    if why is not None and not isinstance(why, str):
+        return {"merge_command_failure": "incomplete"}
+    why = (why or "").strip()[:REASON_LENGTH]
+    problem = text_problem({"reason": why}) or sensitive_problem([why], [old, new])
+    if problem is not None:
+        return {"merge_command_failure": "refused", "error": problem}
+    return {"proposed": answer["decision"], "proposal_reason": why or None}
 
 
 def memory_payload(record: MemoryRecord) -> dict[str, Any]:
@@ -111,14 +118,15 @@ def memory_payload(record: MemoryRecord) -> dict[str, Any]:
 
 
 def propose_with_command(
-    store: Store, plan: Plan, command: str | None, timeout: float = PROPOSE_TIMEOUT_S
+    store: Store, plan: Plan, command: str | None, budget: Budget | None = None
 ) -> tuple[Plan, int]:
-    """`plan` with the command's decision in the reason of each supersession not asked yet,
-    and how many it gave none for. The decision is recorded, never carried out: the
-    operator decides at review."""
+    """`plan` with the command's decision in the reason of each supersession not asked yet
+    (every call under `budget`), and how many it gave none for. The decision is recorded,
+    never carried out: the operator decides at review."""
     pairs = supersessions(plan)
     if not command or not pairs:
         return plan, 0
+    budget = budget or Budget()
     records = store.get_many([i for old, (new, _) in pairs.items() for i in (old, new)])
     failures = 0
     change_sets: list[ChangeSet] = []
@@ -134,7 +142,7 @@ def propose_with_command(
                 item.get("proposed") or item.get("merge_command_failure")
             )
             if isinstance(item, Reason) and not asked and ident in records and new in records:
-                values = ask_command(command, records[ident], records[new], item, timeout)
+                values = ask_command(command, records[ident], records[new], item, budget)
                 failures += "merge_command_failure" in values
                 item = item.with_values(**values)
             items.append(item)

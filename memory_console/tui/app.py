@@ -23,13 +23,17 @@ WATCH_INTERVAL = 1.0  # seconds between two looks at the store's data_version
 
 
 def postgres_title(location: str) -> str:
-    """`DB on HOST (PostgreSQL)` for a store's URL as shown (without its password)."""
+    """`DB on HOST (PostgreSQL)` for a store's URL as shown (without its password); the URL
+    itself when it does not split so (several hosts, a port that is no number)."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(location)
-    database = parts.path.lstrip("/") or "postgres"
-    host = parts.hostname or "the local socket"
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        parts = urlsplit(location)
+        database = parts.path.lstrip("/") or "postgres"
+        host = parts.hostname or "the local socket"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return f"{location} (PostgreSQL)"
     return f"{database} on {host}{port} (PostgreSQL)"
 
 

@@ -31,7 +31,7 @@ from memory_console.maintenance.edits import (
     merge_groups,
     unedited,
 )
-from memory_console.maintenance.merge_command import merge_with_command
+from memory_console.maintenance.merge_command import merge_with_command, run_budget
 from memory_console.maintenance.merge_review import merge_members, partial_plan
 from memory_console.maintenance.passes.consolidate import (
     ConsolidateParams,
@@ -807,9 +807,11 @@ class PreviewScreen(MemoryActionsScreen):
         description="apply",
     )
     def apply_worker(self, edited: Plan, skip_stale: bool = False) -> None:
-        """The merge command (if any) words the merges first, outside the transaction."""
+        """The merge command (if any) words the merges first, outside the transaction,
+        within the settings' budget for the whole apply."""
         store = self.context.store
-        merges = merge_with_command(store, edited, self.context.settings.merge_command)
+        settings = self.context.settings
+        merges = merge_with_command(store, edited, settings.merge_command, run_budget(settings))
 
         def written(done: int, total: int) -> None:
             self.post_message(self.ApplyProgress(done, total))

@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 from memory_console.literal import literal
 from memory_console.maintenance import Plan
 from memory_console.maintenance.changes import ChangeSet, NewMemory
+from memory_console.maintenance.command import Budget
 from memory_console.maintenance.edits import (
     EditedPlan,
     PlanEdits,
@@ -30,6 +31,7 @@ from memory_console.maintenance.edits import (
     merge_groups_of,
     unedited,
 )
+from memory_console.maintenance.merge_command import run_budget
 from memory_console.maintenance.merge_review import (
     MergeGroup,
     Part,
@@ -243,6 +245,7 @@ class ReviewScreen(ConsoleScreen):
         self.group: MergeGroup | None = None
         self.pair: SupersedePair | None = None
         self.proposals: dict[int, Reason] = {}  # the merge command's, asked once per pair
+        self.budget: Budget | None = None  # the merge command's time in this review
         self.marked: set[int] = set()
 
     def compose(self) -> ComposeResult:
@@ -441,7 +444,8 @@ class ReviewScreen(ConsoleScreen):
         reason = pair.reason
         if command and isinstance(reason, Reason) and not proposal_of(reason):
             if old not in self.proposals:
-                values = ask_command(command, pair.old, pair.new, reason)
+                self.budget = self.budget or run_budget(self.context.settings)
+                values = ask_command(command, pair.old, pair.new, reason, self.budget)
                 self.proposals[old] = reason.with_values(**values)
             pair = SupersedePair(pair.old, pair.new, pair.number, pair.cosine, self.proposals[old])
         if not get_current_worker().is_cancelled:
