@@ -143,8 +143,8 @@ def test_the_generated_tables_are_those_stores_already_hold() -> None:
 
     tables = [s for s in schema_statements(with_indexes=False) if s.startswith("CREATE TABLE")]
     digest = hashlib.sha256("\n".join(tables).encode()).hexdigest()
-    assert SCHEMA_VERSION == 8
-    assert digest == "7a3a205a617ba68582059f880758170c0dcfbd2bf8a7538a35ada685be921f92"
+    assert SCHEMA_VERSION == 9
+    assert digest == "20b1349158401c22b403c914eeeb117411d33d3c1ec19a96706eba5798f44cc2"
 
 
 def test_a_schema_seven_store_gets_partial_indexes(db_path: Path) -> None:
@@ -176,3 +176,76 @@ def test_a_schema_seven_store_gets_partial_indexes(db_path: Path) -> None:
         assert "ix_memory_superseded_by" in plan[0][3]
     finally:
         conn.close()
+
+
+def as_schema_eight(db_path: Path) -> None:
+    """Make a store's key tables what schema 8 made them: INTEGER PRIMARY KEY without
+    AUTOINCREMENT (SQLite then hands out max(id) + 1, reusing a deleted memory's id)."""
+    conn = sqlite3.connect(db_path)
+    try:
+        conn.execute("BEGIN")
+        for table in ("memory", "memory_event", "maintenance_run"):
+            (sql,) = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone()
+            indexes = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN "
+                    "('index', 'trigger') AND sql IS NOT NULL",
+                    (table,),
+                )
+            ]
+            old = sql.replace(" AUTOINCREMENT", "").replace(
+                f"CREATE TABLE {table} ", "CREATE TABLE old ", 1
+            )
+            conn.execute(old)
+            conn.execute(f"INSERT INTO old SELECT * FROM {table}")
+            conn.execute(f"DROP TABLE {table}")
+            conn.execute(f"ALTER TABLE old RENAME TO {table}")
+            for statement in indexes:
+                conn.execute(statement)
+        conn.execute("DELETE FROM sqlite_sequence")
+        conn.execute("PRAGMA user_version = 8")
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def test_a_schema_eight_store_hands_out_each_id_once_after_migrating(db_path: Path) -> None:
+    """Schema 9: memories 3 and 4 were deleted (their history closed by `purged` events, as an
+    undo leaves it), so a schema 8 store would give the next memory id 4 again, which would
+    show the dead one's history. After the migration the next memory takes 5, the rows, the
+    text index and check are as before."""
+    with Store(db_path) as store:
+        ids = store.add_many([{"content": f"memory {n}"} for n in range(4)], now=NOW)
+        with store.transaction("as an undo of a consolidation") as conn:
+            for ident in ids[2:]:
+                conn.execute(
+                    "INSERT INTO memory_event (memory_id, at, actor, kind) "
+                    "VALUES (?, ?, 'undo', 'purged')",
+                    (ident, NOW),
+                )
+                conn.execute("DELETE FROM memory WHERE id = ?", (ident,))
+    as_schema_eight(db_path)
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("SELECT max(id) FROM memory").fetchone()[0] == ids[1]
+    conn.close()
+    with Store(db_path) as store:
+        (new,) = store.add_many([{"content": "a new memory"}], now=NOW)
+        assert new == ids[3] + 1
+    conn = sqlite3.connect(db_path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+        for table in ("memory", "memory_event", "maintenance_run"):
+            assert "AUTOINCREMENT" in tables[table]
+        triggers = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        }
+        assert {"memory_fts_ai", "memory_fts_ad", "memory_fts_au"} <= triggers
+        found = conn.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH 'new'").fetchall()
+        assert found == [(new,)]
+    finally:
+        conn.close()
+    assert main(["--db", str(db_path), "check"]) == 0

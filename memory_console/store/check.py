@@ -130,6 +130,23 @@ def check_events(conn: Connection, result: CheckResult) -> None:
     )
     for memory_id, count in rows:
         result.add(f"{count} events of memory {memory_id}, which is gone without a purge")
+    # An id lives once: a `purged` event ends a memory's life, so an event after it, or a
+    # memory of that id still there, is another memory that was given the dead one's id.
+    rows = conn.execute(
+        "SELECT p.memory_id, count(*) FROM memory_event AS p JOIN memory_event AS e "
+        "ON e.memory_id = p.memory_id AND e.id > p.id WHERE p.kind = 'purged' "
+        "GROUP BY p.memory_id ORDER BY p.memory_id"
+    )
+    for memory_id, count in rows:
+        result.add(
+            f"{count} events of memory {memory_id} come after its purge (its id was used again)"
+        )
+    rows = conn.execute(
+        "SELECT DISTINCT p.memory_id FROM memory_event AS p JOIN memory AS m "
+        "ON m.id = p.memory_id WHERE p.kind = 'purged' ORDER BY p.memory_id"
+    )
+    for (memory_id,) in rows:
+        result.add(f"memory {memory_id} exists after its purge (its id was used again)")
     rows = conn.execute(
         "SELECT e.run_id, count(*) FROM memory_event AS e WHERE e.run_id IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM maintenance_run AS r WHERE r.id = e.run_id) "

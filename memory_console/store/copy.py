@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_console.store import bulk_load, db, postgres
+from memory_console.store import bulk_load, db, ids, postgres
 from memory_console.store.connection import Connection
 from memory_console.store.dialect import vector_literal
 from memory_console.store.errors import StoreError
@@ -299,6 +299,7 @@ def fill_sqlite(conn: Any, rows: Rows, where: str) -> Digest:
         conn.execute(statement)
     for statement in (*db.FTS_TRIGGERS, *VECTOR_LOG_TRIGGERS):
         conn.execute(statement)
+    ids.raise_sqlite_sequences(conn)
     back = Digest()
     for table in TABLES:
         back.read(conn, table)

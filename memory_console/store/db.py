@@ -17,7 +17,7 @@ from memory_console.store.migrations import MIGRATIONS
 from memory_console.store.vector_log import VECTOR_LOG_TRIGGERS, new_store_id
 
 APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store we create
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = WRITE_WAIT_MS  # a writer's wait for the write lock, per attempt
 LOW_DISK_BYTES = 64 * 1024  # less free space than this: an open that fails blames the disk

@@ -129,6 +129,56 @@ def postgres_search_and_vector_tables(conn: Any) -> None:
         conn.execute(statement)
 
 
+def make_ids_live_once(conn: sqlite3.Connection) -> None:
+    """Schema 9: memory, memory_event and maintenance_run become AUTOINCREMENT tables, so an id
+    is handed out once for the life of the store (an id freed by an undo was given to the next
+    memory, which then showed the dead one's history). SQLite cannot add AUTOINCREMENT to a
+    table: each is made again under its declared DDL, its rows copied with their ids, its
+    indexes and triggers made again; then the sequences start above every id any event, link
+    or run names (store/ids.py)."""
+    from memory_console.store import db, ids
+    from memory_console.store.schema import column_names
+
+    created = {
+        statement.split("(", 1)[0].split()[-1]: statement
+        for statement in db.schema_statements(with_indexes=False)
+        if statement.startswith("CREATE TABLE ")
+    }
+    indexes = db.index_statements()
+    for table in ids.FLOORS:
+        done = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+        if done is not None and "AUTOINCREMENT" in done[0]:
+            continue  # like IF NOT EXISTS: a migration may meet it done
+        names = ", ".join(f'"{name}"' for name in column_names(table))
+        conn.execute(
+            created[table].replace(f"CREATE TABLE {table} ", f"CREATE TABLE {table}_9 ", 1)
+        )
+        conn.execute(f"INSERT INTO {table}_9 ({names}) SELECT {names} FROM {table}")
+        conn.execute(f"DROP TABLE {table}")
+        conn.execute(f"ALTER TABLE {table}_9 RENAME TO {table}")
+        for statement in indexes:
+            if f" ON {table} (" in statement:
+                conn.execute(statement)
+    names_of_triggers = {
+        row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    }
+    for statement in (*db.FTS_TRIGGERS, *VECTOR_LOG_TRIGGERS):
+        if statement.split()[2] not in names_of_triggers:
+            conn.execute(statement)
+    ids.raise_sqlite_sequences(conn)
+
+
+def postgres_ids_live_once(conn: Any) -> None:
+    """Schema 9 on PostgreSQL: sequences never hand an id out twice, but a load that gave ids
+    set them to the largest id left; they now start above every id any event, link or run
+    names, and are never moved back (store/ids.py)."""
+    from memory_console.store import ids
+
+    ids.raise_postgres_sequences(conn)
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: add_status_owner_topic_index,
     2: add_store_settings,
@@ -137,6 +187,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     5: add_evaluated_at,
     6: add_vector_log,
     7: make_partial_indexes,
+    8: make_ids_live_once,
 }
 
 
@@ -144,4 +195,5 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
 # adds its step here as well as above, so both backends move through the same versions.
 POSTGRES_MIGRATIONS: dict[int, Callable[[Any], None]] = {
     7: postgres_search_and_vector_tables,
+    8: postgres_ids_live_once,
 }

@@ -622,17 +622,20 @@ def refuse_filled(
 
 def set_sequences(conn: Connection) -> None:
     """Move every key's sequence past the largest id its table holds (ids given by a load or
-    a copy do not advance it), so the next row numbered by the database takes a new id."""
+    a copy do not advance it), and the memory, event and run keys past every id their history
+    names (store/ids.py), so the next row numbered by the database takes a new id."""
+    from memory_console.store import ids
     from memory_console.store.schema import declared_tables
 
     for table, columns in declared_tables().items():
         key = next(column for column in columns if column.primary_key)
-        if key.name not in ("id", "seq"):
+        if key.name not in ("id", "seq") or table in ids.FLOORS:
             continue
         conn.execute(
             f"SELECT setval(pg_get_serial_sequence('{table}', '{key.name}'), "
             f"coalesce((SELECT max({key.name}) FROM {table}), 0) + 1, false)"
         )
+    ids.raise_postgres_sequences(conn)
 
 
 def migrate(conn: Connection, where: str, version: int) -> None:

@@ -524,10 +524,11 @@ class Store:
                 cursor = conn.execute(sql, [row["id"]] + [row[c] for c in INSERT_COLUMNS])
             ids.append(int(cursor.fetchone()[0]))
         if self.url is not None and any(row.get("id") is not None for row in rows):
-            # Ids given by an import do not advance PostgreSQL's sequence: move it past them.
+            # Ids given by an import do not advance PostgreSQL's sequence: move it past them
+            # (and never back: an id handed out before is not handed out again).
             conn.execute(
-                "SELECT setval(pg_get_serial_sequence('memory', 'id'), "
-                "(SELECT max(id) FROM memory))"
+                "SELECT setval(pg_get_serial_sequence('memory', 'id'), greatest("
+                "(SELECT max(id) FROM memory), nextval(pg_get_serial_sequence('memory', 'id'))))"
             )
         plain = [
             (

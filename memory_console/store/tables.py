@@ -41,6 +41,8 @@ class Memory(MemoryBase, table=True):
     """One remembered fact, event or habit. `revision` grows with every change (stale plans)."""
 
     __tablename__ = "memory"
+    # Ids live once (schema 9): a deleted row's id is never handed out again (store/ids.py).
+    __table_args__ = {"sqlite_autoincrement": True}
     id: int | None = Field(default=None, primary_key=True)
     revision: int = Field(default=0)
     # The memory that states this fact's newer value (schema 5; docs/ARCHITECTURE.md, "Data
@@ -52,6 +54,8 @@ class MemoryEvent(SQLModel, table=True):
     """One change to a memory, by a person or a pass, with the values before and after."""
 
     __tablename__ = "memory_event"
+    # Ids live once (schema 9): a deleted row's id is never handed out again (store/ids.py).
+    __table_args__ = {"sqlite_autoincrement": True}
     id: int | None = Field(default=None, primary_key=True)
     memory_id: int
     at: float = Field(index=True)
@@ -71,6 +75,8 @@ class MaintenanceRun(SQLModel, table=True):
     """One applied maintenance plan: what ran, with which parameters, and what it changed."""
 
     __tablename__ = "maintenance_run"
+    # Ids live once (schema 9): a deleted row's id is never handed out again (store/ids.py).
+    __table_args__ = {"sqlite_autoincrement": True}
     id: int | None = Field(default=None, primary_key=True)
     started_at: float
     now: float = Field(description="the real or simulated time the plan was evaluated at")
