@@ -256,3 +256,66 @@ async def test_the_console_shows_an_edited_merge_and_the_two_choices(
         await settle(pilot)
     assert get_run(store, run_id).undone
     assert active(store) == 3
+
+
+def test_undoing_a_restore_archives_again_and_the_index_follows(tmp_path: Path) -> None:
+    """Archive, restore, undo the restore through the store with the search index loaded
+    from its file: the undo is announced as the archive it is (it was announced as an edit,
+    and the index failed after the commit: "cannot reshape array of size 0"), and the
+    memory leaves the semantic results."""
+    from memory_console.tui.actions import ACTIONS, DoneAction, undo_action
+
+    db = str(tmp_path / "undo.db")
+    assert cli("--db", db, "demo", "--count", "300").returncode == 0
+    assert cli("--db", db, "reindex").returncode == 0
+    with Store(db, actor="tui") as store:
+        engine = SearchEngine(store)
+        engine.prepare_semantic()
+        ident = store.page(MemoryFilter(status="active"), limit=1).rows[0].id
+        store.archive([ident], now=NOW)
+        restored = store.restore([ident], now=NOW + 1)
+        assert ident in engine.semantic.index
+        done = DoneAction("restore", NOW + 1, ACTIONS["restore"].kinds, tuple(restored.changed))
+        result = undo_action(store, done, NOW + 2)
+        assert result.changed == [ident]
+        assert store.require(ident).status == "archived"
+        assert ident not in engine.semantic.index
+        kinds = [event.kind for event in store.history(ident)]
+        assert kinds[-3:] == ["archived", "restored", "archived"]
+
+
+async def test_an_undo_that_committed_is_never_replayed(tmp_path: Path) -> None:
+    """The undo commits, then what follows the commit fails (here a listener of the store's
+    changes raises): the console says the change was written and drops the undo from its
+    stack, so a second `u` undoes the action before it, never the same one again."""
+    db_path = tmp_path / "stack.db"
+    with Store(db_path, actor="test") as store:
+        (ident,) = store.add_many([memory("a memory to archive and restore", days_old=1)], now=NOW)
+    with Store(db_path) as store:
+        app = console(store)
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = app.screen
+            screen.view = screen.view.with_filter(ids=(ident,))  # type: ignore[attr-defined]
+            screen.reset_view()  # type: ignore[attr-defined]
+            await settle(pilot)
+            await pilot.press("a")
+            await settle(pilot)
+            await pilot.press("r")
+            await settle(pilot)
+
+            def failing(kind: str, ids: list[int]) -> None:
+                raise RuntimeError("the index is gone")
+
+            store.listeners.append(failing)
+            await pilot.press("u")
+            await settle(pilot)
+            store.listeners.remove(failing)
+            assert store.require(ident).status == "archived"
+            await pilot.press("u")  # the archive's undo: restored
+            await settle(pilot)
+            await pilot.press("u")  # nothing left to undo
+            await settle(pilot)
+        kinds = [event.kind for event in store.history(ident)]
+        undo_notes = [e.query for e in store.history(ident) if (e.query or "").startswith("undo")]
+    assert kinds[-4:] == ["archived", "restored", "archived", "restored"]
+    assert len(undo_notes) == 2

@@ -312,7 +312,7 @@ class SemanticIndex:
             (ident, memory_text(title, content, keywords))
             for ident, title, content, keywords, _, _ in rows
         ]
-        if kind == "edited":
+        if kind == "edited" and rows:
             # An edit may move a memory to another owner or topic without changing its text.
             self.index.set_labels(
                 [row[0] for row in rows], self._labels([(row[4], row[5]) for row in rows])

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         PurgeResult,
     )
     from memory_console.store.errors import (
+        CommittedError,
         NotFoundError,
         ReadOnlyError,
         StoreBusyError,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 _HOMES: dict[str, tuple[str, ...]] = {
     "erase": ("ErasureRecord", "ErasureScope", "Joined", "PurgeResult"),
     "errors": (
+        "CommittedError",
         "NotFoundError",
         "ReadOnlyError",
         "StoreBusyError",
@@ -54,6 +56,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
 }
 __all__ = [
     "ChangeResult",
+    "CommittedError",
     "Cursor",
     "ErasureRecord",
     "ErasureScope",

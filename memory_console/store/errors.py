@@ -17,6 +17,11 @@ class ValidationError(StoreError):
     """A value that a memory field cannot take."""
 
 
+class CommittedError(StoreError):
+    """The change was written and committed; what was told of it afterwards (the search index
+    following it) failed. The change must not be made again: a retry would write it twice."""
+
+
 class StoreBusyError(StoreError):
     """Another process held the store's lock for longer than this one waits: nothing was
     done, and the same call may succeed in a moment (a caller may retry)."""

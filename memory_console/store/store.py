@@ -20,6 +20,7 @@ from memory_console.store.db import open_store_connection
 from memory_console.store.dialect import POSTGRES, SQLITE, Dialect
 from memory_console.store.erase import ErasureRecord, ErasureScope, PurgeResult
 from memory_console.store.errors import (
+    CommittedError,
     NotFoundError,
     ReadOnlyError,
     StoreBusyError,
@@ -329,10 +330,20 @@ class Store:
             self._commits_seen = counted
 
     def notify(self, kind: str, ids: list[int]) -> None:
-        """Tell listeners (the vector index, the console) which memories changed and how."""
-        if ids:
-            for listener in list(self.listeners):
+        """Tell listeners (the vector index, the console) which memories changed and how,
+        after the change committed: a listener's failure is a CommittedError, which says the
+        change was written, so that no caller makes it again."""
+        if not ids:
+            return
+        for listener in list(self.listeners):
+            try:
                 listener(kind, ids)
+            except Exception as error:
+                raise CommittedError(
+                    f"the change to {memories(len(ids))} was written, but the search index "
+                    f"could not follow it ({type(error).__name__}: {error}); it catches up "
+                    "at the next start or `memory-console reindex`"
+                ) from error
 
     def write_events(self, rows: Iterable[tuple[Any, ...]]) -> None:
         """Insert event rows (memory_id, at, actor, kind, before, after, run_id, query, scores
@@ -1151,6 +1162,7 @@ class Store:
         changed again since (then it is reported as unchanged)."""
         moment = now_ts() if now is None else now
         result = ChangeResult()
+        announced: dict[str, list[int]] = {}
         with self.transaction("undo") as conn:
             for event_id in event_ids:
                 row = conn.execute(
@@ -1195,7 +1207,10 @@ class Store:
                     ]
                 )
                 result.changed.append(memory_id)
-        self.notify("edited", result.changed)
+                announced.setdefault(status_change(before), []).append(memory_id)
+        # Each memory announced as what the undo did to it: an undo of a restore archives.
+        for kind, ids in announced.items():
+            self.notify(kind, ids)
         return result
 
     def last_event_ids(self, actor: str, kinds: Sequence[str], at: float) -> list[int]:
@@ -1221,6 +1236,14 @@ def changed_since(later: list[tuple[int, str | None]]) -> bool:
     return any(
         ident not in undone and not (query or "").startswith(UNDO_NOTE) for ident, query in later
     )
+
+
+def status_change(values: dict[str, Any]) -> str:
+    """How listeners hear of a memory set back to `values`: restored (active again),
+    archived (out of search) or edited."""
+    if "status" not in values:
+        return "edited"
+    return "restored" if values["status"] == "active" else "archived"
 
 
 def memories(count: int) -> str:

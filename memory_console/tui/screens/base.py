@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from memory_console.settings import data_dir
-from memory_console.store import MemoryRecord, ValidationError
+from memory_console.store import CommittedError, MemoryRecord, ValidationError
 from memory_console.tui.actions import (
     ACTIONS,
     DoneAction,
@@ -380,7 +380,12 @@ class MemoryActionsScreen(ConsoleScreen):
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         if worker.name == "undo" and self.undoing is not None:
-            self.context.done.append(self.undoing)  # not undone: it can be tried again
+            if isinstance(worker.error, CommittedError):
+                # Written: the undo leaves the stack, or a retry would write it again.
+                self.context.revision += 1
+                self.catch_up()
+            else:
+                self.context.done.append(self.undoing)  # nothing written: it can be tried again
         self.undoing = None
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="change")
