@@ -368,8 +368,11 @@ class MemoryAPI:
         vector = self._query_vector(title, content, keywords)
         unlike: list[str] = []  # how the nearest look-alike differs, when it does
         for ident, similarity in self._near_duplicates(scope, content, vector):
+            found = self.store.get(ident)
+            if found is None:
+                continue  # deleted by another process since this one's index last saw it
             # A changed value is a new fact, however alike the wording ("555-0141" / "-0187").
-            changed = facts.differences(self.store.require(ident).content, content)
+            changed = facts.differences(found.content, content)
             if changed and not unlike:
                 unlike = [f"not a duplicate of memory {ident} ({'; '.join(changed)})"]
             if not changed:

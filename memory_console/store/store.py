@@ -1001,9 +1001,15 @@ class Store:
                     continue
                 after = {f: values[f] for f in before}
                 metadata = current[ident][-1]
+                meta = json.loads(metadata or "{}")
                 if reason is not None:
-                    meta = json.loads(metadata or "{}")
                     meta["forget_reason"] = reason
+                elif "status" in values:
+                    # The reason a memory was forgotten ends with the status it explained.
+                    meta.pop("forget_reason", None)
+                if meta != json.loads(metadata or "{}"):
+                    # Written with the event, so that its undo puts the metadata back too.
+                    before["metadata"], after["metadata"] = metadata or "{}", dumps(meta)
                     metadata = dumps(meta)
                 updates.append([*values.values(), moment, metadata, ident])
                 events.append(
