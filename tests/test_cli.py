@@ -115,7 +115,10 @@ def test_actions_and_exit_codes(filled: str, capsys: pytest.CaptureFixture[str])
     with Store(filled) as store:
         kinds = [e.kind for e in store.history(3)]
         assert kinds == ["created", "archived", "restored"]
-        assert store.require(3).metadata["forget_reason"] == "holds a password"
+        # The reason is the forget's: kept in its event, ended by the restore.
+        forgot = store.history(3)[1]
+        assert forgot.after["metadata"]["forget_reason"] == "holds a password"
+        assert "forget_reason" not in store.require(3).metadata
         assert store.require(1).is_protected and not store.require(2).is_protected
     code, _, err = run(capsys, "protect", "x1", "--db", db)
     assert code == 1 and err.startswith("memory-console: error: not a memory id")

@@ -319,3 +319,55 @@ async def test_an_undo_that_committed_is_never_replayed(tmp_path: Path) -> None:
         undo_notes = [e.query for e in store.history(ident) if (e.query or "").startswith("undo")]
     assert kinds[-4:] == ["archived", "restored", "archived", "restored"]
     assert len(undo_notes) == 2
+
+
+def test_protecting_a_faded_memory_keeps_its_confidence_as_of_now_and_says_so(
+    store: Store,
+) -> None:
+    """Protection stops decay: a memory 0.84 stored but 0.77 as of now stays at 0.77 (it
+    showed 0.84 again, with no event), the event records the change, and undo puts back the
+    stored value."""
+    from memory_console.maintenance.forecast import confidence_now
+    from memory_console.tui.actions import ACTIONS, DoneAction, undo_action
+
+    (ident,) = store.add_many(
+        [
+            {
+                **memory("idle since winter", days_old=200),
+                "confidence": 0.84,
+                "base_confidence": 0.84,
+            }
+        ],
+        now=NOW,
+    )
+    faded = confidence_now(store.require(ident), NOW)
+    assert faded < 0.84 - 0.01
+    result = store.protect([ident], now=NOW)
+    record = store.require(ident)
+    assert record.is_protected and abs(record.confidence - faded) < 1e-9
+    assert abs(confidence_now(record, NOW + 400 * DAY) - faded) < 1e-9  # protected: no decay
+    (event,) = [e for e in store.history(ident) if e.kind == "protected"]
+    assert event.before["confidence"] == 0.84 and abs(event.after["confidence"] - faded) < 1e-9
+    done = DoneAction("protect", NOW, ACTIONS["protect"].kinds, tuple(result.changed))
+    undo_action(store, done, NOW + 1)
+    back = store.require(ident)
+    assert not back.is_protected and back.confidence == 0.84 and back.base_confidence == 0.84
+
+
+def test_after_a_run_evaluated_ahead_the_forecast_starts_at_the_confidence_shown_now(
+    store: Store,
+) -> None:
+    """A run evaluated 90 days ahead stores a lower confidence than decay from the base gives
+    today: `show` printed the stored 0.24 beside "forecast now 0.33". The forecast's first
+    point is the confidence as of now, and no later point is above it."""
+    from memory_console.maintenance import memory_forecast
+    from memory_console.maintenance.forecast import confidence_now
+
+    (ident,) = store.add_many([memory("planning the garden", days_old=200)], now=NOW)
+    apply(store, plan(store, ["decay"], now=NOW + 90 * DAY))
+    record = store.require(ident)
+    now_value = confidence_now(record, NOW, store.settings().params())
+    forecast = memory_forecast(record, NOW, params=store.settings().params())
+    values = [value for _, value in forecast.points]
+    assert now_value == record.confidence
+    assert abs(values[0] - now_value) < 1e-9 and max(values) <= now_value + 1e-9

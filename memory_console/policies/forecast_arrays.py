@@ -41,14 +41,16 @@ AnyParams = RelevanceParams | PeriodicParams | ExponentialParams
 def _held_constant(
     forecast: FloatArray, decays: ArrayLike | None, confidence: ArrayLike | None
 ) -> FloatArray:
-    """Rows that never decay keep their current confidence in every column."""
+    """Rows that never decay keep their current confidence in every column; the others
+    never rise above it (decay only lowers: a run evaluated ahead of now stored a value
+    below the one decay from the base gives now, and the forecast starts where the stored
+    value and confidences_now are, one "now" everywhere)."""
+    if confidence is not None:
+        forecast = np.minimum(forecast, as_float(confidence)[:, None])
     if decays is None:
         return forecast
     still = ~as_bool(decays)
-    if confidence is None:
-        keep = forecast[:, 0]
-    else:
-        keep = as_float(confidence)
+    keep = forecast[:, 0] if confidence is None else as_float(confidence)
     return np.where(still[:, None], keep[:, None], forecast)
 
 

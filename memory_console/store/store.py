@@ -848,9 +848,52 @@ class Store:
     # -- a person's actions ----------------------------------------------------------------
 
     def set_flag(self, kind: str, ids: Sequence[int], *, now: float | None = None) -> ChangeResult:
-        """protect / unprotect / archive / restore ids; each change writes its event."""
+        """protect / unprotect / archive / restore ids; each change writes its event.
+
+        Protecting stops decay, so a faded memory keeps the confidence it has as of now (its
+        stored one once decay is applied): the event records that confidence change, and
+        the memory never jumps back to a value decay had already taken from it."""
         field, value = FLAG_ACTIONS[kind]
-        return self.change_fields(ids, {field: value}, kind, now=now)
+        moment = now_ts() if now is None else now
+        frozen = self.faded_confidences(ids, moment) if kind == "protected" else {}
+        return self.change_fields(ids, {field: value}, kind, now=moment, extra=frozen)
+
+    def faded_confidences(self, ids: Sequence[int], moment: float) -> dict[int, dict[str, Any]]:
+        """{id: {confidence, base_confidence}} for the memories whose confidence as of moment
+        (under the store's policy) is below the stored one."""
+        from memory_console.policies import reinforce_from_now
+
+        wanted = list(dict.fromkeys(int(i) for i in ids))
+        params = self.settings().params(None)
+        found: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(wanted), 900):
+            chunk = wanted[start : start + 900]
+            rows = self._query(
+                "SELECT id, confidence, base_confidence, memory_type, retrieval_count, "
+                "last_accessed_at, created_at, decay_policy, is_protected, status "
+                f"FROM memory WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            if not rows:
+                continue
+            columns = list(zip(*rows, strict=True))
+            current, _ = reinforce_from_now(
+                confidence=list(columns[1]),
+                base_confidence=list(columns[2]),
+                retrieval_count=list(columns[4]),
+                last_accessed_at=[float("nan") if v is None else v for v in columns[5]],
+                created_at=list(columns[6]),
+                memory_type=list(columns[3]),
+                decay_policy=list(columns[7]),
+                is_protected=[bool(v) for v in columns[8]],
+                status=list(columns[9]),
+                now=moment,
+                params=params,  # type: ignore[arg-type]
+            )
+            for row, value in zip(rows, current, strict=True):
+                if float(value) < row[1] - 1e-12:
+                    found[row[0]] = {"confidence": float(value), "base_confidence": float(value)}
+        return found
 
     def protect(self, ids: Sequence[int], *, now: float | None = None) -> ChangeResult:
         return self.set_flag("protected", ids, now=now)
@@ -969,11 +1012,15 @@ class Store:
         now: float | None = None,
         reason: str | None = None,
         run_id: int | None = None,
+        extra: dict[int, dict[str, Any]] | None = None,
     ) -> ChangeResult:
         """Set the same values on many memories in one transaction, one event per memory that
-        actually changed, with the fields' values before and after."""
+        actually changed, with the fields' values before and after; `extra` adds values of
+        some memories' own (a protected memory's confidence as of now)."""
         moment = now_ts() if now is None else now
-        fields = list(values)
+        extra = extra or {}
+        own = sorted({name for more in extra.values() for name in more} - set(values))
+        fields = [*values, *own]
         wanted = list(dict.fromkeys(int(i) for i in ids))
         result = ChangeResult()
         with self.transaction(f"{kind} {memories(len(wanted))}") as conn:
@@ -993,13 +1040,13 @@ class Store:
                     result.missing.append(ident)
                     continue
                 before_values = current[ident][:-1]
-                before = {
-                    f: b for f, b in zip(fields, before_values, strict=True) if b != values[f]
-                }
-                if not before:
+                stored = dict(zip(fields, before_values, strict=True))
+                wanted_values = {**stored, **values, **extra.get(ident, {})}
+                if not any(stored[f] != values[f] for f in values):
                     result.unchanged.append(ident)
                     continue
-                after = {f: values[f] for f in before}
+                before = {f: b for f, b in stored.items() if b != wanted_values[f]}
+                after = {f: wanted_values[f] for f in before}
                 metadata = current[ident][-1]
                 meta = json.loads(metadata or "{}")
                 if reason is not None:
@@ -1011,7 +1058,7 @@ class Store:
                     # Written with the event, so that its undo puts the metadata back too.
                     before["metadata"], after["metadata"] = metadata or "{}", dumps(meta)
                     metadata = dumps(meta)
-                updates.append([*values.values(), moment, metadata, ident])
+                updates.append([*(wanted_values[f] for f in fields), moment, metadata, ident])
                 events.append(
                     (
                         ident,
