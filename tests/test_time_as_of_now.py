@@ -227,3 +227,24 @@ def test_the_forecast_line_has_at_most_three_dated_steps_and_the_floor(db_path: 
     assert steps.startswith("now ") and len(dated) == 3, line
     assert floor.startswith("reaches the floor on ")
     assert len(line) <= 2 * 62  # two lines of the story's value column at 80 columns
+
+
+def test_health_counts_the_promotion_candidates_decay_counts(db_path: Path) -> None:
+    """Promotion needs confidence above 0.6: a memory recalled often but idle for two years is
+    above it stored and below it as of now (0.9 x 0.974^24 = 0.48). Health counted it
+    (stored), decay did not."""
+    faded = {
+        **memory("recalled often, long ago", days_old=800),
+        "confidence": 0.9,
+        "base_confidence": 0.9,
+        "retrieval_count": 6,
+        "last_accessed_at": NOW - 720 * DAY,
+    }
+    fresh = {**memory("recalled often, lately", days_old=40), "retrieval_count": 6}
+    fresh["last_accessed_at"] = NOW - DAY
+    with Store(db_path) as store:
+        store.add_many([faded, fresh], now=NOW)
+        planned = plan(store, ["decay"], now=NOW)
+        counted = planned.figures["decay"]["promotion_candidates"]
+        assert counted == 1
+        assert len(project_tiers(store, NOW).candidates) == counted

@@ -142,7 +142,9 @@ def project_tiers(store: Store, now: float) -> TierProjection:
     promotion = settings.params("relevance")  # promotion is relevance's, whatever the policy
     with store.snapshot():
         frame = Frame.load(store, bulk.Rows("active"))
-    confidence = frame.column("confidence")
+    # Candidates at their confidence as of now, as the decay pass counts them (the stored
+    # value is as of the last run, which may be months old).
+    confidence = frame_confidences_now(frame, now, p)
     decay_policy = frame.column("decay_policy")
     columns = (frame.column("status"), decay_policy, frame.column("is_protected"))
     decays = decays_mask(*columns, frame.column("memory_type"), p)
