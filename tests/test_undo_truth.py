@@ -371,3 +371,29 @@ def test_after_a_run_evaluated_ahead_the_forecast_starts_at_the_confidence_shown
     values = [value for _, value in forecast.points]
     assert now_value == record.confidence
     assert abs(values[0] - now_value) < 1e-9 and max(values) <= now_value + 1e-9
+
+
+def test_the_story_draws_the_fading_since_the_last_event_down_to_now(store: Store) -> None:
+    """A memory untouched for 200 days, stored at 0.84: the past line fades period by period
+    to its confidence as of now (it was drawn flat at 0.84, then dropped straight down)."""
+    from memory_console.maintenance.forecast import confidence_now
+    from memory_console.tui.story_data import load_story
+
+    (ident,) = store.add_many(
+        [
+            {
+                **memory("idle since winter", days_old=200),
+                "confidence": 0.84,
+                "base_confidence": 0.84,
+            }
+        ],
+        now=NOW,
+    )
+    story = load_story(store, ident, NOW)
+    values = [value for _, value in story.trajectory]
+    assert values[-1] == story.confidence_now == confidence_now(store.require(ident), NOW)
+    assert values[-1] < 0.84 - 0.05
+    pairs = list(zip(values, values[1:], strict=False))
+    assert all(later <= earlier + 1e-12 for earlier, later in pairs)
+    # No drop larger than one period's decay (0.95 of the value).
+    assert all(later >= 0.95 * earlier - 1e-9 for earlier, later in pairs)

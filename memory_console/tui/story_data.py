@@ -27,14 +27,20 @@ class Story:
     confidence_now: float | None = None  # what a decay run at `now` would set
 
 
+# Points drawn between the last event and now (at most one a day).
+FADE_POINTS = 120
+
+
 def trajectory(
-    record: MemoryRecord, history: list[EventRecord], now: float
+    record: MemoryRecord, history: list[EventRecord], now: float, params: Any = None
 ) -> list[tuple[float, float]]:
     """The confidence over time: each event's after.confidence at the clock time it was
-    written (`at`, never its evaluated time), from the created event on, then the current
-    confidence now. An access also gives the value it found (its before.current), so the
-    line fades to it and then jumps by the boost. Nothing is drawn as past beyond `now`:
-    an event written later than it (a console whose now is held) is drawn at now."""
+    written (`at`, never its evaluated time), from the created event on, then the fading
+    since the last event, as the policy computes it (confidence_now at each time, the same
+    computation as the forecast's first point), down to the confidence as of now. An access
+    also gives the value it found (its before.current), so the line fades to it and then
+    jumps by the boost. Nothing is drawn as past beyond `now`: an event written later than
+    it (a console whose now is held) is drawn at now."""
     points: list[tuple[float, float]] = []
     for event in history:
         at = min(event.at, now)
@@ -46,7 +52,13 @@ def trajectory(
             points.append((at, float(value)))
     if not points:
         points.append((min(record.created_at, now), record.confidence))
-    points.append((now, record.confidence))
+    last = points[-1][0]
+    if now > last:
+        steps = int(min(FADE_POINTS, max(1.0, (now - last) / 86400.0)))
+        for step in range(1, steps):
+            at = last + (now - last) * step / steps
+            points.append((at, confidence_now(record, at, params)))
+    points.append((now, confidence_now(record, now, params)))
     return points
 
 
@@ -61,7 +73,7 @@ def load_story(store: Store, memory_id: int, now: float) -> Story:
         accesses=store.accesses(memory_id, limit=50),
         forecast=memory_forecast(record, now, params=params),
         forecast_text=forecast_line(record, now, params),
-        trajectory=trajectory(record, history, now),
+        trajectory=trajectory(record, history, now, params),
         now=now,
         supersedes=tuple(store.superseded_by_each([memory_id]).get(memory_id, [])),
         confidence_now=confidence_now(record, now, params),
