@@ -25,6 +25,12 @@ from memory_console.maintenance.changes import ChangeSet, NewMemory, Plan
 from memory_console.maintenance.edits import EditedPlan, PlanEdits, edit_plan, regroup
 from memory_console.maintenance.errors import MaintenanceError
 from memory_console.maintenance.params import MaintenanceParams
+from memory_console.maintenance.plan_checks import (
+    PlanRefused,
+    check_against,
+    check_values,
+    check_words,
+)
 from memory_console.maintenance.reasons import Reason, ReasonItem, Reasons
 from memory_console.maintenance.registry import parameter_classes, resolve
 from memory_console.timeutil import to_iso
@@ -299,12 +305,21 @@ def plan_file_from(data: Any) -> PlanFile:
     )
     if not all(np.isin(s.ids, touched_ids).all() for s in proposed.change_sets):
         raise PlanFileError("not a memory-console plan: a change has no revision")
+    try:
+        check_values(proposed)
+    except PlanRefused as error:
+        raise PlanFileError(f"refused, nothing written: {error}") from error
     regrouped = []
     for entry in data.get("regrouped", []):
         if not isinstance(entry, dict):
             raise PlanFileError("not a memory-console plan: 'regrouped' is malformed")
         members = tuple(sorted(int(i) for i in need(entry, "members", list)))
-        regrouped.append((members, dict(need(entry, "fields", dict))))
+        words = dict(need(entry, "fields", dict))
+        try:
+            check_words(members, words)
+        except PlanRefused as error:
+            raise PlanFileError(f"refused, nothing written: {error}") from error
+        regrouped.append((members, words))
     return PlanFile(proposed, edits_from(data.get("edits", {})), tuple(regrouped))
 
 
@@ -329,8 +344,13 @@ def read_plan_file(path: Path) -> PlanFile:
 
 
 def check_store(plan_file: PlanFile, store: Store) -> None:
-    """Refuse a plan made for another store."""
+    """Refuse a plan made for another store, or one that changes a protected memory or
+    merges across owners and topics (plan_checks.py)."""
     if plan_file.proposed.store_path != store.identity:
         raise PlanFileError(
             f"this plan was made for {plan_file.proposed.store_path}, not {store.location}"
         )
+    try:
+        check_against(plan_file.proposed, store)
+    except PlanRefused as error:
+        raise PlanFileError(f"refused, nothing written: {error}") from error

@@ -16,7 +16,7 @@ import numpy as np
 
 from memory_console.store import dialect, postgres
 from memory_console.store.connection import Connection
-from memory_console.store.schema import columns
+from memory_console.store.schema import column_names, columns
 from memory_console.store.store import EVENT_FIELDS, EVENT_INSERT, with_evaluated_at
 from memory_console.store.validate import INSERT_COLUMNS
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES
@@ -317,6 +317,20 @@ def text_index_merged_once(conn: Connection) -> Iterator[None]:
     conn.execute("RESET gin_pending_list_limit")
 
 
+# The memory columns an update may set: the schema's own names, never a name from data.
+WRITABLE_COLUMNS = frozenset(column_names("memory")) - {"id", "revision"}
+
+
+def writable(fields: Sequence[str]) -> list[str]:
+    """The fields, each checked to be one of the memory table's writable columns (a name that
+    reaches SQL comes from the code's own list, whatever a plan or a caller says)."""
+    names = list(fields)
+    for name in names:
+        if name not in WRITABLE_COLUMNS:
+            raise ValueError(f"not a writable memory field: {name!r}")
+    return names
+
+
 def update_memories(
     conn: Connection,
     fields: Sequence[str],
@@ -329,6 +343,7 @@ def update_memories(
     With check_revision a row only changes if its revision is still the expected one; the
     number of rows changed tells the caller whether the plan was stale.
     """
+    fields = writable(fields)
     if dialect.of(conn).name != "sqlite":
         return update_memories_by_copy(conn, fields, rows, check_revision=check_revision)
     assignments = ", ".join(f"{name} = ?" for name in fields)
@@ -359,6 +374,7 @@ def update_memories_by_copy(
     # A PostgreSQL store's connection, or a stand-in answering its calls (no isinstance check:
     # the live-agent soak times the writes through one).
     pg = cast(postgres.Connection, conn)
+    fields = writable(fields)
     names = ", ".join(fields)
     key = "id, revision" if check_revision else "id"
     conn.execute(
