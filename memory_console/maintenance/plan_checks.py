@@ -125,19 +125,16 @@ def check_new_memory(key: int, pass_name: str, fields: dict[str, Any]) -> None:
         raise PlanRefused(f"{where}: its text holds {found[0]}, which no memory may keep")
 
 
-# What the words of a regrouped merge (the merge command's or a review's) may set.
-WORD_FIELDS = frozenset({"title", "content", "keywords"})
-
-
 def check_words(members: tuple[int, ...], fields: dict[str, Any]) -> None:
-    """The words a file gives a merge of `members`, screened as any agent's write."""
+    """The fields a file gives a regrouped merge of `members` (an operator's split), checked
+    and screened as any agent's write."""
     where = f"the merge of {', '.join(map(str, members))}"
-    unknown = sorted(set(fields) - WORD_FIELDS)
+    unknown = sorted(set(fields) - NEW_MEMORY_FIELDS)
     if unknown:
-        raise PlanRefused(f"{where}: field {unknown[0]!r} is not one a merge's words set")
+        raise PlanRefused(f"{where}: field {unknown[0]!r} is not one a merged memory has")
     for name, value in fields.items():
         check_value(where, name, value, set())
-    found = credential_kinds(list(fields.values()))
+    found = credential_kinds([fields.get("title"), fields.get("content"), fields.get("keywords")])
     if found:
         raise PlanRefused(f"{where}: its text holds {found[0]}, which no memory may keep")
 
@@ -181,3 +178,82 @@ def check_against(proposed: Plan, store: Store) -> None:
                 f"new memory {memory.key} ({memory.pass_name}): owner and topic must be its "
                 "members' own"
             )
+
+
+def _same(first: Any, second: Any) -> bool:
+    if isinstance(first, float) and isinstance(second, float):
+        return abs(first - second) <= 1e-9 or (math.isnan(first) and math.isnan(second))
+    return bool(first == second)
+
+
+def check_as_planned(proposed: Plan, store: Store) -> None:
+    """The file proposes what the planner proposes now, on this store, with the plan's own
+    passes, parameters and `now`, for every memory unchanged since the plan was made (a
+    changed one is the staleness check's to refuse or skip): no id, field or value of its own.
+    The operator's edits (left out, kept apart, split) are kept beside the plan and applied
+    after this check, as for a plan made in the same process."""
+    from memory_console.maintenance.planner import plan
+
+    ids = proposed.touched_ids.tolist()
+    revision_of: dict[int, int] = {}
+    for start in range(0, len(ids), 900):
+        chunk = ids[start : start + 900]
+        rows = store._query(
+            f"SELECT id, revision FROM memory WHERE id IN ({','.join('?' * len(chunk))})", chunk
+        )
+        revision_of.update({int(ident): int(revision) for ident, revision in rows})
+    unchanged = {
+        ident
+        for ident, revision in zip(ids, proposed.touched_revisions.tolist(), strict=True)
+        if revision_of.get(ident) == revision
+    }
+    fresh = plan(store, proposed.passes, proposed.params, now=proposed.now)
+    planned: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for change in fresh.change_sets:
+        for position, ident in enumerate(change.ids.tolist()):
+            planned[(change.pass_name, change.kind, ident)] = {
+                name: after[position] for name, (_, after) in change.values.items()
+            }
+    for number, change in enumerate(proposed.change_sets, 1):
+        for position, ident in enumerate(change.ids.tolist()):
+            if ident not in unchanged:
+                continue
+            where = f"change set {number} ({change.pass_name}), memory {ident}"
+            expected = planned.get((change.pass_name, change.kind, ident))
+            if expected is None:
+                raise PlanRefused(f"{where}: the {change.pass_name} pass proposes no such change")
+            for name, (_, after) in change.values.items():
+                value = _plain(after[position])
+                if name == "consolidated_into" and isinstance(value, int) and value < 0:
+                    # A new memory's placeholder key: numbered in the order the groups were
+                    # found, which other memories' changes since may shift.
+                    if name in expected and _plain(expected[name]) is not None:
+                        continue
+                if name not in expected or not _same(value, _plain(expected[name])):
+                    raise PlanRefused(
+                        f"{where}: {name} {_plain(value)!r} is not what the pass computes"
+                    )
+    made = [_plain_fields(dict(memory.fields)) for memory in fresh.new_memories]
+    members: dict[int, set[int]] = {}
+    for change in proposed.change_sets:
+        if "consolidated_into" in change.values:
+            after = change.values["consolidated_into"][1].tolist()
+            for ident, into in zip(change.ids.tolist(), after, strict=True):
+                members.setdefault(_plain(into), set()).add(ident)
+    for memory in proposed.new_memories:
+        if not members.get(memory.key, set()) <= unchanged:
+            continue  # a member changed since: the staleness check refuses or skips it
+        if _plain_fields(dict(memory.fields)) not in made:
+            raise PlanRefused(
+                f"new memory {memory.key} ({memory.pass_name}): not the memory the pass makes"
+            )
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _plain_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    return json.loads(json.dumps(fields, default=_plain))

@@ -28,6 +28,7 @@ from memory_console.maintenance.params import MaintenanceParams
 from memory_console.maintenance.plan_checks import (
     PlanRefused,
     check_against,
+    check_as_planned,
     check_values,
     check_words,
 )
@@ -352,5 +353,6 @@ def check_store(plan_file: PlanFile, store: Store) -> None:
         )
     try:
         check_against(plan_file.proposed, store)
+        check_as_planned(plan_file.proposed, store)
     except PlanRefused as error:
         raise PlanFileError(f"refused, nothing written: {error}") from error
