@@ -278,3 +278,27 @@ def test_the_mutations_were_mostly_refused() -> None:
     applied as planned, and it made some of each kind of outcome it can."""
     print(f"mutated plans: {counts['refused']} refused, {counts['applied']} applied as planned")
     assert counts["refused"] > 0
+
+
+def test_a_plan_applied_twice_with_skip_stale_records_no_run(trial: Trial) -> None:
+    trial.reset()
+    path = str(trial.plan_path)
+    assert invoke(["--db", str(trial.db), "maintain", "--apply", path]).code == 0
+    after_first = rows(trial.db)
+    again = invoke(["--db", str(trial.db), "maintain", "--apply", path, "--skip-stale"])
+    assert again.code == 1 and "no run was recorded" in again.err
+    assert rows(trial.db) == after_first
+    trial.reset()
+
+
+def test_the_hint_after_a_decay_plan_names_a_command_that_applies_it(
+    trial: Trial, tmp_path: Path
+) -> None:
+    trial.reset()
+    out = tmp_path / "decay.json"
+    made = invoke(["--db", str(trial.db), "decay", "--dry-run", "--now", NOW, "--out", str(out)])
+    assert made.code == 0
+    hint = made.out.split("apply it with: ", 1)[1].split()
+    assert hint[:3] == ["memory-console", "maintain", "--apply"]
+    assert invoke(["--db", str(trial.db), *hint[1:]]).code == 0
+    trial.reset()

@@ -618,7 +618,7 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
     if run is None and getattr(args, "out", None):
         out.print(
             f"plan written to {args.out}; edit it with plan-edit, apply it with: "
-            f"memory-console {args.command_name} --apply {args.out}",
+            f"memory-console maintain --apply {args.out}",
             style="dim",
         )
     elif run is None:

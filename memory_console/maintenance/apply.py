@@ -80,6 +80,13 @@ def apply(
             # updates, whose own revision check stays as a guard.
             changed_ids = bulk.changed_since(conn, plan.touched_ids, plan.touched_revisions)
             plan, skipped = without_stale(plan, changed_ids)
+            if skipped.ids and plan.is_empty:
+                # Nothing is left to write: no run is recorded (applied twice, say).
+                raise MaintenanceError(
+                    f"all {len(skipped.ids):,} memories of this plan changed since it was made, "
+                    "so --skip-stale leaves nothing to apply; nothing was written, no run was "
+                    "recorded; make a new plan"
+                )
         counts = {**plan.counts(), **skipped.counts()}
         changed = plan.changed + len(plan.new_memories)
         row: dict[str, Any] = {
