@@ -12,7 +12,7 @@ import re
 # A verb of saying: someone said, wrote or asked what follows (or what came before).
 _SAYING = re.compile(
     r"(?i)\b(?:said|says|wrote|writes|told|tells|asked|asks|warned|warns|replied|replies|"
-    r"claimed|claims|instructed|instructs|insisted|insists|added|posted|texted|emailed|"
+    r"claimed|claims|instructed|instructs|insisted|insists|texted|emailed|"
     r"messaged|forwarded|quoted|quotes|reads|announced|announces)\b"
 )
 # Words between a subject and its verb of saying ("I have just said", "you already told").
