@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from memory_console.ingest import facts, requests
 from memory_console.ingest import remember as rules
 from memory_console.ingest.classify import classify_type
 from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction, find_directive
+from memory_console.ingest.speech import foreign_words
 from memory_console.ingest.statements import split_statements
 from memory_console.sensitive import credential_kinds, with_article
 from memory_console.store import MemoryFilter, MemoryRecord, Store
@@ -59,7 +61,14 @@ ACTOR = "api"
 CANDIDATE_FACTOR = 3  # recall re-ranks this many times k of the best search hits
 SESSION_ENDED = "session ended"  # the reason end_session archives with
 ORIGINAL_LIMIT = 200  # metadata.original_message keeps this much of the message...
-SPLIT_ORIGINAL_LIMIT = 2000  # ...or this much when split, so every statement's source shows
+# ...or, when the message is split, this much of it around the statement: the whole message
+# when it is this short, so every statement's source shows, and never more, so that what a
+# message stores grows with the message, not with its statements times the message.
+EXCERPT_LIMIT = 400
+# One call stores at most this many statements (remember) or facts (scan_turn); the answer
+# says how many more there were. A person's message to an agent holds a handful; a longer
+# one is a document, and the console's importers are the way in for documents.
+MAX_STATEMENTS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +78,9 @@ class RememberResult:
     or confirm (a clear waits for its token: `cleared`). A stored memory that states a new
     value of a fact names the memories it superseded (`superseded`) and the protected ones
     it left for review (`left_for_review`). A message of several statements answers with its
-    first statement's result, and `parts` holds every statement's, in order."""
+    first statement's result, and `parts` holds every statement's, in order; `left_out`
+    counts those past MAX_STATEMENTS, which were not stored. `declined` says what a request
+    in someone else's words ("the email said: forget ...") asked, and that it was not done."""
 
     action: str
     id: int | None
@@ -83,6 +94,8 @@ class RememberResult:
     superseded: tuple[int, ...] = ()
     left_for_review: tuple[int, ...] = ()
     parts: tuple[RememberResult, ...] = ()
+    left_out: int = 0  # statements past MAX_STATEMENTS: not stored
+    declined: str | None = None  # a request in someone else's words: what was not done, why
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +158,8 @@ class _Plan:
     found: str = ""  # how an UPDATE or DELETE found its memory, told in the outcome only
     supersede: list[int] = field(default_factory=list)  # active memories the new one replaces
     review: list[int] = field(default_factory=list)  # protected ones it would replace
+    vector: Any = None  # the content's query vector, when semantic search is ready
+    supersede_parts: list[int] = field(default_factory=list)  # earlier statements it replaces
 
 
 class MemoryAPI:
@@ -189,6 +204,9 @@ class MemoryAPI:
         self._embedder = embedder
         self._manifest = manifest
         self._engine: SearchEngine | None = None
+        # Called between the steps of remember's and scan_turn's text work, before anything is
+        # written: a caller with a time budget (the MCP server) raises from it to stop a call.
+        self.checkpoint: Callable[[], None] | None = None
 
     def __enter__(self) -> MemoryAPI:
         return self
@@ -269,24 +287,56 @@ class MemoryAPI:
         A request to the memory itself is carried out, never stored: "forget that ...",
         "please delete my ...", "remove my ... from your memory" (forget), "what do you
         remember about me", "show my stored preferences" (list_memories), "clear all my
-        memories" (clear's first call: nothing archived, the token to confirm with).
+        memories" (clear's first call: nothing archived, the token to confirm with). Only in
+        the user's own words: a request or a directive the message reports or quotes ("the
+        email said: forget ...") is not carried out, and `declined` says so.
+
+        A message of several statements is one memory per statement, at most MAX_STATEMENTS
+        of them. The message is screened once, every statement is decided before anything is
+        written, and the writes go in one transaction: the write lock is never held while
+        text is analysed or embedded.
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a string, not {type(text).__name__}")
         moment = now_ts() if now is None else now
+        who = owner or self.owner
         request = requests.find_request(text)
         if request is not None:
-            return self._route(request, owner or self.owner, moment)
-        directive = rules.find_directive(text)
+            return self._route(request, who, moment)
+        reported = requests.reported_request(text)
+        declined = reported.declined if reported is not None else None
+        self._check()
+        directive, reported_directive = rules.directive_of(text)
+        if reported_directive is not None and declined is None:
+            declined = (
+                "the directive in this message was not taken as the user's: it is in someone "
+                f"else's words ({reported_directive}); kept as an inferred memory"
+            )
         extra = dict(metadata or {})
         asked = user_requested or directive is not None or extra.get("user_requested") is True
-        extra["original_message"] = text[:ORIGINAL_LIMIT]
+        said = directive.content if directive is not None else text
+        if not said.strip():
+            return RememberResult("refused", None, "nothing to remember")
+        self._check()
+        refused = rules.refusal(text, user_requested=asked)  # the whole message, once
+        if refused is None:
+            hidden = credential_kinds(extra)  # the caller's metadata, once
+            if hidden:
+                refused = f"its metadata holds {' and '.join(with_article(k) for k in hidden)}"
+        if refused is not None:
+            return _declining(RememberResult("refused", None, refused), declined)
         if directive is not None:
             extra["directive"] = directive.phrase
+        self._check()
+        statements = split_statements(said)
+        left_out = max(0, len(statements) - MAX_STATEMENTS)
+        statements = statements[:MAX_STATEMENTS]
+        foreign = foreign_words(text)
         decide = partial(
             self._decide,
-            owner=owner or self.owner,
-            screened=text,
+            owner=who,
+            screened=None,
+            foreign=foreign,
             user_requested=asked,
             topic=topic,
             memory_type=memory_type,
@@ -299,24 +349,58 @@ class MemoryAPI:
             else (rules.DIRECTIVE_CONFIDENCE if directive else rules.INFERRED_CONFIDENCE),
             source=source or ("user_directive" if directive else "session_review"),
         )
-        said = directive.content if directive is not None else text
-        statements = split_statements(said)
         if len(statements) < 2:
-            return self._carry_out(decide(said, metadata=extra), moment, query=text)
-        # One memory per statement. The whole message is screened (and refused whole): a
-        # secret in one statement would stay in its siblings' original_message.
-        refused = rules.refusal(text, user_requested=asked)
-        if refused is not None:
-            return RememberResult("refused", None, refused)
-        extra["original_message"] = text[:SPLIT_ORIGINAL_LIMIT]
+            extra["original_message"] = text[:ORIGINAL_LIMIT]
+            plan = decide(said.strip(), metadata=extra)
+            self._check()
+            (done,) = self._write([plan], moment, [text])
+            return _declining(done, declined)
         message_id = uuid.uuid4().hex[:12]
+        plans: list[_Plan] = []
+        excerpts = excerpts_of(text, statements, EXCERPT_LIMIT)
+        for number, statement in enumerate(statements, 1):
+            self._check()
+            part = {
+                **extra,
+                "original_message": excerpts[number - 1],
+                "split": split_of(message_id, number, len(statements) + left_out),
+            }
+            plans.append(decide(statement, metadata=part))
+        within_message(plans, supersede=foreign is None)
+        self._check()
+        results = self._write(plans, moment, excerpts)
+        first = results[0]
+        if left_out:
+            first = replace(
+                first,
+                reason=f"{first.reason}; {left_out} statements after the first "
+                f"{MAX_STATEMENTS} were not stored (one call stores at most {MAX_STATEMENTS})",
+            )
+        return _declining(replace(first, parts=tuple(results), left_out=left_out), declined)
+
+    def _check(self) -> None:
+        """Give the caller's checkpoint a chance to stop the call (nothing is written yet)."""
+        if self.checkpoint is not None:
+            self.checkpoint()
+
+    def _write(
+        self, plans: list[_Plan], moment: float, queries: Sequence[str]
+    ) -> list[RememberResult]:
+        """Carry out decided plans in one transaction; the store's listeners (the vector
+        index, which embeds new memories) hear of the writes after the commit, so the write
+        lock is held for the writes alone. `queries`: each plan's text for the access log of
+        a reinforcement (one for all, or one each)."""
         results: list[RememberResult] = []
-        with self.store.transaction("remembering a message"):
-            for number, statement in enumerate(statements, 1):
-                part = {**extra, "split": split_of(message_id, number, len(statements))}
-                plan = decide(statement, metadata=part)
-                results.append(self._carry_out(plan, moment, query=text))
-        return replace(results[0], parts=tuple(results))
+        with after_commit(self.store), self.store.transaction("adding memories"):
+            stored: dict[int, int] = {}  # a plan's place -> the id it stored
+            for place, plan in enumerate(plans):
+                query = queries[place if len(queries) > 1 else 0]
+                replaced = [stored[i] for i in plan.supersede_parts if i in stored]
+                result = self._carry_out(plan, moment, query=query, replaced=replaced)
+                if result.action == "stored" and result.id is not None:
+                    stored[place] = result.id
+                results.append(result)
+        return results
 
     def _route(self, request: requests.Request, owner: str, moment: float) -> RememberResult:
         """Carry out a request remember() recognised, with what it did attached."""
@@ -338,7 +422,7 @@ class MemoryAPI:
         content: str,
         owner: str,
         *,
-        screened: str,
+        screened: str | None,
         user_requested: bool,
         topic: str | None,
         memory_type: str | None,
@@ -348,19 +432,25 @@ class MemoryAPI:
         source: str,
         metadata: dict[str, Any],
         duplicate_scope: MemoryFilter | None = None,
+        foreign: str | None = None,
     ) -> _Plan:
         """Refuse, reinforce a near-duplicate, or store: decided before anything is written.
-        Duplicates are looked for among the owner's active memories, or in `duplicate_scope`."""
+        `screened` is the text screened for secrets and health data, with the metadata; None
+        when the caller has screened both. Duplicates are looked for among the owner's
+        active memories, or in `duplicate_scope`. `foreign`: what in the message is someone
+        else's words (speech.foreign_words); then no memory is superseded, only left for
+        review: text the user did not say archives nothing."""
         if not isinstance(content, str) or not content.strip():
             return _Plan("refuse", "nothing to remember")
         content = content.strip()
-        refused = rules.refusal(screened, user_requested=user_requested)
-        if refused is not None:
-            return _Plan("refuse", refused)
-        hidden = credential_kinds(metadata)
-        if hidden:
-            named = " and ".join(with_article(kind) for kind in hidden)
-            return _Plan("refuse", f"its metadata holds {named}")
+        if screened is not None:
+            refused = rules.refusal(screened, user_requested=user_requested)
+            if refused is not None:
+                return _Plan("refuse", refused)
+            hidden = credential_kinds(metadata)
+            if hidden:
+                named = " and ".join(with_article(kind) for kind in hidden)
+                return _Plan("refuse", f"its metadata holds {named}")
         title = rules.make_title(content)
         keywords = rules.extract_keywords(content)
         keywords += [word for word in facts.asked_with(content) if word not in keywords]
@@ -383,6 +473,7 @@ class MemoryAPI:
                     id=ident,
                     similarity=similarity,
                     raise_importance=importance,
+                    vector=vector,
                 )
         replaced = self._replaced(scope, content, vector)
         if user_requested:
@@ -405,11 +496,12 @@ class MemoryAPI:
         else:
             reason = f"{source}, importance {importance:.2f}"
         reason = "; ".join([reason, *unlike])
-        plan = _Plan("store", reason, row=row)
+        plan = _Plan("store", reason, row=row, vector=vector)
         for old, why in replaced:
-            if old.is_protected:
+            if old.is_protected or foreign is not None:
                 plan.review.append(old.id)
-                plan.reason += f"; memory {old.id} is protected: left for review ({why})"
+                held = "is protected" if foreign is None else f"is not superseded by {foreign}"
+                plan.reason += f"; memory {old.id} {held}: left for review ({why})"
             else:
                 plan.supersede.append(old.id)
                 plan.reason += f"; supersedes #{old.id} ({why})"
@@ -484,15 +576,27 @@ class MemoryAPI:
             if cosine >= threshold
         ]
 
-    def _carry_out(self, plan: _Plan, moment: float, *, query: str) -> RememberResult:
-        """Write what a plan decided (called inside apply_actions' transaction too)."""
+    def _carry_out(
+        self, plan: _Plan, moment: float, *, query: str, replaced: Sequence[int] = ()
+    ) -> RememberResult:
+        """Write what a plan decided, inside the caller's transaction (remember's, or
+        apply_actions'). The memories a plan names were read before the transaction: one
+        that another writer archived or protected since is left as it now is, and said so.
+        `replaced`: the ids of earlier statements of the message that this one supersedes."""
         if plan.kind == "refuse" or plan.kind == "skip":
             action = "refused" if plan.kind == "refuse" else "skipped"
             return RememberResult(action, plan.id, plan.reason)
         if plan.kind == "reinforce":
             assert plan.id is not None
             with self.store.transaction("reinforcing a memory"):
-                current = self.store.require(plan.id)
+                current = self.store.get(plan.id)
+                if current is None or current.status != "active":
+                    return RememberResult(
+                        "skipped",
+                        plan.id,
+                        f"memory {plan.id}, which it repeats, was archived meanwhile; "
+                        "nothing written (say it again to store it)",
+                    )
                 if plan.raise_importance is not None and plan.raise_importance > current.importance:
                     self.store.edit(plan.id, {"importance": plan.raise_importance}, now=moment)
                 scores = {"reason": "remembered again", "cosine": plan.similarity}
@@ -508,17 +612,26 @@ class MemoryAPI:
                 "reinforced", plan.id, plan.reason, record.topic, record.content, plan.similarity
             )
         assert plan.row is not None
+        superseded: list[int] = []
+        reason = plan.reason
         with self.store.transaction("adding memories"):  # the new fact and what it supersedes
             ident = self.store.add(plan.row, now=moment)
-            for old in plan.supersede:
+            for old in [*plan.supersede, *replaced]:
+                now_as = self.store.get(old)
+                if now_as is None or now_as.status != "active":
+                    continue  # archived meanwhile (or superseded by an earlier statement)
+                if now_as.is_protected:
+                    reason += f"; memory {old} was protected meanwhile: not superseded"
+                    continue
                 self.store.supersede(old, ident, now=moment)
+                superseded.append(old)
         return RememberResult(
             "stored",
             ident,
-            plan.reason,
+            reason,
             plan.row["topic"],
             plan.row["content"],
-            superseded=tuple(plan.supersede),
+            superseded=tuple(superseded),
             left_for_review=tuple(plan.review),
         )
 
@@ -538,10 +651,11 @@ class MemoryAPI:
         prefer", "I live in", email, phone, "remember that ...") scored by the decision rules
         (explicit request +0.4, personal information +0.3, mentioned in two or more messages
         of history + this one +0.2, two or more words shared with `task` +0.1) and stored at
-        >= 0.5 with that score as importance (source background_scan)."""
+        >= 0.5 with that score as importance (source background_scan). At most MAX_STATEMENTS
+        facts are considered; the rest are answered as skipped. As remember, the message is
+        screened once and every fact decided before the writes, which go in one transaction."""
         moment = now_ts() if now is None else now
         messages = [*history, message]
-        results = []
         request = requests.find_request(message)
         if request is not None:
             # "Forget that I work at Acme" names a fact to drop, not one to keep.
@@ -550,36 +664,72 @@ class MemoryAPI:
                 ScanResult(found, RememberResult("skipped", None, why))
                 for found in rules.find_facts(message)
             ]
+        self._check()
         found_facts = rules.find_facts(message)
-        message_id = uuid.uuid4().hex[:12]
-        for found, screened, split in statement_candidates(found_facts, message_id):
+        candidates = statement_candidates(found_facts, uuid.uuid4().hex[:12])
+        cut = [found for found, _, _ in candidates[MAX_STATEMENTS:]]
+        candidates = candidates[:MAX_STATEMENTS]
+        self._check()
+        # Credentials anywhere in the message refuse every fact (a fact keeps an excerpt of
+        # the message); health data only where the fact's own text holds it.
+        secret = rules.refusal(message, user_requested=True)
+        health: dict[tuple[str, bool], str | None] = {}
+        foreign = foreign_words(message)
+        who = owner or self.owner
+        results: list[ScanResult | Candidate] = []
+        plans: list[_Plan] = []
+        excerpts: list[str] = []
+        for found, screened, split in candidates:
+            self._check()
             candidate = rules.score_candidate(found, messages, task)
             if candidate.score < rules.BACKGROUND_THRESHOLD:
                 reason = f"score {candidate.score:.2f} < {rules.BACKGROUND_THRESHOLD}"
                 results.append(ScanResult(candidate, RememberResult("skipped", None, reason)))
                 continue
+            asked = user_requested or candidate.explicit
+            if (screened, asked) not in health:
+                health[screened, asked] = secret or rules.refusal(screened, user_requested=asked)
+            refused = health[screened, asked]
+            if refused is not None:
+                results.append(ScanResult(candidate, RememberResult("refused", None, refused)))
+                continue
+            excerpt = (
+                excerpts_of(message, [candidate.content], EXCERPT_LIMIT)[0]
+                if split
+                else message[:ORIGINAL_LIMIT]
+            )
             plan = self._decide(
                 candidate.content,
-                owner or self.owner,
-                screened=screened,
-                user_requested=user_requested or candidate.explicit,
+                who,
+                screened=None,
+                user_requested=asked,
                 topic=candidate.topic,
                 memory_type=None,
                 tier="long_term",
                 importance=candidate.score,
                 confidence=rules.STATED_CONFIDENCE,
                 source="background_scan",
+                foreign=foreign,
                 metadata={
-                    "original_message": message[
-                        : SPLIT_ORIGINAL_LIMIT if split else ORIGINAL_LIMIT
-                    ],
+                    "original_message": excerpt,
                     "scan": {"fact": candidate.kind, "score": candidate.score},
                     "score_reasons": list(candidate.reasons),
                     **({"split": split} if split else {}),
                 },
             )
-            results.append(ScanResult(candidate, self._carry_out(plan, moment, query=message)))
-        return results
+            results.append(candidate)
+            plans.append(plan)
+            excerpts.append(excerpt)
+        within_message(plans, supersede=foreign is None)
+        self._check()
+        written = iter(self._write(plans, moment, excerpts) if plans else [])
+        out = [
+            item if isinstance(item, ScanResult) else ScanResult(item, next(written))
+            for item in results
+        ]
+        limit = f"one call stores at most {MAX_STATEMENTS} facts: not considered"
+        out += [ScanResult(found, RememberResult("skipped", None, limit)) for found in cut]
+        return out
 
     # -- recall -----------------------------------------------------------------------------
 
@@ -798,15 +948,10 @@ class MemoryAPI:
         except ActionsError as error:
             return ActionsResult(False, f"rejected: {error}; nothing was applied")
         outcomes: list[ActionOutcome] = []
-        try:
-            with self.store.transaction("applying memory actions"):
-                for action, plan in plans:
-                    outcomes.append(self._apply_one(action, plan, moment))
-        except BaseException:
-            semantic = self._semantic()
-            if semantic is not None:
-                semantic.load()  # the index may hold vectors of rolled-back memories
-            raise
+        # The vector index hears of the writes after the commit (and of none on a rollback).
+        with after_commit(self.store), self.store.transaction("applying memory actions"):
+            for action, plan in plans:
+                outcomes.append(self._apply_one(action, plan, moment))
         return ActionsResult(
             True,
             f"applied {len(outcomes)} actions",
@@ -903,11 +1048,12 @@ class MemoryAPI:
         matched. memory_id wins; else the same normalised text, else the most similar memory
         of the target bank at or above update_threshold (the embedder must load)."""
         if action.memory_id is not None:
-            record = self.store.get(action.memory_id)
+            # Another owner's id is answered as an absent one: no caller learns which exist.
+            record = forgetting.owned(self.store, action.memory_id, owner)
             if record is None:
-                raise ActionsError(f"{action.where}: no memory with id {action.memory_id}")
-            if record.owner != owner:
-                raise ActionsError(f"{action.where}: memory {record.id} belongs to another owner")
+                raise ActionsError(
+                    f"{action.where}: memory {action.memory_id}: {forgetting.NOT_FOUND}"
+                )
             if record.status != "active":
                 raise ActionsError(f"{action.where}: memory {record.id} is {record.status}")
             return record.id, None
@@ -998,6 +1144,100 @@ class MemoryAPI:
         return ActionOutcome(
             action.index, action.action_type, result.action, result.id, plan.reason
         )
+
+
+def _declining(result: RememberResult, declined: str | None) -> RememberResult:
+    """The result with what remember declined to do (a request in someone else's words)."""
+    if declined is None:
+        return result
+    return replace(result, reason=f"{result.reason}; {declined}", declined=declined)
+
+
+@contextmanager
+def after_commit(store: Store) -> Iterator[None]:
+    """Hold back the store's change notices until the block ends without an error, then give
+    them in order: a listener (the vector index embeds each new memory) runs after the commit,
+    outside the write lock. On an error the writes are rolled back and their notices dropped."""
+    held: list[tuple[str, list[int]]] = []
+    listeners = store.listeners
+    store.listeners = [lambda kind, ids: held.append((kind, list(ids)))]
+    try:
+        yield
+    finally:
+        store.listeners = listeners
+    for kind, ids in held:
+        store.notify(kind, ids)
+
+
+def excerpts_of(message: str, statements: Sequence[str], limit: int) -> list[str]:
+    """Each statement's part of the message, for its metadata.original_message: the whole
+    message when it is at most `limit` characters, else `limit` characters around where the
+    statement stands in it (an ellipsis marks each cut). Statements are found in order."""
+    if len(message) <= limit:
+        return [message] * len(statements)
+    width = limit - 2  # room for the ellipses
+    out: list[str] = []
+    cursor = 0
+    for statement in statements:
+        # Its first letter may have been capitalised, and a stop added at its end.
+        probe = statement.strip()[1:41].rstrip(".!")
+        found = message.find(probe, cursor) if probe else -1
+        at = max(found - 1, 0) if found >= 0 else cursor
+        cursor = at + 1 if found >= 0 else cursor
+        begin = max(0, min(at - width // 4, len(message) - width))
+        end = min(len(message), begin + width)
+        cut_before, cut_after = ("…" if begin else ""), ("…" if end < len(message) else "")
+        out.append(cut_before + message[begin:end] + cut_after)
+    return out
+
+
+def within_message(plans: list[_Plan], *, supersede: bool = True) -> None:
+    """Decide among one message's statements, each decided against the store alone: one that
+    repeats an earlier statement (the same text, or a near-duplicate with no fact differing)
+    is skipped, one that states a new value of an earlier one's slot supersedes it (unless
+    supersede=False), and an active memory is superseded by the first statement that
+    replaces it only."""
+    kept: list[int] = []
+    taken: set[int] = set()
+    for place, plan in enumerate(plans):
+        if plan.kind != "store":
+            continue
+        repeated = next((earlier for earlier in kept if _repeats(plans[earlier], plan)), None)
+        if repeated is not None:
+            plans[place] = _Plan("skip", f"repeats statement {repeated + 1} of this message")
+            continue
+        stated = facts.slot_of(_content(plan)) if supersede else None
+        for earlier in kept if stated is not None else []:
+            old = facts.slot_of(_content(plans[earlier]))
+            if old is None or stated is None or old.slot != stated.slot:
+                continue
+            if not facts.same_value(old.value, stated.value):
+                plan.supersede_parts.append(earlier)
+                plan.reason += (
+                    f"; supersedes statement {earlier + 1} of this message "
+                    f"({stated.slot} {old.value} -> {stated.value})"
+                )
+        plan.supersede = [ident for ident in plan.supersede if ident not in taken]
+        taken.update(plan.supersede)
+        kept.append(place)
+
+
+def _content(plan: _Plan) -> str:
+    return str(plan.row["content"]) if plan.row is not None else ""
+
+
+def _repeats(earlier: _Plan, later: _Plan) -> bool:
+    """Whether a statement repeats an earlier one of its message."""
+    earlier_text, later_text = _content(earlier), _content(later)
+    if rules.normalise(earlier_text) == rules.normalise(later_text):
+        return True
+    if earlier.vector is None or later.vector is None:
+        return False
+    import numpy as np
+
+    norms = float(np.linalg.norm(earlier.vector) * np.linalg.norm(later.vector))
+    cosine = float(np.dot(earlier.vector, later.vector)) / max(norms, 1e-12)
+    return cosine >= DUPLICATE_COSINE and not facts.differences(earlier_text, later_text)
 
 
 def bank_scope(

@@ -18,6 +18,7 @@ from memory_console.ingest.requests import (
     content_words,
     forget_subject,
     holds_every_word,
+    phrase_reported,
     strong_match,
 )
 from memory_console.store import MemoryFilter, MemoryRecord, Store
@@ -30,6 +31,7 @@ CANDIDATES = 3  # a forget phrase reports this many of the nearest memories
 TOKEN_SECRET = "clear_token_secret"  # console_meta key of the store's secret for clear tokens
 TOKEN_LENGTH = 12
 REASON_LENGTH = 200  # a phrase kept as the archive reason is cut to this
+MAX_ID = 2**63 - 1  # the largest id a store can hold; a larger one names no memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +66,11 @@ def forget_id(
     store: Store, ident: int, owner: str, *, now: float, reason: str | None = None
 ) -> ForgetResult:
     """Archive one memory of the owner by id (with `reason`, else the user's request);
-    another owner's id is refused without a word of its content."""
-    record = store.get(ident)
-    if record is None or record.owner != owner:
-        missing = "no memory" if record is None else "not yours"
-        return ForgetResult(reason=f"memory {ident}: {missing}; nothing archived")
+    another owner's id gets the answer an absent one gets, so that no caller learns which
+    ids exist."""
+    record = owned(store, ident, owner)
+    if record is None:
+        return ForgetResult(reason=f"memory {ident}: {NOT_FOUND}; nothing archived")
     if record.status != "active":
         return ForgetResult(reason=f"memory {ident} is already {record.status}")
     if record.is_protected:
@@ -76,6 +78,18 @@ def forget_id(
     why = " ".join((reason or "").split())[:REASON_LENGTH] or "forgotten at the user's request"
     store.forget([ident], why, now=now)
     return ForgetResult([store.require(ident)], reason=f"archived memory {ident}")
+
+
+NOT_FOUND = "no memory of this owner has this id"
+
+
+def owned(store: Store, ident: int, owner: str) -> MemoryRecord | None:
+    """The owner's memory with this id, or None: absent, another owner's, or an id no store
+    can hold (all three answered alike)."""
+    if not 1 <= ident <= MAX_ID:
+        return None
+    record = store.get(ident)
+    return record if record is not None and record.owner == owner else None
 
 
 def forget_phrase(
@@ -90,7 +104,14 @@ def forget_phrase(
 ) -> ForgetResult:
     """Archive the owner's active memory a phrase means, when it matches strongly: by cosine
     (the best at or above `threshold`, FORGET_MARGIN ahead of the next), else by the keyword
-    rule (the one memory holding every content word). The phrase is the archive's reason."""
+    rule (the one memory holding every content word). The phrase is the archive's reason.
+    A phrase in someone else's words ("the email said: forget ...") archives nothing."""
+    reported = phrase_reported(phrase)
+    if reported is not None:
+        return ForgetResult(
+            reason=f"the phrase is in someone else's words ({reported}), and only the user's "
+            "own are carried out: nothing archived (forget by id, or in the user's words)"
+        )
     subject = forget_subject(phrase)
     if subject is None:
         return ForgetResult(reason="the phrase names nothing to forget; nothing archived")

@@ -1,7 +1,9 @@
 """The MCP memory server: MemoryAPI's calls as Model Context Protocol tools, over stdio or HTTP.
 
 See docs/ARCHITECTURE.md, "The MCP server". One MemoryAPI (one Store, one embedder) serves
-every client; calls run one at a time, and each names its client as the events' actor.
+every client; calls run one at a time, each within a time budget, and each names its client as
+the events' actor. Over HTTP every request must name this server in its Host header (and any
+Origin too), so that a web page cannot reach it through a rebound DNS name.
 Only `memory-console mcp` imports this module: importing memory_console never imports mcp.
 """
 
@@ -9,8 +11,11 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
+import os
 import re
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import Annotated, Any, Literal
@@ -26,7 +31,7 @@ from memory_console.api import (
     RememberResult,
 )
 from memory_console.commands.render import forecast_json, memory_json
-from memory_console.forgetting import ClearResult, ForgetResult
+from memory_console.forgetting import NOT_FOUND, ClearResult, ForgetResult, owned
 from memory_console.store import MemoryFilter, MemoryRecord
 from memory_console.store.vocab import MEMORY_TYPES, TOPICS
 from memory_console.timeutil import now_ts
@@ -34,6 +39,17 @@ from memory_console.timeutil import now_ts
 SERVER_NAME = "memory-console"
 TOKEN_VARIABLE = "MEMORY_CONSOLE_MCP_TOKEN"
 MAX_K = 50
+# Characters a remember may hand over: "one or two sentences" in the tool's words, with room to
+# spare. Longer texts are documents (the console's importers take them); the cap also keeps each
+# step of remember's text work short, so that a spent budget or SIGTERM stops it promptly.
+MAX_CONTENT = 100_000
+MAX_QUERY = 2_000  # characters of a recall query or a forget phrase
+# Seconds after SIGTERM before a call still running (waiting for the write lock, or inside one
+# step of its work) is abandoned and the process ends: its transaction, if any, is rolled back.
+STOP_GRACE = 0.8
+# Seconds uvicorn waits after SIGTERM for open streams before it cancels them (it takes any
+# number, though its annotation says int).
+STREAMS_GRACE: Any = 0.3
 ACTOR_PART = 40  # characters kept of a client's name and of the owner in an actor
 WRITING_TOOLS = ("remember", "forget", "clear")
 INSTRUCTIONS = (
@@ -60,13 +76,106 @@ def _word(text: str | None) -> str:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether binding `host` serves this machine only (no token is needed then)."""
-    if host == "localhost":
+    """Whether binding `host` serves this machine only (no token is needed then): localhost,
+    any address of 127.0.0.0/8, ::1 however it is spelled (::ffff:127.0.0.1 too)."""
+    if host.lower().rstrip(".") == "localhost":
         return True
+    address = ip_of(host)
+    return address is not None and address.is_loopback
+
+
+def ip_of(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address a host names when it is an IP literal (an IPv4-mapped IPv6 address as its
+    IPv4 address), else None."""
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def split_host(value: str) -> tuple[str, int | None]:
+    """A Host header's (or an origin's) host and port: `name:port`, `[v6]:port`, or without a
+    port (None)."""
+    value = value.strip()
+    if value.startswith("["):
+        host, _, rest = value[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    elif value.count(":") == 1:
+        host, _, port = value.partition(":")
+    else:
+        host, port = value, ""
+    return host.lower(), (int(port) if port.isdigit() and len(port) <= 5 else None)
+
+
+def names_this_server(value: str, bound: str, port: int, default_port: int = 80) -> bool:
+    """Whether a Host header (or an origin's host and port) names the server bound at
+    bound:port: the bound address however spelled (any IP literal on a wildcard bind), or
+    localhost on a loopback bind, with the bound port. A DNS name other than localhost never
+    does: a rebinding attack needs one."""
+    host, named_port = split_host(value)
+    if (named_port if named_port is not None else default_port) != port or not host:
         return False
+    if host.rstrip(".") == "localhost":
+        return is_loopback(bound)
+    address, own = ip_of(host), ip_of(bound)
+    if address is None:
+        return host == bound.lower()
+    if own is None:  # bound by name: localhost's addresses
+        return bound.lower() == "localhost" and address.is_loopback
+    return address == own or own.is_unspecified
+
+
+def origin_names_this_server(origin: str, bound: str, port: int) -> bool:
+    """Whether an Origin header is this server's own page (http or https, same host and port)."""
+    scheme, separator, rest = origin.strip().partition("://")
+    if not separator or scheme.lower() not in ("http", "https") or "/" in rest:
+        return False
+    return names_this_server(rest, bound, port, 443 if scheme.lower() == "https" else 80)
+
+
+def host_guard(app: ASGIApp, bound: str, port: int) -> ASGIApp:
+    """The HTTP app behind the DNS-rebinding check, on every address: a request whose Host
+    does not name this server gets 421, one from a foreign Origin 403 (a browser sends
+    Origin with a page's requests; an MCP client sends none)."""
+
+    async def guarded(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = [(k, v.decode("latin-1")) for k, v in scope.get("headers") or []]
+            hosts = [value for key, value in headers if key == b"host"]
+            origins = [value for key, value in headers if key == b"origin"]
+            refusal = None
+            if len(hosts) != 1 or not names_this_server(hosts[0], bound, port):
+                refusal = (421, "the Host header does not name this server")
+            elif len(origins) > 1 or (
+                origins and not origin_names_this_server(origins[0], bound, port)
+            ):
+                refusal = (403, "requests from another origin are refused")
+            if refusal is not None:
+                await refuse(send, *refusal)
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def refuse(send: Any, status: int, error: str, headers: tuple[Any, ...] = ()) -> None:
+    """Answer an HTTP request with a status and a one-line JSON error."""
+    body = json.dumps({"error": error}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 def token_matches(header: str | None, token: str) -> bool:
@@ -85,19 +194,8 @@ def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
             headers = dict(scope.get("headers") or [])
             header = headers.get(b"authorization", b"").decode("latin-1")
             if not token_matches(header, token):
-                body = b'{"error": "unauthorized: a bearer token is required"}'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b"Bearer"),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+                error = "unauthorized: a bearer token is required"
+                await refuse(send, 401, error, ((b"www-authenticate", b"Bearer"),))
                 return
         await app(scope, receive, send)
 
@@ -121,34 +219,66 @@ def brief(record: MemoryRecord) -> dict[str, Any]:
 
 
 class MemoryTools:
-    """The tools over one MemoryAPI; one call at a time, each under its client's actor."""
+    """The tools over one MemoryAPI; one call at a time, each under its client's actor and
+    within `budget` seconds (remember's text work checks it between its steps, and a call past
+    it is stopped before anything is written: the writes come last, in one transaction);
+    `stopping` set (SIGTERM) stops the call in progress alike."""
 
     def __init__(
-        self, api: MemoryAPI, *, read_only: bool = False, now: float | None = None
+        self,
+        api: MemoryAPI,
+        *,
+        read_only: bool = False,
+        now: float | None = None,
+        budget: float,
     ) -> None:
         self.api = api
         self.now = now  # a fixed clock (--now), else each call's own time
         self.read_only = read_only or api.store.read_only
+        self.budget = budget
+        self.stopping = threading.Event()
         self._lock = threading.Lock()
 
     @contextmanager
     def acting(self, ctx: Context | None, tool: str) -> Iterator[MemoryAPI]:
         """The API for one call, its store's actor naming the calling client; a writing tool
-        on a read-only server is refused before anything is touched."""
+        on a read-only server is refused before anything is touched. The call's budget
+        starts now: waiting for another client's call counts, and the API's checkpoint stops
+        the call once it is spent, or once the server is stopping."""
         if self.read_only and tool in WRITING_TOOLS:
             raise ToolError(f"{tool} refused: this memory server is read-only")
         client = None
         if ctx is not None:
             params = ctx.session.client_params
             client = params.client_info.name if params is not None else None
-        with self._lock:
+        deadline = time.monotonic() + self.budget
+        while not self._lock.acquire(timeout=0.05):
+            self.check(tool, deadline, waiting=True)
+        try:
+            self.check(tool, deadline)
             store = self.api.store
             before = store.actor
             store.actor = actor_name(client, self.api.owner)
+            self.api.checkpoint = lambda: self.check(tool, deadline)
             try:
                 yield self.api
             finally:
                 store.actor = before
+                self.api.checkpoint = None
+        finally:
+            self._lock.release()
+
+    def check(self, tool: str, deadline: float, *, waiting: bool = False) -> None:
+        """Stop the call (a ToolError: nothing of it is written yet) when the server is
+        stopping or the call's budget is spent."""
+        if self.stopping.is_set():
+            raise ToolError(f"{tool} stopped: the server is shutting down; nothing was written")
+        if time.monotonic() > deadline:
+            why = "waited for another client's call" if waiting else "ran"
+            raise ToolError(
+                f"{tool} {why} past its time budget of {self.budget:g} s and was stopped; "
+                "nothing was written"
+            )
 
     # -- the tools ----------------------------------------------------------------------------
 
@@ -157,9 +287,10 @@ class MemoryTools:
         content: Annotated[
             str,
             Field(
+                max_length=MAX_CONTENT,
                 description="The fact, preference or decision to keep, in one or two "
                 "sentences, e.g. 'The user prefers dark mode'. 'Remember that ...' marks "
-                "the user's own request (kept with full importance)."
+                "the user's own request (kept with full importance).",
             ),
         ],
         topic: Annotated[
@@ -178,14 +309,19 @@ class MemoryTools:
         """Store a memory for the user. Secrets (passwords, keys, card numbers) are refused,
         and health data unless the user asked; a near-duplicate reinforces the memory it
         repeats instead of storing a second one. A request such as 'forget that ...' or
-        'what do you remember about me' is carried out, not stored."""
+        'what do you remember about me' is carried out, not stored, when it is the user's own
+        words: one the text quotes or reports ('the email said: forget ...') is not, and the
+        answer's 'declined' says so. A text of several statements is a memory per statement,
+        at most 50; 'left_out' counts the rest."""
         with self.acting(ctx, "remember") as api:
             done = api.remember(content, topic=topic, memory_type=type, now=self.now)
         return remember_result(done)
 
     def recall(
         self,
-        query: Annotated[str, Field(description="What to look for, in plain words.")],
+        query: Annotated[
+            str, Field(max_length=MAX_QUERY, description="What to look for, in plain words.")
+        ],
         k: Annotated[
             int, Field(ge=1, le=MAX_K, description="How many memories to return at most.")
         ] = 5,
@@ -215,9 +351,10 @@ class MemoryTools:
         target: Annotated[
             str,
             Field(
+                max_length=MAX_QUERY,
                 description="A memory id (e.g. '42'), or what to forget in the user's words "
                 "(e.g. 'that I work at Acme Corp'): the one memory it clearly means is "
-                "archived, a weak or ambiguous match archives nothing and lists the nearest."
+                "archived, a weak or ambiguous match archives nothing and lists the nearest.",
             ),
         ],
         reason: Annotated[
@@ -270,9 +407,10 @@ class MemoryTools:
         """One of the user's memories in full, with its forecast: how its confidence will
         fade and when it reaches the floor (or why it does not decay)."""
         with self.acting(ctx, "get_memory") as api:
-            record = api.store.get(id)
-            if record is None or record.owner != api.owner:
-                raise ToolError(f"memory {id}: {'no memory' if record is None else 'not yours'}")
+            # Another owner's id is answered as an absent one: no client learns which exist.
+            record = owned(api.store, id, api.owner)
+            if record is None:
+                raise ToolError(f"memory {id}: {NOT_FOUND}")
             params = api.store.settings().params()
         data = memory_data(record)
         data["forecast"] = forecast_json(record, self.now or now_ts(), params)
@@ -321,6 +459,14 @@ def remember_result(done: RememberResult) -> CallToolResult:
         data["memories"] = [brief(record) for record in done.listed]
     if done.cleared is not None:
         data["cleared"] = clear_data(done.cleared)
+    if done.parts:
+        data["parts"] = [
+            {"action": part.action, "id": part.id, "reason": part.reason} for part in done.parts
+        ]
+    if done.left_out:
+        data["left_out"] = done.left_out
+    if done.declined is not None:
+        data["declined"] = done.declined
     ident = f" memory {done.id}" if done.id is not None and done.action != "forgot" else ""
     return result(f"{done.action}{ident}: {done.reason}", data)
 
@@ -369,15 +515,55 @@ def serve_stdio(server: MCPServer) -> None:
     server.run("stdio")
 
 
-def serve_http(server: MCPServer, host: str, port: int, token: str | None) -> None:
-    """Streamable HTTP at http://HOST:PORT/mcp; behind the bearer check when a token is set
-    (required off loopback: the caller checks)."""
+def serve_http(
+    server: MCPServer, tools: MemoryTools, host: str, port: int, token: str | None
+) -> None:
+    """Streamable HTTP at http://HOST:PORT/mcp, behind the rebinding check and, when a token
+    is set, the bearer check (required off loopback: the caller checks). SIGTERM stops it
+    within a second, a call in progress included."""
     import anyio
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
 
-    app: Any = server.streamable_http_app(host=host)
+    # The SDK's own Host check knows three loopback spellings only; host_guard knows them all.
+    unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app: Any = server.streamable_http_app(host=host, transport_security=unchecked)
     if token is not None:
         app = bearer_guard(app, token)
+    app = host_guard(app, host, port)
     # No access log: a request line holds no token, but the log holds nothing useful either.
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
-    anyio.run(uvicorn.Server(config).serve)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        # Clients keep streams open: waiting for them to close would wait for ever.
+        timeout_graceful_shutdown=STREAMS_GRACE,
+    )
+    anyio.run(stoppable(config, tools.stopping).serve)
+
+
+def stoppable(config: Any, stopping: threading.Event) -> Any:
+    """uvicorn's server, stopped by SIGTERM or SIGINT within STOP_GRACE seconds: `stopping`
+    stops the call in progress at its next checkpoint (nothing written), open streams are
+    cancelled at once, and a call still running at the end of the grace goes with the process."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not stopping.is_set():
+                stopping.set()
+                threading.Thread(target=end_after_grace, args=(sig,), daemon=True).start()
+            super().handle_exit(sig, frame)
+
+    return Server(config)
+
+
+def end_after_grace(sig: int) -> None:
+    """End the process STOP_GRACE seconds after the signal, if it is still running then (a call
+    blocked in one step of its work, or in the database's wait for its lock), with the status
+    a shell gives a process the signal ended. An open transaction is rolled back by the
+    database (SQLite's journal, PostgreSQL's closed connection)."""
+    time.sleep(STOP_GRACE)
+    os._exit(128 + sig)

@@ -359,7 +359,7 @@ def test_apply_actions_accepts_the_spec_document(api: MemoryAPI) -> None:
         (
             '{"memory_actions": [{"target_memory_bank": "LTM", "action_type": "DELETE",'
             ' "memory_id": 999}]}',
-            "memory_actions[0]: no memory with id 999",
+            "memory_actions[0]: memory 999: no memory of this owner has this id",
         ),
         (
             '{"memory_actions": [{"target_memory_bank": "LTM", "action_type": "STORE",'
@@ -383,7 +383,7 @@ def test_one_bad_action_rejects_the_actions_before_it(api: MemoryAPI) -> None:
         ({**store, "content": "Takes insulin twice a day"}, "holds health data"),
         (
             {"target_memory_bank": "LTM", "action_type": "DELETE", "memory_id": bob},
-            f"memory {bob} belongs to another owner",
+            f"memory {bob}: no memory of this owner has this id",  # as an absent one
         ),
     ):
         document = {

@@ -10,6 +10,7 @@ from pathlib import Path
 from memory_console.commands import common
 
 DEFAULT_OWNER = "default"
+CALL_BUDGET = 10.0  # seconds one tool call may take (--time-budget)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,9 +21,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "forget, list_memories, list_topics, get_memory and clear, each a call into the "
         "agent API for one owner. Over stdio by default (an MCP client starts this command); "
         "--http serves streamable HTTP at http://HOST:PORT/mcp, on loopback unless a bearer "
-        "token is given (--token-file, else $MEMORY_CONSOLE_MCP_TOKEN). Every event a client "
-        "causes names it as actor mcp:CLIENT@OWNER. --read-only refuses remember, forget and "
-        "clear, and recall then reinforces nothing.",
+        "token is given (--token-file, else $MEMORY_CONSOLE_MCP_TOKEN); off loopback, put TLS "
+        "in front (a reverse proxy), or the token and the memories cross the network in "
+        "clear. Every HTTP request must name the server in its Host header (the bound address "
+        "and port, or localhost on loopback) and come from no foreign Origin: a web page "
+        "cannot reach it through a rebound DNS name. Each call has a time budget "
+        "(--time-budget): one past it is stopped before it writes anything. Every event a "
+        "client causes names it as actor mcp:CLIENT@OWNER. --read-only refuses remember, "
+        "forget and clear, and recall then reinforces nothing.",
         epilog=common.examples(
             "mcp --db memories.db --owner alice",
             "mcp --db memories.db --http 127.0.0.1:8765",
@@ -45,8 +51,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     mcp.add_argument(
         "--token-file",
         metavar="PATH",
-        help="a file holding the bearer token HTTP clients must send (required off loopback; "
-        "default: $MEMORY_CONSOLE_MCP_TOKEN)",
+        help="a file holding the bearer token HTTP clients must send (required off loopback, "
+        "with TLS in front; default: $MEMORY_CONSOLE_MCP_TOKEN)",
+    )
+    mcp.add_argument(
+        "--time-budget",
+        metavar="SECONDS",
+        type=seconds,
+        default=CALL_BUDGET,
+        help="how long one tool call may take before it is stopped, nothing written "
+        "(default: %(default)s)",
     )
     mcp.add_argument(
         "--keyword-only",
@@ -54,6 +68,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="do not load the embedder: keyword recall, exact duplicates only",
     )
     mcp.set_defaults(handler=cmd_mcp)
+
+
+def seconds(value: str) -> float:
+    """A positive number of seconds, for --time-budget."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not 0 < number < float("inf"):
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {value!r}")
+    return number
 
 
 def parse_bind(value: str) -> tuple[str, int]:
@@ -71,8 +96,13 @@ def read_token(path: str | None) -> str | None:
     from memory_console.mcp_server import TOKEN_VARIABLE
 
     if path is not None:
-        token = Path(path).expanduser().read_text(encoding="utf-8").strip()
         where = f"--token-file {path}"
+        try:
+            token = Path(path).expanduser().read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError as error:
+            raise common.UserError(f"{where}: not UTF-8 text ({error.reason})") from error
+        except OSError as error:
+            raise common.UserError(f"{where}: {error.strerror or error}") from error
     elif os.environ.get(TOKEN_VARIABLE) is not None:
         token = os.environ[TOKEN_VARIABLE].strip()
         where = f"${TOKEN_VARIABLE}"
@@ -90,6 +120,25 @@ def stdin_readable() -> bool:
         return sys.stdin is not None and not sys.stdin.closed and sys.stdin.readable()
     except (OSError, ValueError):
         return False
+
+
+def http_url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/mcp"
+
+
+def guard_note(host: str, token: str | None) -> str:
+    """What guards an HTTP server, for its first line: the token, and TLS off loopback."""
+    from memory_console.mcp_server import is_loopback
+
+    if token is None:
+        return "loopback, no token"
+    if is_loopback(host):
+        return "bearer token required"
+    return (
+        "bearer token required; put TLS in front (a reverse proxy): without it the token "
+        "and the memories cross the network in clear"
+    )
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -129,18 +178,18 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if not api.semantic_ready and api.semantic_error:
             common.note(f"keyword recall only: {api.semantic_error}")
         now = common.now_of(args) if getattr(args, "now", None) else None
-        server = build_server(MemoryTools(api, read_only=store.read_only, now=now))
+        tools = MemoryTools(api, read_only=store.read_only, now=now, budget=args.time_budget)
+        server = build_server(tools)
         mode = "read-only" if store.read_only else "writable"
         if bind is None:
             common.note(f"MCP server on stdio: {store.location} ({mode}), owner {args.owner}")
             serve_stdio(server)
         else:
-            guard = "bearer token required" if token else "loopback, no token"
             common.note(
-                f"MCP server at http://{bind[0]}:{bind[1]}/mcp: {store.location} ({mode}), "
-                f"owner {args.owner}, {guard}"
+                f"MCP server at {http_url(*bind)}: {store.location} ({mode}), "
+                f"owner {args.owner}, {guard_note(bind[0], token)}"
             )
-            serve_http(server, bind[0], bind[1], token)
+            serve_http(server, tools, bind[0], bind[1], token)
     finally:
         store.close()
     sys.stderr.flush()

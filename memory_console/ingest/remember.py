@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_console.ingest.facts import SLOTS
+from memory_console.ingest.speech import quoted_at, someone_elses
 from memory_console.sensitive import Finding, find_sensitive, with_article
 from memory_console.store import settings
 from memory_console.store.validate import default_title
@@ -215,11 +216,30 @@ def sentence_case(text: str) -> str:
 def find_directive(message: str) -> Directive | None:
     """The user directive in a message ("remember that ...", "don't forget ...", "note that
     ...", "keep in mind ...", "..., please remember that", or a standing rule: "I always ...",
-    "I never ..."), or None. A question ("remember when ...?") is not a directive."""
+    "I never ..."), or None. A question ("remember when ...?") is not a directive, nor one in
+    someone else's words (directive_of)."""
+    return directive_of(message)[0]
+
+
+def directive_of(message: str) -> tuple[Directive | None, str | None]:
+    """(the user's directive in the message, or None; what makes a directive in it someone
+    else's ("'the newsletter said'", "quotation marks": ingest.speech), or None). A directive
+    in someone else's words is no directive: the first is None then."""
     trailing = TRAILING_DIRECTIVE.match(message.strip())
-    match = trailing or DIRECTIVE.search(message)
+    match = trailing or DIRECTIVE.search(message) or ALWAYS_NEVER.search(message)
     if match is None:
-        return _standing_rule(message)
+        return None, None
+    directive = _directive(trailing, match)
+    if directive is None:
+        return None, None
+    at = match.start("phrase") if trailing is None else 0
+    reported = someone_elses(message) or quoted_at(message, at, colon=False)
+    return (None, reported) if reported is not None else (directive, None)
+
+
+def _directive(trailing: re.Match[str] | None, match: re.Match[str]) -> Directive | None:
+    if trailing is None and match.re is ALWAYS_NEVER:
+        return _standing_rule(match)
     content = sentence_case(match.group("content"))
     if normalise(content) in ("that", "this", "it") or not WORD.search(content):
         return None
@@ -230,11 +250,8 @@ def find_directive(message: str) -> Directive | None:
     return Directive(" ".join(match.group("phrase").lower().split()), content)
 
 
-def _standing_rule(message: str) -> Directive | None:
+def _standing_rule(match: re.Match[str]) -> Directive | None:
     """A standing rule ("I always ...", "I never ..."): the sentence as said, or None."""
-    match = ALWAYS_NEVER.search(message)
-    if match is None:
-        return None
     content = sentence_case(match.group("content").strip())
     if content.endswith("?"):
         return None

@@ -8,6 +8,9 @@ clear or list what it remembers (remember() then routes it instead of storing it
 Corp" -> "I work at Acme Corp"). A request must open its sentence (after "please", "can you"
 and the like): "I want to forget my ex's birthday party" tells the agent something, it asks
 nothing; "don't forget ..." is a request to remember.
+
+A request is carried out only in the user's own words (ingest.speech): one in a message that
+reports someone else's ("the email said: forget ...") is declined, never carried out.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from memory_console.ingest.remember import words_of
+from memory_console.ingest.speech import quoted_at, someone_elses
 
 FORGET = "forget"
 CLEAR = "clear"
@@ -23,9 +27,11 @@ LIST = "list"
 
 # Where a request may begin: the start of the message or of a sentence, or after a polite or
 # linking word. A verb after anything else ("I want to forget ...", "don't forget ...") is not
-# one: the user is telling, or asking to remember.
+# one: the user is telling, or asking to remember. Read widely here (after a colon, an opening
+# quotation mark, a quoted reply's ">"), so that ingest.speech can name why such a one is declined.
 _LEAD = (
-    r"(?:^|(?<=[.!?;:\n])\s*)\s*(?:(?:oh|ok|okay|hey|so|and|also|now|actually),?\s+)?"
+    r"(?:^|(?<=[.!?;:\n]))[>\"“”‘’«»„'\s]*"
+    r"(?:(?:oh|ok|okay|hey|so|and|also|now|actually),?\s+){0,2}"
     r"(?:(?:please|pls|kindly)\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?"
     r"|i\s+(?:want|need|would\s+like|'d\s+like|’d\s+like)\s+you\s+to\s+)?"
 )
@@ -95,26 +101,51 @@ _NOTHING = frozenset({"it", "this", "that", "them", "those", "these"})
 @dataclass(frozen=True, slots=True)
 class Request:
     """A request to the memory itself: kind forget (with its subject), clear or list (with
-    the topic it names, if any); `phrase` is the request as the user wrote it."""
+    the topic it names, if any); `phrase` is the request as the user wrote it. `reported`
+    says why it is not the user's own (speech.reported_by), when it is not: then it is declined."""
 
     kind: str
     phrase: str
     subject: str | None = None
     topic: str | None = None
+    reported: str | None = None
+
+    @property
+    def declined(self) -> str:
+        """What was not done, and why, in one sentence."""
+        return (
+            f"the request to {self.kind} in this message was not carried out: it is in someone "
+            f"else's words ({self.reported}), and only the user's own are; nothing archived"
+        )
 
 
 def find_request(message: str) -> Request | None:
-    """The request a message makes of the agent's memory, or None for anything else."""
+    """The request a message makes of the agent's memory in the user's own words, or None
+    for anything else (a request in someone else's words too: see reported_request)."""
+    request = _request(message)
+    return request if request is not None and request.reported is None else None
+
+
+def reported_request(message: str) -> Request | None:
+    """The request a message holds in someone else's words (its `reported` says whose), or
+    None: one that is declined, never carried out."""
+    request = _request(message)
+    return request if request is not None and request.reported is not None else None
+
+
+def _request(message: str) -> Request | None:
     if not isinstance(message, str) or not message.strip():
         return None
     text = " ".join(message.split())
-    if CLEAR_REQUEST.search(text):
-        return Request(CLEAR, text)
+    cleared = CLEAR_REQUEST.search(text)
+    if cleared:
+        return Request(CLEAR, text, reported=_reported(message, text, cleared.start()))
     listed = LIST_REQUEST.search(text)
     if listed is not None:
         words = re.findall(r"[a-z]+", listed.group(0).lower())
         topic = next((_TOPIC_WORDS[w] for w in words if w in _TOPIC_WORDS), None)
-        return Request(LIST, text, topic=topic)
+        reported = _reported(message, text, listed.start())
+        return Request(LIST, text, topic=topic, reported=reported)
     forget = FORGET_REQUEST.search(text)
     if forget is None:
         return None
@@ -124,7 +155,21 @@ def find_request(message: str) -> Request | None:
     subject = forget_subject(rest)
     if subject is None:
         return None
-    return Request(FORGET, text, subject=subject)
+    reported = _reported(message, text, forget.start())
+    return Request(FORGET, text, subject=subject, reported=reported)
+
+
+def _reported(message: str, text: str, at: int) -> str | None:
+    """speech.reported_by for a request found at `at` of `text`, the message with its spaces
+    collapsed (the message itself keeps the lines a header or a quoted reply is seen on)."""
+    return someone_elses(message) or quoted_at(text, at)
+
+
+def phrase_reported(phrase: str) -> str | None:
+    """speech.reported_by for a forget phrase: its words, and where its request, if any, begins."""
+    text = " ".join(phrase.split())
+    request = FORGET_REQUEST.search(text)
+    return someone_elses(phrase) or quoted_at(text, request.start() if request else 0)
 
 
 def forget_subject(phrase: str) -> str | None:

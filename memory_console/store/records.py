@@ -171,3 +171,4 @@ class ChangeResult:
     changed: list[int] = field(default_factory=list)
     unchanged: list[int] = field(default_factory=list)
     missing: list[int] = field(default_factory=list)
+    undone: list[int] = field(default_factory=list)  # an undo's memories already undone before

@@ -1212,7 +1212,8 @@ class Store:
         self, event_ids: Sequence[int], *, now: float | None = None
     ) -> ChangeResult:
         """Undo a person's last action: restore each event's `before` values, unless the memory
-        changed again since (then it is reported as unchanged)."""
+        changed again since (then it is reported as unchanged) or the event is undone already
+        (reported as undone: an undo repeated writes nothing)."""
         moment = now_ts() if now is None else now
         result = ChangeResult()
         announced: dict[str, list[int]] = {}
@@ -1230,6 +1231,9 @@ class Store:
                     "WHERE memory_id = ? AND id > ? AND kind != 'accessed'",
                     (memory_id, event_id),
                 ).fetchall()
+                if undone_since(event_id, later):  # undoing it again would write it again
+                    result.undone.append(memory_id)
+                    continue
                 if changed_since(later):
                     result.unchanged.append(memory_id)
                     continue
@@ -1278,6 +1282,15 @@ class Store:
 
 
 UNDO_NOTE = "undo of event "
+
+
+def undone_since(event_id: int, later: list[tuple[int, str | None]]) -> bool:
+    """Whether an event was undone by a later one that is not itself undone."""
+    notes = {ident: query for ident, query in later if query and query.startswith(UNDO_NOTE)}
+    undone = {int(query[len(UNDO_NOTE) :]) for query in notes.values()}
+    return any(
+        query == f"{UNDO_NOTE}{event_id}" and ident not in undone for ident, query in notes.items()
+    )
 
 
 def changed_since(later: list[tuple[int, str | None]]) -> bool:

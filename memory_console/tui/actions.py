@@ -99,6 +99,8 @@ def describe_result(name: str, result: ChangeResult) -> str:
 
 
 def describe_undo(done: DoneAction, result: ChangeResult) -> str:
+    if not result.changed and result.undone and not result.unchanged:
+        return f"nothing to undo: {done.action} of {plural(len(result.undone))} is already undone"
     if not result.changed:
         return (
             f"could not undo {done.action}: {plural(len(result.unchanged))} changed again "
