@@ -26,6 +26,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "ChangeResult",
             "StoreError",
             "StoreBusyError",
+            "CommittedError",
             "ValidationError",
             "NotFoundError",
             "ReadOnlyError",

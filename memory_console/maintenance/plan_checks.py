@@ -142,20 +142,10 @@ def check_words(members: tuple[int, ...], fields: dict[str, Any]) -> None:
 def check_against(proposed: Plan, store: Store) -> None:
     """What only the store can tell: no protected memory changed by a pass that may not,
     and a merged memory keeps the owner and topic of every memory merged into it."""
-    protected: set[int] = set()
-    scope: dict[int, tuple[str, str]] = {}
     ids = sorted({int(i) for change in proposed.change_sets for i in change.ids.tolist()})
-    for start in range(0, len(ids), 900):
-        chunk = ids[start : start + 900]
-        rows = store._query(
-            f"SELECT id, is_protected, owner, topic FROM memory WHERE id IN "
-            f"({','.join('?' * len(chunk))})",
-            chunk,
-        )
-        for ident, is_protected, owner, topic in rows:
-            if is_protected:
-                protected.add(ident)
-            scope[ident] = (owner, topic)
+    records = store.get_many(ids)
+    protected = {ident for ident, record in records.items() if record.is_protected}
+    scope = {ident: (record.owner, record.topic) for ident, record in records.items()}
     members: dict[int, set[tuple[str, str]]] = {}
     for number, change in enumerate(proposed.change_sets, 1):
         if change.pass_name not in TOUCHES_PROTECTED:
@@ -195,13 +185,7 @@ def check_as_planned(proposed: Plan, store: Store) -> None:
     from memory_console.maintenance.planner import plan
 
     ids = proposed.touched_ids.tolist()
-    revision_of: dict[int, int] = {}
-    for start in range(0, len(ids), 900):
-        chunk = ids[start : start + 900]
-        rows = store._query(
-            f"SELECT id, revision FROM memory WHERE id IN ({','.join('?' * len(chunk))})", chunk
-        )
-        revision_of.update({int(ident): int(revision) for ident, revision in rows})
+    revision_of = {ident: record.revision for ident, record in store.get_many(ids).items()}
     unchanged = {
         ident
         for ident, revision in zip(ids, proposed.touched_revisions.tolist(), strict=True)
