@@ -115,20 +115,16 @@ def check_new_memory(key: int, pass_name: str, fields: dict[str, Any]) -> None:
     where = f"new memory {key} ({pass_name})"
     if pass_name not in NEW_MEMORY_PASSES:
         raise PlanRefused(f"{where}: the {pass_name} pass creates no memories")
-    unknown = sorted(set(fields) - NEW_MEMORY_FIELDS)
-    if unknown:
-        raise PlanRefused(f"{where}: field {unknown[0]!r} is not one a merged memory has")
-    for name, value in fields.items():
-        check_value(where, name, value, set())
-    found = credential_kinds([fields.get("title"), fields.get("content"), fields.get("keywords")])
-    if found:
-        raise PlanRefused(f"{where}: its text holds {found[0]}, which no memory may keep")
+    check_merged_fields(where, fields)
 
 
 def check_words(members: tuple[int, ...], fields: dict[str, Any]) -> None:
-    """The fields a file gives a regrouped merge of `members` (an operator's split), checked
-    and screened as any agent's write."""
-    where = f"the merge of {', '.join(map(str, members))}"
+    """The fields a file gives a regrouped merge of `members` (an operator's split)."""
+    check_merged_fields(f"the merge of {', '.join(map(str, members))}", fields)
+
+
+def check_merged_fields(where: str, fields: dict[str, Any]) -> None:
+    """A merged memory's fields, checked and screened as any agent's write."""
     unknown = sorted(set(fields) - NEW_MEMORY_FIELDS)
     if unknown:
         raise PlanRefused(f"{where}: field {unknown[0]!r} is not one a merged memory has")
