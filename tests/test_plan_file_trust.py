@@ -44,9 +44,13 @@ def rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 "is_protected, decay_policy, memory_type, consolidated_into, metadata "
                 "FROM memory ORDER BY id"
             ),
-            "events": store._query(
-                "SELECT memory_id, kind, before, after FROM memory_event ORDER BY id"
-            ),
+            # Before and after compared as the JSON objects they are (not their key order).
+            "events": [
+                (ident, kind, json.loads(before or "null"), json.loads(after or "null"))
+                for ident, kind, before, after in store._query(
+                    "SELECT memory_id, kind, before, after FROM memory_event ORDER BY id"
+                )
+            ],
             "runs": store._query("SELECT passes, changed FROM maintenance_run ORDER BY id"),
         }
 
