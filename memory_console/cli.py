@@ -11,7 +11,6 @@ import argparse
 import io
 import logging
 import os
-import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -19,8 +18,7 @@ from memory_console import __version__
 from memory_console.commands import common
 from memory_console.literal import visible
 from memory_console.settings import SettingsError
-from memory_console.store.errors import StoreError, damaged, is_damage
-from memory_console.store.postgres import shown_url
+from memory_console.store.errors import StoreError
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -100,14 +98,6 @@ def fail(message: object) -> int:
     return 1
 
 
-def store_path(args: argparse.Namespace) -> object:
-    """The store a command worked on, for a message about it."""
-    try:
-        return shown_url(common.db_path(args))
-    except (common.UserError, OSError, ValueError):
-        return shown_url(getattr(args, "db", None) or "the store")
-
-
 def output_closed() -> int:
     """The reader of stdout went away (`| head`): end quietly with status 0, as the Python
     docs' note on SIGPIPE advises: stdout points at devnull so the flush at exit cannot fail."""
@@ -148,13 +138,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return output_closed()
-    except sqlite3.DatabaseError as error:
-        # The database failed under a command (a damaged page, an I/O error): the command's
-        # transaction, if any, was rolled back.
-        if is_damage(error):
-            return fail(damaged(store_path(args), error))
-        where = f"{shown_url(args.db)}: " if getattr(args, "db", None) else ""
-        return fail(f"{where}the database failed: {error}")
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
         return fail(f"{where}{error.strerror or error}")

@@ -19,6 +19,7 @@ from memory_console.cli import main
 from memory_console.ingest.demo import build_demo
 from memory_console.store import Store
 from memory_console.store.db import FTS_TRIGGERS
+from memory_console.store.errors import StoreDamaged
 from memory_console.store.postgres import shown_url
 from tests.helpers import NOW, console, db_rows, invoke, notes, settle
 
@@ -275,6 +276,57 @@ def test_a_damaged_table_gets_one_sentence_naming_check(
         assert (code, out, err) == (1, "", sentence), command
     checks = checks_of(capsys, demo)
     assert "malformed" in checks["integrity"]["problems"][0]
+
+
+def test_the_store_raises_its_own_damage_error_on_reads_writes_and_opens(demo: Path) -> None:
+    """A driver's exception never crosses the store's door: a damaged page read, written or
+    met at open is a StoreDamaged, which carries the one sentence and the store's location."""
+    with Store(demo, actor="cli") as store:
+        overwrite_page(demo, "memory", b"\x0d" + b"\xff" * 200)
+        for attempt in (
+            lambda: store.get(3),
+            lambda: store.get_many([3, 4]),
+            lambda: store.existing_ids([1, 2, 3]),
+            lambda: store.protect([3], now=NOW),
+        ):
+            with pytest.raises(StoreDamaged) as raised:
+                attempt()
+            assert str(raised.value.location) == str(demo)
+            assert "the database is damaged" in str(raised.value)
+            assert f"memory-console check --db {demo}" in str(raised.value)
+    with sqlite3.connect(demo) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with demo.open("r+b") as handle:  # the schema table: the store cannot even open
+        handle.seek(100)
+        handle.write(b"\x0d" + b"\xff" * 200)
+    with pytest.raises(StoreDamaged):
+        Store(demo, actor="cli")
+
+
+def test_no_module_outside_the_store_handles_the_drivers_errors() -> None:
+    """The console and the CLI learn of damage from StoreDamaged, never by inspecting sqlite3
+    or psycopg exceptions themselves (the demo builder writes a new file of its own)."""
+    import ast
+
+    package = ROOT / "memory_console"
+    crossing: list[str] = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package)
+        if relative.parts[0] == "store" or relative == Path("ingest/demo.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            if any(
+                n.split(".")[0] in {"sqlite3", "psycopg"} or n.endswith("is_damage") for n in names
+            ):
+                crossing.append(f"{relative}:{node.lineno}")
+    assert crossing == []
 
 
 def test_a_damaged_schema_is_refused_at_open_with_that_sentence(

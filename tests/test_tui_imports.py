@@ -40,8 +40,6 @@ ALLOWED: dict[str, frozenset[str]] = {
     "memory_console.store.records": frozenset(
         {"MemoryRecord", "EventRecord", "MemoryFilter", "Cursor", "Page", "ChangeResult"}
     ),
-    # The sentence a damaged store gets, shared with the CLI so both say the same.
-    "memory_console.store.errors": frozenset({"damaged", "is_damage"}),
 }
 VOCABULARY = "memory_console.store.vocab"  # constants only (UPPER_CASE names)
 

@@ -24,7 +24,7 @@ from memory_console.settings import (
     settings_file,
 )
 from memory_console.store.db import SCHEMA_VERSION
-from memory_console.store.errors import StoreError, damaged, is_damage
+from memory_console.store.errors import StoreDamaged, StoreError
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES, TIERS
 from memory_console.timeutil import now_ts, parse_moment
 
@@ -533,8 +533,8 @@ def run_console(args: argparse.Namespace) -> int:
         return 0
     # Textual sets return_code 1 and prints the traceback when an exception escaped the app.
     error = getattr(app, "_exception", None)
-    if error is not None and is_damage(error):
-        raise UserError(f"the console stopped: {damaged(path, error)}")
+    if isinstance(error, StoreDamaged):
+        raise UserError(f"the console stopped: {error}")
     raise UserError(
         "the console stopped on an unexpected error (shown above); "
         "changes it had committed are kept"

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from memory_console.store import held
 from memory_console.store.dialect import WRITE_WAIT_MS
-from memory_console.store.errors import StoreError, damaged, is_damage
+from memory_console.store.errors import StoreDamaged, StoreError, damaged, is_damage
 from memory_console.store.migrations import MIGRATIONS
 from memory_console.store.vector_log import VECTOR_LOG_TRIGGERS, new_store_id
 
@@ -204,19 +204,26 @@ def open_store_connection(
         if isinstance(error, OSError):
             raise StoreError(f"{path}: cannot back up before migrating: {error}") from error
         if isinstance(error, sqlite3.DatabaseError):
+            if is_damage(error) and not disk_full(path, error):
+                raise StoreDamaged(path, error) from error
             raise StoreError(open_failure(path, error, read_only=read_only)) from error
         raise
     return conn, backup
 
 
-def open_failure(path: Path, error: sqlite3.DatabaseError, *, read_only: bool) -> str:
-    """What went wrong when a store file could not be read: a full disk and a read-only
-    directory are told apart from damage."""
+def disk_full(path: Path, error: sqlite3.DatabaseError) -> bool:
+    """Whether a failure to read a store file is the disk's being full, not damage."""
     try:
         free = shutil.disk_usage(path.parent).free
     except OSError:
         free = None
-    if "full" in str(error) or (free is not None and free < LOW_DISK_BYTES):
+    return "full" in str(error) or (free is not None and free < LOW_DISK_BYTES)
+
+
+def open_failure(path: Path, error: sqlite3.DatabaseError, *, read_only: bool) -> str:
+    """What went wrong when a store file could not be read: a full disk and a read-only
+    directory are told apart from damage."""
+    if disk_full(path, error):
         return f"{path}: the disk is full ({error}); nothing was written"
     if not read_only and not os.access(path.parent, os.W_OK | os.X_OK):
         return (

@@ -22,6 +22,16 @@ class CommittedError(StoreError):
     following it) failed. The change must not be made again: a retry would write it twice."""
 
 
+class StoreDamaged(StoreError):
+    """The store's file is damaged (SQLite found a malformed page or no database at all):
+    nothing was written, and only `check` can say more. The Store turns the driver's error
+    into this one, so no caller outside the store inspects a driver's exceptions."""
+
+    def __init__(self, location: object, error: BaseException) -> None:
+        super().__init__(damaged(location, error))
+        self.location = location
+
+
 class StoreBusyError(StoreError):
     """Another process held the store's lock for longer than this one waits: nothing was
     done, and the same call may succeed in a moment (a caller may retry)."""

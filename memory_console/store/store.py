@@ -24,9 +24,9 @@ from memory_console.store.errors import (
     NotFoundError,
     ReadOnlyError,
     StoreBusyError,
+    StoreDamaged,
     StoreError,
     ValidationError,
-    damaged,
     is_damage,
 )
 from memory_console.store.records import (
@@ -233,7 +233,7 @@ class Store:
                 if isinstance(error, sqlite3.OperationalError) and "full" in str(error):
                     raise StoreError(f"{what}: the disk is full; nothing was written") from error
                 if is_damage(error):
-                    raise StoreError(damaged(self.location, error)) from error
+                    raise StoreDamaged(self.location, error) from error
                 if "locked" in str(error) or "busy" in str(error):
                     raise StoreBusyError(f"{what}: {error}; nothing was written") from error
                 raise StoreError(f"{what}: {error}; nothing was written") from error
@@ -281,7 +281,7 @@ class Store:
             raise
         except sqlite3.DatabaseError as error:
             if is_damage(error):
-                raise StoreError(damaged(self.location, error)) from error
+                raise StoreDamaged(self.location, error) from error
             raise StoreError(f"{self.location}: damaged database ({error})") from error
 
     def data_version(self, *, wait: bool = True) -> int | None:
@@ -583,10 +583,8 @@ class Store:
         for start in range(0, len(ids), 900):
             chunk = list(ids[start : start + 900])
             marks = ",".join("?" * len(chunk))
-            found += [
-                r[0]
-                for r in self._conn.execute(f"SELECT id FROM memory WHERE id IN ({marks})", chunk)
-            ]
+            rows = self._query(f"SELECT id FROM memory WHERE id IN ({marks})", chunk)
+            found += [row[0] for row in rows]
         return sorted(found)
 
     # -- reading --------------------------------------------------------------------------

@@ -109,18 +109,15 @@ MEMORY_ACTION_BINDINGS = [
 ]
 
 
-def error_text(error: BaseException | None, store_path: object = "the store") -> str:
-    """One line for a person: store errors already are; damage names `check`; anything else
-    gets its type."""
+def error_text(error: BaseException | None) -> str:
+    """One line for a person: store errors already are (a damaged store's names `check`);
+    anything else gets its type."""
     from memory_console.store import StoreError
-    from memory_console.store.errors import damaged, is_damage
 
     if error is None:
         return "unknown error"
     if isinstance(error, StoreError):
         return str(error)
-    if is_damage(error):
-        return damaged(store_path, error)
     message = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
@@ -143,7 +140,7 @@ class ConsoleScreen(Screen[None]):
         """The one place where a worker's failure becomes a notification, never a traceback."""
         if event.state == WorkerState.ERROR:
             self.notify(
-                error_text(event.worker.error, self.context.store.location),
+                error_text(event.worker.error),
                 title="could not finish",
                 severity="error",
                 timeout=8,

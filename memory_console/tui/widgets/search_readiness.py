@@ -107,5 +107,5 @@ class SearchReadiness(Static):
                 self.set_timer(RETRY_SECONDS * self.retries, self.prepare)
                 return
 
-            detail = error_text(event.worker.error, self.context.store.location)
+            detail = error_text(event.worker.error)
             self.post_message(SemanticFinished(False, detail))
