@@ -12,7 +12,9 @@ checked after every step against what must hold whatever the sequence:
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -27,6 +29,7 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
+    run_state_machine_as_test,
 )
 
 from memory_console.api import MemoryAPI
@@ -37,6 +40,7 @@ from memory_console.maintenance.undo import UndoRefused
 from memory_console.store import Store
 from memory_console.store.check import check_store
 from memory_console.tui.actions import ACTIONS, DoneAction, run_action, undo_action
+from tests.helpers import database_url
 
 DAY = 86400.0
 TEXTS = (
@@ -68,10 +72,12 @@ def embedder() -> Any:
 
 
 class History(RuleBasedStateMachine):
+    """On a SQLite file; PostgreSQLHistory runs the same rules on a database of its own."""
+
     def __init__(self) -> None:
         super().__init__()
         self.folder = Path(tempfile.mkdtemp(prefix="history-"))
-        self.path = self.folder / "store.db"
+        self.path: str | Path = self.new_store()
         self.clock = time.time()  # the agent API's writes take the real clock
         self.seen: set[int] = set()  # every memory id handed out
         self.gone: set[int] = set()  # ids whose memory was deleted
@@ -93,11 +99,18 @@ class History(RuleBasedStateMachine):
         # The agent's API on the same store, so both indexes hear every write.
         self.api = MemoryAPI(self.store, owner="alice", embedder=embedder())
 
+    def new_store(self) -> str | Path:
+        return self.folder / "store.db"
+
     def teardown(self) -> None:
         if hasattr(self, "api"):
             self.api.close()
             self.store.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+        self.drop_store()
+
+    def drop_store(self) -> None:
+        """The file goes with its folder."""
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -268,8 +281,18 @@ class History(RuleBasedStateMachine):
         active = {
             row[0] for row in self.store._query("SELECT id FROM memory WHERE status = 'active'")
         }
-        indexed = {ident for ident in self.seen if ident in self.semantic.index}
-        assert indexed == active
+        # Everything a search can reach, whichever index the backend keeps: SQLite's holds
+        # the active memories only, PostgreSQL's keeps every vector and filters by status.
+        found, _ = self.semantic.index.search(self.probe(), k=len(self.seen) + 1)
+        assert set(found.tolist()) == active
+        if self.store.backend == "sqlite":
+            indexed = {ident for ident in self.seen if ident in self.semantic.index}
+            assert indexed == active
+
+    def probe(self) -> Any:
+        if not hasattr(self, "probe_vector"):
+            self.probe_vector = embedder().embed(["what does alice prefer"])[0]
+        return self.probe_vector
 
 
 History.TestCase.settings = settings(
@@ -279,3 +302,48 @@ History.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 test_history = History.TestCase
+
+
+# -- the same rules on PostgreSQL ------------------------------------------------------------------
+
+PG_SERVER: tuple[str, str] | None = None  # (server URL, template database), set by the test
+PG_NAMES = itertools.count(1)
+
+
+class PostgreSQLHistory(History):
+    """Each example on a new database copied from the server's template (pgvector in it):
+    sequences, the server's own text and vector indexes, its check."""
+
+    def new_store(self) -> str | Path:
+        import psycopg
+
+        assert PG_SERVER is not None
+        url, template = PG_SERVER
+        self.database = f"{template}_history_{next(PG_NAMES)}"
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {self.database} TEMPLATE {template}")
+        return database_url(url, self.database)
+
+    def drop_store(self) -> None:
+        import psycopg
+
+        assert PG_SERVER is not None
+        with psycopg.connect(PG_SERVER[0], autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)")
+
+
+def test_history_on_postgresql(pg_server: tuple[str, str]) -> None:
+    global PG_SERVER
+    PG_SERVER = pg_server
+    try:
+        run_state_machine_as_test(
+            PostgreSQLHistory,
+            settings=settings(
+                max_examples=int(os.environ.get("MEMORY_CONSOLE_PG_HISTORY_EXAMPLES", "15")),
+                stateful_step_count=30,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+            ),
+        )
+    finally:
+        PG_SERVER = None
