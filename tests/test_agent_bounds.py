@@ -4,6 +4,7 @@ write lock held while text is analysed, requests carried out only in the user's 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -17,8 +18,10 @@ from memory_console import api as api_module
 from memory_console.api import MAX_STATEMENTS, MemoryAPI
 from memory_console.embed.embedder import Embedder
 from memory_console.ingest import remember as rules
+from memory_console.ingest import statements as statements_module
 from memory_console.ingest.requests import find_request
 from memory_console.ingest.speech import reported_by
+from memory_console.ingest.statements import split_statements
 from memory_console.store import MemoryFilter, Store
 from memory_console.tui.actions import DoneAction, describe_undo, run_action, undo_action
 from tests.helpers import NOW, db_rows
@@ -307,3 +310,68 @@ def test_undoing_one_action_twice_writes_once(store: Store) -> None:
     assert again.changed == [] and len(store.history(ident)) == events
     assert "already undone" in describe_undo(done, again)
     assert not store.require(ident).is_protected
+
+
+def test_sentences_look_at_a_few_characters_for_an_abbreviation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each stop after "Dr." is looked at through its last few characters, not through the
+    whole sentence so far (which costs the square of a text of many)."""
+    examined: list[int] = []
+    real = statements_module.ABBREVIATION
+
+    class Counting:
+        def search(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+            end = len(text) if endpos is None else endpos
+            examined.append(end - pos)
+            return real.search(text, pos, end)
+
+    monkeypatch.setattr(statements_module, "ABBREVIATION", Counting())
+    text = "Dr. " * 2000 + "Smith is my dentist. Mr. J. Brown is my boss."
+    assert split_statements(text) == [text[: text.index(" Mr.")], "Mr. J. Brown is my boss."]
+    assert sum(examined) <= 4 * len(text), sum(examined)
+
+
+def test_a_long_run_of_line_breaks_costs_its_length(db_path: Path) -> None:
+    """A fact after a million line breaks: looking for a directive, each place after a break
+    used to scan the rest of the run again (hours, holding the interpreter); the run is now
+    one break. In a child process, so that the old cost fails the test by its timeout."""
+    code = (
+        "import sys; from memory_console.api import MemoryAPI\n"
+        "with MemoryAPI(sys.argv[1], owner='ann', semantic=False) as api:\n"
+        "    done = api.remember('\\n' * 1_000_000 + 'I keep bees on the roof.')\n"
+        "print(done.action, done.content)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(db_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "stored I keep bees on the roof."
+
+
+def test_long_runs_of_one_character_cost_their_length(db_path: Path) -> None:
+    """Runs that made a pattern try every place again: quotation marks (the e-mail pattern of
+    topic inference ran over the run from each of them), `a@` repeated, a word of 80,000
+    letters (which also became an 80,000-character keyword the store refused). In a child
+    process, so that a cost of the run's square fails by the timeout."""
+    code = (
+        "import sys; from memory_console.api import MemoryAPI\n"
+        "with MemoryAPI(sys.argv[1], owner='ann', semantic=False) as api:\n"
+        "    for run in ('\\u201c' * 80_000, '\"' * 80_000, 'a@' * 40_000, 'x' * 80_000,\n"
+        "                '> ' * 40_000, 'From: ' * 10_000):\n"
+        "        done = api.remember(run + ' I keep bees on the roof.')\n"
+        "        print(done.action)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(db_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.split()) == 6

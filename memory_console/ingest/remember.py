@@ -51,6 +51,8 @@ STOP_WORDS = frozenset(
     """.split()
 )
 WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]", re.UNICODE)
+SPACES = re.compile(r"\s{2,}")
+MAX_WORD = 40  # a longer run of letters is no word a keyword could name (a hash, a paste)
 
 # Where a directive may begin: the start of the message, after punctuation, or after a polite
 # or linking word ("please remember", "can you note that", "and keep in mind").
@@ -103,7 +105,7 @@ TOPIC_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "contacts",
             r"\b(?:e-?mail|phone|contact|address|colleague|friend|manager|boss|wife|husband|"
-            r"partner|sister|brother|mother|father|mom|dad)\b|\S+@\S+\.\w+",
+            r"partner|sister|brother|mother|father|mom|dad)\b|(?<![^\s@])[^\s@]+@[^\s@]+\.\w+",
         ),
         (
             "projects",
@@ -225,6 +227,7 @@ def directive_of(message: str) -> tuple[Directive | None, str | None]:
     """(the user's directive in the message, or None; what makes a directive in it someone
     else's ("'the newsletter said'", "quotation marks": ingest.speech), or None). A directive
     in someone else's words is no directive: the first is None then."""
+    message = collapse_spaces(message)
     trailing = TRAILING_DIRECTIVE.match(message.strip())
     match = trailing or DIRECTIVE.search(message) or ALWAYS_NEVER.search(message)
     if match is None:
@@ -250,6 +253,13 @@ def _directive(trailing: re.Match[str] | None, match: re.Match[str]) -> Directiv
     return Directive(" ".join(match.group("phrase").lower().split()), content)
 
 
+def collapse_spaces(text: str) -> str:
+    """A text with each run of white space made one character (a line break when the run
+    holds one): the patterns that may begin after a stop and spaces would otherwise try
+    every place in a long run again, at a cost of the run's square."""
+    return SPACES.sub(lambda run: "\n" if "\n" in run.group() else " ", text)
+
+
 def _standing_rule(match: re.Match[str]) -> Directive | None:
     """A standing rule ("I always ...", "I never ..."): the sentence as said, or None."""
     content = sentence_case(match.group("content").strip())
@@ -269,13 +279,13 @@ def infer_topic(text: str) -> str:
 
 
 def words_of(text: str) -> list[str]:
-    """Lower-case words of three or more letters, stop words and contractions left out."""
+    """Lower-case words of three to MAX_WORD letters, stop words and contractions left out."""
     words = []
     for raw in WORD.findall(text):
         word = raw.lower().strip("'-")
         if word.endswith("'s"):
             word = word[:-2]
-        if len(word) >= 3 and "'" not in word and word not in STOP_WORDS:
+        if 3 <= len(word) <= MAX_WORD and "'" not in word and word not in STOP_WORDS:
             words.append(word)
     return words
 

@@ -28,11 +28,13 @@ _OTHER_MARKERS = (
     (re.compile(r"(?i)\baccording\s+to\b"), "'according to'"),
     (re.compile(r"(?i)\b(?:forwarded|original)\s+message\b|\bfwd?:"), "a forwarded message"),
     (
-        re.compile(r"(?im)^\s*(?:from|to|cc|subject|sent|date|reply-to)\s*:"),
+        re.compile(r"(?im)^[ \t]*(?:from|to|cc|subject|sent|date|reply-to)[ \t]*:"),
         "an email's header",
     ),
-    (re.compile(r"(?m)^\s*>"), "a quoted reply ('>')"),
+    (re.compile(r"(?m)^[ \t]*>"), "a quoted reply ('>')"),
 )
+# (A line's own blanks only, [ \t]*, not \s*: from each of a million line breaks, \s* would run
+# over all the others again.)
 _QUOTE_PAIRS = (("“", "”"), ("«", "»"), ("‘", "’"))
 _QUOTE_CHARACTERS = "\"'“”‘’«»„>"
 

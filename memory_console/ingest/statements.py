@@ -21,6 +21,7 @@ ABBREVIATION = re.compile(
     r"(?i)(?:\b(?:mr|mrs|ms|dr|prof|st|jr|sr|vs|etc|e\.g|i\.e|no|approx|inc|ltd|co|mt|ft)|"
     r"(?<![\w.])(?-i:[A-Z]))\.$"
 )
+ABBREVIATION_REACH = 12  # characters before a stop that hold any abbreviation it may end
 MIN_WORDS = 3  # a shorter sentence ("Hi!", "Thanks a lot.") stays with its neighbour
 
 PRONOUN = r"(?:I|you|he|she|it|we|they)"
@@ -74,13 +75,18 @@ def split_statements(text: str) -> list[str]:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a text, in order, each as written."""
+    """The sentences of a text, in order, each as written. Only the last few characters
+    before a stop are looked at for an abbreviation, so a text of many ("Dr. Dr. Dr. ...")
+    costs its length, not its square."""
     found: list[str] = []
     start = 0
     for end in SENTENCE_END.finditer(text):
-        piece = text[start : end.start() + len(end.group().rstrip())].strip()
-        if piece and ABBREVIATION.search(text[start : end.start()].rstrip()):
+        stop = end.start()
+        while stop > start and text[stop - 1].isspace():
+            stop -= 1
+        if ABBREVIATION.search(text, max(start, stop - ABBREVIATION_REACH), stop):
             continue
+        piece = text[start : end.start() + len(end.group().rstrip())].strip()
         if piece:
             found.append(piece)
         start = end.end()
