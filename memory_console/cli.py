@@ -8,11 +8,13 @@ Heavy modules (SQLModel, Textual, onnxruntime) are imported only by the commands
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn, cast
 
 from memory_console import __version__
 from memory_console.commands import common
@@ -20,35 +22,108 @@ from memory_console.literal import visible
 from memory_console.settings import SettingsError
 from memory_console.store.errors import StoreError
 
+# Every command: its name, the module under memory_console.commands that builds its options
+# and runs it, and the line the command list shows; in the order `--help` lists them. A command
+# line imports the module of the command it runs, and no other.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("store_commands", "create a demo store with realistic memories"),
+    "import": ("store_commands", "add memories from a file, all or nothing"),
+    "export": ("store_commands", "write memories as JSONL"),
+    "list": ("store_commands", "list memories"),
+    "show": ("store_commands", "one memory, its history and forecast"),
+    "edit": ("store_commands", "change one memory's title, content, topic or type"),
+    "protect": ("store_commands", "protect memories from every pass"),
+    "unprotect": ("store_commands", "remove the protection"),
+    "archive": ("store_commands", "archive memories (restorable)"),
+    "restore": ("store_commands", "bring archived memories back"),
+    "stats": ("store_commands", "confidence tiers, staleness, ages, counts"),
+    "copy": (
+        "copy_commands",
+        "copy a whole store into a new one (SQLite file or PostgreSQL), verified",
+    ),
+    "forget": ("erase_commands", "archive memories with a reason (restorable; purge deletes)"),
+    "purge": ("erase_commands", "delete memories for good, after exporting them"),
+    "erase-report": (
+        "erase_commands",
+        "what the store holds about some memories, and the erasures made",
+    ),
+    "search": ("search_commands", "find memories by meaning and by keyword"),
+    "reindex": ("search_commands", "(re)build the embeddings and the vector index"),
+    "decay": ("maintenance_commands", "preview or apply confidence decay (with cleanup flags)"),
+    "maintain": (
+        "maintenance_commands",
+        "preview or apply several maintenance passes as one plan",
+    ),
+    "plan-edit": (
+        "maintenance_commands",
+        "edit a saved plan: leave memories out, reject or split merge groups",
+    ),
+    "runs": ("maintenance_commands", "list applied maintenance runs"),
+    "undo": ("maintenance_commands", "take back an applied run"),
+    "check": (
+        "check_commands",
+        "check the store for damage: integrity, text index, dangling rows",
+    ),
+    "doctor": (
+        "doctor_commands",
+        "show the CPU, the libraries and which kernels were chosen for them, and why",
+    ),
+    "config": (
+        "config_commands",
+        "show or change the store's settings (policy, intervals, TTLs, thresholds)",
+    ),
+    "completion": (
+        "completion_commands",
+        "print the shell completion script for bash, zsh or fish",
+    ),
+    "mcp": (
+        "mcp_commands",
+        "serve the store to agents over the Model Context Protocol (stdio or HTTP)",
+    ),
+}
+DESCRIPTION = (
+    "Inspect and administer the long-term memory of AI agents. Without a command, opens the "
+    "console. `memory-console COMMAND --help` describes each command, with examples."
+)
+
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The whole parser; given the command line it will parse, the maintenance commands are
-    only named unless the line holds one of them: their options list every pass and its
-    parameters, which imports numpy and the passes (`--help` and most commands need none)."""
-    # Imported here so that `--version` answers without loading any command module.
-    from memory_console.commands import (
-        check_commands,
-        completion_commands,
-        config_commands,
-        copy_commands,
-        doctor_commands,
-        erase_commands,
-        maintenance_commands,
-        mcp_commands,
-        search_commands,
-        store_commands,
-    )
-
+    """The whole parser (argv None: every command with its options, as completion needs), or
+    the one for a command line: every command is named (with its line of help), and only the
+    command the line runs is built, from its module, so `--help` and every command import
+    only what they use."""
     parser = common.CommandParser(
         prog="memory-console",
-        description="Inspect and administer the long-term memory of AI agents. "
-        "Without a command, opens the console. `memory-console COMMAND --help` describes "
-        "each command, with examples.",
+        description=DESCRIPTION,
         epilog=common.examples(
             "--demo", "list --owner alice --limit 5", "completion bash > ~/.memory-console.bash"
         ),
     )
-    parser.add_argument("--version", action="version", version=f"memory-console {__version__}")
+    add_program_options(parser)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, summary) in COMMANDS.items():
+        subparsers.add_parser(name, help=summary, add_help=False)
+    wanted = set(COMMANDS) if argv is None else {invoked_command(argv)} & set(COMMANDS)
+    for module_name in dict.fromkeys(COMMANDS[name][0] for name in COMMANDS if name in wanted):
+        # The module builds its commands' parsers as subcommands of a parser of the same
+        # name; each one wanted takes the place of its name in the list.
+        built = common.CommandParser(prog=parser.prog).add_subparsers()
+        module = importlib.import_module(f"memory_console.commands.{module_name}")
+        module.register(built)
+        for name, command_parser in built.choices.items():
+            if COMMANDS[name][0] != module_name:
+                raise AssertionError(f"{module_name} builds {name}, listed under another")
+            if name in wanted:
+                subparsers.choices[name] = command_parser
+    return parser
+
+
+def add_program_options(parser: argparse.ArgumentParser, *, version: bool = True) -> None:
+    """The options given before a command (with version=False, --version is only noted)."""
+    if version:
+        parser.add_argument("--version", action="version", version=f"memory-console {__version__}")
+    else:
+        parser.add_argument("--version", action="store_true")
     parser.add_argument(
         "--db", help="the store file (default: $MEMORY_CONSOLE_DB, then the user's data directory)"
     )
@@ -60,24 +135,36 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--now", help="evaluate at this ISO 8601 time instead of the clock")
     common.add_verbosity(parser, default=logging.INFO)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (
-        store_commands,
-        copy_commands,
-        erase_commands,
-        search_commands,
-        maintenance_commands,
-        check_commands,
-        doctor_commands,
-        config_commands,
-        completion_commands,
-        mcp_commands,
-    ):
-        if module is maintenance_commands and not maintenance_commands.wanted(argv):
-            maintenance_commands.name_commands(subparsers)
-        else:
-            module.register(subparsers)
-    return parser
+
+
+class NoCommand(Exception):
+    """The command line does not parse far enough to name a command."""
+
+
+class NamesOnly(argparse.ArgumentParser):
+    """A parser that only finds which command a line runs: it neither prints nor exits."""
+
+    def error(self, message: str) -> NoReturn:
+        raise NoCommand(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise NoCommand(message or "")
+
+
+def invoked_command(argv: Sequence[str]) -> str | None:
+    """The command a command line runs, read as the whole parser reads it (the options before
+    it and their values included), or None: no command, or a line that does not parse that
+    far (the whole parser then says why)."""
+    names = NamesOnly(prog="memory-console", add_help=False)
+    add_program_options(names, version=False)
+    commands = names.add_subparsers(dest="command", parser_class=NamesOnly)
+    for name in COMMANDS:
+        commands.add_parser(name, add_help=False)
+    try:
+        known, _ = names.parse_known_args(list(argv))
+    except NoCommand:
+        return None
+    return cast("str | None", known.command)
 
 
 def tolerant_output() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -61,6 +62,37 @@ def test_help_names_every_command_and_a_maintenance_command_gets_its_options() -
         check=True,
     ).stdout
     assert "--passes" in maintain and "consolidate" in maintain and "--floor" in maintain
+
+
+def command_modules(*argv: str) -> set[str]:
+    return {
+        name.rsplit(".", 1)[1]
+        for name in imported_by(*argv)
+        if name.startswith("memory_console.commands.") and name.endswith("_commands")
+    }
+
+
+def test_a_command_line_imports_the_module_of_its_command_only() -> None:
+    """One table names every command; a line builds (and imports) the module of the command
+    it runs, wherever the program's options put it, and `--help` imports none."""
+    from memory_console.cli import COMMANDS, build_parser, invoked_command
+
+    assert command_modules("--help") == set()
+    assert command_modules("list", "--help") == {"store_commands"}
+    assert command_modules("--db", "search", "--now", "2026-01-01", "undo", "--help") == {
+        "maintenance_commands"
+    }
+    assert invoked_command(["--db", "search", "-v", "undo", "7"]) == "undo"
+    assert invoked_command(["search", "undo"]) == "search"
+    assert invoked_command(["--db"]) is None
+    full = build_parser()
+    for name, (module, _) in COMMANDS.items():
+        one = build_parser([name, "--help"])
+        (commands,) = [a for a in one._actions if isinstance(a, argparse._SubParsersAction)]
+        (every,) = [a for a in full._actions if isinstance(a, argparse._SubParsersAction)]
+        assert commands.choices[name].format_help() == every.choices[name].format_help()
+        assert commands.choices[name].get_default("handler").__module__.endswith(module)
+    assert [a.help for a in every._choices_actions] == [s for _, s in COMMANDS.values()]
 
 
 def test_keyword_search_imports_no_onnx(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from memory_console.commands import common
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = subparsers.add_parser(
         "check",
-        help="check the store for damage: integrity, text index, dangling rows",
         description="Run SQLite's integrity check, the FTS5 text index check (writable "
         "stores), and look for events and vectors whose memory is gone. On PostgreSQL: the "
         "schema version, the tables, columns and indexes the schema declares (the tsvector's "

@@ -17,7 +17,6 @@ FILE_DESTS = frozenset({"db", "out", "file", "plan", "model_manifest"})
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     completion = subparsers.add_parser(
         "completion",
-        help="print the shell completion script for bash, zsh or fish",
         description="Print a script that completes memory-console's commands, options and "
         "their choices in SHELL. Load it from the shell's start-up file, or save it where "
         "the shell looks for completions.",

@@ -14,7 +14,6 @@ from memory_console.timeutil import to_iso
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     config = subparsers.add_parser(
         "config",
-        help="show or change the store's settings (policy, intervals, TTLs, thresholds)",
         description="The settings the store keeps for every process that opens it: whether "
         "decay runs, the decay policy and its parameters, the intervals of maintain --due, "
         "the memory banks' lifespans and the thresholds. A flag given to one command overrides "

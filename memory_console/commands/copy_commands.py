@@ -14,7 +14,6 @@ from memory_console.store.errors import StoreError
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "copy",
-        help="copy a whole store into a new one (SQLite file or PostgreSQL), verified",
         description="Copy every memory, event, run, vector, setting, erasure record and store "
         "fact of SRC into DST, ids kept, in one transaction: DST must be new or empty. Both "
         "sides are read back before DST commits; the copy is kept only when the rows per table "

@@ -14,7 +14,6 @@ from memory_console.commands import common
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     doctor = subparsers.add_parser(
         "doctor",
-        help="show the CPU, the libraries and which kernels were chosen for them, and why",
         description="Show the CPU model and vector extensions, the library versions, the "
         "cache directory, which embedder graph and index scan the calibration chose with "
         "every candidate's measured figures, the model files' check and, with --db, the "

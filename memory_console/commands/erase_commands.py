@@ -39,7 +39,6 @@ HELD_LABELS = {
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     forget = subparsers.add_parser(
         "forget",
-        help="archive memories with a reason (restorable; purge deletes)",
         description="Archive memories with a reason written to their history (restorable). "
         "Given ids it acts at once; given filters (the options of `list`) it lists what they "
         "select and asks first, or acts with --yes.",
@@ -63,7 +62,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     purge = subparsers.add_parser(
         "purge",
-        help="delete memories for good, after exporting them",
         description="Write the memories and their history to a new JSONL file, then erase "
         "them from the store: their history, access records, vectors, text index entries and "
         "consolidation links, and the queries logged with them. Given ids it acts at once; "
@@ -99,7 +97,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     report = subparsers.add_parser(
         "erase-report",
-        help="what the store holds about some memories, and the erasures made",
         description="What the store holds about the memories the filters (or ids) select, "
         "per table, including the memories consolidation links take in and the migration "
         "backups that may hold their text; then the erasures recorded (when, by whom, how "

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,27 +17,6 @@ if TYPE_CHECKING:
     from memory_console.settings import Settings
 
 PARAM_PREFIX = "param_"
-# The commands of this module and their one-line help: named alone (name_commands) when the
-# command line holds none of them, since their options need the passes and numpy.
-SUMMARIES = {
-    "decay": "preview or apply confidence decay (with cleanup flags)",
-    "maintain": "preview or apply several maintenance passes as one plan",
-    "plan-edit": "edit a saved plan: leave memories out, reject or split merge groups",
-    "runs": "list applied maintenance runs",
-    "undo": "take back an applied run",
-}
-
-
-def wanted(argv: Sequence[str] | None) -> bool:
-    """Whether a command line may run one of these commands (None: build everything). A word
-    that only looks like one (a search for "undo") costs the full parser, never a wrong one."""
-    return argv is None or any(word in SUMMARIES for word in argv)
-
-
-def name_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """The commands with their help only, for a command line that runs none of them."""
-    for name, summary in SUMMARIES.items():
-        subparsers.add_parser(name, help=summary, add_help=False)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,7 +24,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     decay = subparsers.add_parser(
         "decay",
-        help=SUMMARIES["decay"],
         description="Decay confidence under a policy, computed from each memory's "
         "base_confidence (running it twice at the same --now changes nothing), and flag old "
         "memories at the floor (cleanup). --dry-run writes nothing; --apply writes everything "
@@ -60,7 +37,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     maintain = subparsers.add_parser(
         "maintain",
-        help=SUMMARIES["maintain"],
         description="Run maintenance passes as one plan, each seeing the changes of the ones "
         f"before: by default {', '.join(registry.MAINTAIN)} (those available), in that order. "
         "Protected memories and decay_policy none are never touched.",
@@ -86,7 +62,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     edit = subparsers.add_parser(
         "plan-edit",
-        help=SUMMARIES["plan-edit"],
         description="Edit a plan written by `maintain --dry-run --out PLAN` as the console's "
         "review does: leave memories out of the run, reject a merge group (its memories stay "
         "as they are) or split members off into a merge of their own. Groups are numbered "
@@ -128,7 +103,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     runs = subparsers.add_parser(
         "runs",
-        help=SUMMARIES["runs"],
         description="Applied runs, newest first: passes, policy, "
         "counts, duration and whether they were undone.",
         epilog=common.examples("runs", "runs --limit 5 --json"),
@@ -139,7 +113,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     undo = subparsers.add_parser(
         "undo",
-        help=SUMMARIES["undo"],
         description="Restore every field a run changed, except memories changed again "
         "since by hand or by recall (reported, left as they are). Refused, with nothing "
         "changed, while a later run that is not undone changed the same memories (undo it "

@@ -16,7 +16,6 @@ CALL_BUDGET = 10.0  # seconds one tool call may take (--time-budget)
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mcp = subparsers.add_parser(
         "mcp",
-        help="serve the store to agents over the Model Context Protocol (stdio or HTTP)",
         description="Run an MCP memory server on the store: the tools remember, recall, "
         "forget, list_memories, list_topics, get_memory and clear, each a call into the "
         "agent API for one owner. Over stdio by default (an MCP client starts this command); "

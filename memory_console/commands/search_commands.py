@@ -21,7 +21,6 @@ MAX_HITS = 100_000
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search = subparsers.add_parser(
         "search",
-        help="find memories by meaning and by keyword",
         description="Hybrid search: FTS5 keyword hits and embedding hits fused by their scores, "
         "leaning on keywords for exact terms (ids, codes, names, quoted phrases) and on meaning "
         "for questions. It returns the k best matches however weak, each with a relevance word "
@@ -65,7 +64,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     reindex = subparsers.add_parser(
         "reindex",
-        help="(re)build the embeddings and the vector index",
         description="Embed every active memory that lacks a vector of the current model (each "
         "distinct text once), with a progress bar on stderr at a terminal. A model change "
         "re-embeds everything.",

@@ -37,7 +37,6 @@ MAX_DEMO_COUNT = 10_000_000
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = subparsers.add_parser(
         "demo",
-        help="create a demo store with realistic memories",
         description="Create a demo store: several owners, six topics, "
         "12 months of history, near-duplicates, a few secrets.",
         epilog=common.examples("demo --db demo.db", "demo --db big.db --count 100000 --force"),
@@ -50,7 +49,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     imp = subparsers.add_parser(
         "import",
-        help="add memories from a file, all or nothing",
         description="Validate the whole file first, then import all in one transaction; "
         "a bad record prints FILE:LINE: reason (FILE:path for zip and JSON documents). "
         "Reads our JSONL, mem0 records with their history rows, OpenMemory export zips, "
@@ -111,7 +109,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     exp = subparsers.add_parser(
         "export",
-        help="write memories as JSONL",
         description="Write memories in the import format (with ids), or as mem0 records "
         "(our own fields in metadata.memory_console; --history adds mem0 history rows). "
         "Credentials are masked unless --reveal; a file given with --out is readable by its "
@@ -139,7 +136,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     lst = subparsers.add_parser(
         "list",
-        help="list memories",
         description="List memories, filtered and sorted (keyset paging: any page is fast).",
         epilog=common.examples(
             "list --owner alice --topic preferences",
@@ -158,7 +154,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     show = subparsers.add_parser(
         "show",
-        help="one memory, its history and forecast",
         description="One memory: fields, history and decay forecast.",
         epilog=common.examples("show 42", "show 42 --accesses --json"),
     )
@@ -170,7 +165,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     edit = subparsers.add_parser(
         "edit",
-        help="change one memory's title, content, topic or type",
         description="Change fields of one memory, as the console's edit form does; the change "
         "is recorded as an edited event with the values before and after. A memory_type of "
         "semantic never decays; episodic and procedural ones fade unless recalled.",
@@ -189,16 +183,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     edit.set_defaults(handler=cmd_edit)
 
-    for name, help_text in (
-        ("protect", "protect memories from every pass"),
-        ("unprotect", "remove the protection"),
-        ("archive", "archive memories (restorable)"),
-        ("restore", "bring archived memories back"),
+    for name, description in (
+        ("protect", "Protect memories from every pass."),
+        ("unprotect", "Remove the protection."),
+        ("archive", "Archive memories (restorable)."),
+        ("restore", "Bring archived memories back."),
     ):
         action = subparsers.add_parser(
             name,
-            help=help_text,
-            description=help_text.capitalize() + ".",
+            description=description,
             epilog=common.examples(f"{name} 42", f"{name} 3,5,8 --json"),
         )
         common.add_common(action)
@@ -209,7 +202,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     stats = subparsers.add_parser(
         "stats",
-        help="confidence tiers, staleness, ages, counts",
         description="Confidence tiers, staleness, recent access, age "
         "distribution, counts per topic, owner, type, tier and status.",
         epilog=common.examples("stats", "stats --db memories.db --json"),
