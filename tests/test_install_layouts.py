@@ -199,3 +199,15 @@ def test_layout_finds_the_bundle_and_searches(layout: str, wheel: Path, tmp_path
     )["hits"]
     assert found_hits and found_hits[0]["semantic_rank"] == 1
     assert "dark" in found_hits[0]["title"].lower()
+
+
+def test_ci_runs_readme_s_check_and_test_command() -> None:
+    """CI runs what the README gives a newcomer, lints first: one line, the same in both."""
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    blocks = readme.split("```sh\n")[1:]
+    commands = [block.split("```")[0].strip() for block in blocks]
+    (check,) = [command for command in commands if command.endswith("&& pytest")]
+    assert "ruff check ." in check and "ruff format --check ." in check and "mypy" in check
+    ci = (root / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert ci[-1] == check
