@@ -29,7 +29,7 @@ from memory_console.ingest.demo import build_demo  # noqa: E402
 from memory_console.settings import Settings  # noqa: E402
 from memory_console.store import Store  # noqa: E402
 from memory_console.tui.app import make_app  # noqa: E402
-from tests.helpers import settle  # noqa: E402
+from tests.harness.console import settle  # noqa: E402
 
 NOW = 1_795_000_000.0  # a fixed `now`, so both stores age alike
 SIZE = (120, 36)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.crash_child import (  # noqa: E402
+from tests.harness.crash_child import (  # noqa: E402
     OPERATIONS,
     Operation,
     Trial,

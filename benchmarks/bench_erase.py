@@ -21,7 +21,7 @@ from pathlib import Path
 from benchmarks.bench_import_memory import cpu_model
 from memory_console.ingest.demo import build_demo
 from memory_console.store import MemoryFilter, Store
-from tests.helpers import scan_store_files, store_files
+from tests.harness.files import scan_store_files, store_files
 
 NOW = 1_795_000_000.0
 SUBJECT = "erasure-subject"

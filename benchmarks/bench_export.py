@@ -28,7 +28,7 @@ from memory_console.ingest.jsonl import export_jsonl  # noqa: E402
 from memory_console.sensitive import MASKED_TEXTS  # noqa: E402
 from memory_console.store import MemoryFilter, Store  # noqa: E402
 from memory_console.store.wire import export_record, json_line  # noqa: E402
-from tests.helpers import reference_mask_record  # noqa: E402
+from tests.harness.masking import reference_mask_record  # noqa: E402
 
 
 def old_export(store: Store) -> tuple[float, str]:

@@ -22,7 +22,7 @@ from benchmarks.bench_import_memory import cpu_model
 from memory_console.embed.search import SearchEngine
 from memory_console.maintenance.passes.consolidate import ConsolidateParams
 from memory_console.store import Store
-from tests.helpers import add_pairs, consolidation_pairs, merged_pairs, precision_recall
+from tests.harness.pairs import add_pairs, consolidation_pairs, merged_pairs, precision_recall
 
 SWEEP = (0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.92, 0.95)
 

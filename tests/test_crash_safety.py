@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.crash_child import (
+from memory_console.store import Store
+from tests.harness.crash_child import (
     NOW,
     OPERATIONS,
     Action,
@@ -22,7 +23,6 @@ from benchmarks.crash_child import (
     prepare_operations,
     run_trial,
 )
-from memory_console.store import Store
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or not hasattr(os, "fork"), reason="needs fork and SIGKILL"

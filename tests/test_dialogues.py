@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.dialogues import KINDS, Outcome, figures, load, replay_all
 from memory_console.embed.embedder import Embedder
+from tests.harness.dialogues import KINDS, Outcome, figures, load, replay_all
 
 
 @pytest.fixture(scope="module")

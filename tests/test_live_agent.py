@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from benchmarks.live_agent import Baseline, LiveResult, broken_chains, instrument, run_live
 from memory_console.ingest.demo import build_demo
 from memory_console.maintenance import StalePlanError, apply, plan
 from memory_console.store import Store, StoreError, bulk
 from memory_console.store.store import LOCK_RETRIES
+from tests.harness.live_agent import Baseline, LiveResult, broken_chains, instrument, run_live
 from tests.helpers import NOW, copy_to_postgres, database_url
 
 DAY = 86400.0

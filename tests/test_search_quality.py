@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.search_quality import (
+from tests.harness.search_quality import (
     KINDS,
     LABELLED,
     QUERIES,

@@ -3,7 +3,7 @@
 One process adds and reinforces memories at a steady rate while this one plans and applies
 maintenance and bulk actions. The store is an SQLite file or a PostgreSQL database (--db
 takes a URL too). The agent runs as
-`python benchmarks/live_agent.py --db STORE --log PATH --seconds S` and writes one line per
+`python tests/harness/live_agent.py --db STORE --log PATH --seconds S` and writes one line per
 write it made to a line-buffered log: `add ID`, `access ID ID ...` (the memories whose access
 it recorded), `error TEXT` for anything that reached it, `done {json}`.
 Only the standard library and memory_console are imported here, so the file runs as a script.
