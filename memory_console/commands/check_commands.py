@@ -6,6 +6,8 @@ import argparse
 import sys
 
 from memory_console.commands import common
+from memory_console.store.check import CheckReport, CheckResult, check_store
+from memory_console.store.postgres import shown_url
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,8 +28,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from memory_console.store.check import CheckReport, CheckResult, check_store
-    from memory_console.store.postgres import shown_url
 
     try:
         store = common.open_store(args)

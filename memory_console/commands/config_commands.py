@@ -6,8 +6,13 @@ import argparse
 import getpass
 from typing import Any
 
+from rich.table import Table
+
 from memory_console.commands import common
 from memory_console.commands.common import UserError
+from memory_console.maintenance.registry import parameter_classes
+from memory_console.store import Store
+from memory_console.store.settings import SettingChange, all_specs
 from memory_console.timeutil import to_iso
 
 
@@ -50,9 +55,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     history.set_defaults(handler=cmd_history)
 
 
-def setting_rows(store: Any) -> list[dict[str, Any]]:
+def setting_rows(store: Store) -> list[dict[str, Any]]:
     """Every known setting: key, value, shown value, source (store or default) and help."""
-    from memory_console.maintenance.registry import parameter_classes
 
     return [
         {
@@ -77,7 +81,6 @@ def cmd_show(args: argparse.Namespace) -> int:
             {row["key"]: {"value": row["value"], "source": row["source"]} for row in rows}
         )
         return 0
-    from rich.table import Table
 
     table = Table(show_edge=False, header_style="bold")
     for column in ("key", "value", "from", "meaning"):
@@ -99,7 +102,6 @@ def actor_of(args: argparse.Namespace) -> str:
 
 
 def cmd_set(args: argparse.Namespace) -> int:
-    from memory_console.maintenance.registry import parameter_classes
 
     store = common.open_store(args, write=f"config set {args.key}")
     try:
@@ -124,10 +126,8 @@ def cmd_set(args: argparse.Namespace) -> int:
     return 0
 
 
-def change_text(change: Any) -> str:
+def change_text(change: SettingChange) -> str:
     """`interval.decay: default -> 12h` (values as `config` shows them)."""
-    from memory_console.maintenance.registry import parameter_classes
-    from memory_console.store.settings import all_specs
 
     spec = all_specs(parameter_classes())[change.key]
     before = "default" if change.before is None else spec.show(change.before)
@@ -135,7 +135,7 @@ def change_text(change: Any) -> str:
     return f"{change.key}: {before} -> {after}"
 
 
-def change_json(change: Any) -> dict[str, Any]:
+def change_json(change: SettingChange) -> dict[str, Any]:
     return {
         "key": change.key,
         "before": change.before,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memory_console.commands import common
 from memory_console.commands.common import UserError
+from memory_console.store import copy, postgres
 from memory_console.store.errors import StoreError
 
 
@@ -34,7 +35,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def cmd_copy(args: argparse.Namespace) -> int:
-    from memory_console.store import copy, postgres
 
     target = args.destination
     foreign = postgres.foreign_location(target)

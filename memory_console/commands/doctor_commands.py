@@ -9,6 +9,10 @@ import sys
 from typing import Any
 
 from memory_console.commands import common
+from memory_console.embed import calibration, model_cache, verified
+from memory_console.embed.calibration import CALIBRATE_ENV
+from memory_console.embed.embedder import Embedder, ModelError, read_manifest
+from memory_console.store.vector_file import state
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,8 +36,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def diagnose(args: argparse.Namespace) -> dict[str, Any]:
     """Everything doctor reports, as JSON-ready values."""
-    from memory_console.embed import calibration, model_cache, verified
-    from memory_console.embed.embedder import Embedder, ModelError, read_manifest
 
     report: dict[str, Any] = {
         "cpu": {
@@ -84,17 +86,14 @@ def diagnose(args: argparse.Namespace) -> dict[str, Any]:
     if db:
         store = common.open_store(args)
         try:
-            from memory_console.store.vector_file import state
-
             report["vector_file"] = state(store, embedder.model_id, embedder.dim)
         finally:
             store.close()
     return report
 
 
-def why(chosen: Any) -> str:
+def why(chosen: calibration.Calibration) -> str:
     """One sentence: measured when and in how long, or why nothing was measured."""
-    from memory_console.embed.calibration import CALIBRATE_ENV
 
     if not chosen.measured:
         return f"{CALIBRATE_ENV}=0: the defaults, nothing measured"
