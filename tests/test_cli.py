@@ -235,3 +235,18 @@ def test_installed_script_runs(filled: str) -> None:
         env={**os.environ},
     )
     assert result.returncode == 0 and len(json.loads(result.stdout)) == 3
+
+
+def test_export_takes_its_file_as_import_does(
+    filled: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`export -` writes to standard output and `export FILE` to the file, as `import -` and
+    `import FILE` read; --out still works, and naming the file twice is a usage error."""
+    code, to_stdout, _ = run(capsys, "export", "-", "--db", filled)
+    assert code == 0 and to_stdout
+    assert (code, to_stdout) == (0, run(capsys, "export", "--db", filled)[1])
+    named = tmp_path / "named.jsonl"
+    assert run(capsys, "export", str(named), "--db", filled)[0] == 0
+    assert named.read_text(encoding="utf-8") == to_stdout
+    code, _, err = run(capsys, "export", str(named), "--out", "x.jsonl", "--db", filled)
+    assert code == 2 and "--out" in err

@@ -116,9 +116,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=common.examples(
             "export --out backup.jsonl --all --history",
             "export --format mem0 | gzip > memories-mem0.jsonl.gz",
+            "export - --all > everything.jsonl",
         ),
     )
     common.add_common(exp, json_output=False)
+    exp.add_argument(
+        "file",
+        nargs="?",
+        help="the file to write, as --out names it (- is standard output, as `import -` reads "
+        "standard input)",
+    )
     exp.add_argument(
         "--out",
         help="the file to write (default, and with -: standard output; a file named - is ./-)",
@@ -403,6 +410,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     from memory_console.ingest.formats.mem0 import export_mem0
     from memory_console.ingest.jsonl import export_jsonl
 
+    if args.file is not None and args.out is not None:
+        raise common.UsageError("export takes the file to write once: as FILE or as --out")
+    out = args.out if args.file is None else args.file
     write = export_mem0 if args.format == "mem0" else export_jsonl
     options: dict[str, Any] = {
         "include_all": args.all,
@@ -413,8 +423,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         with common.progress(f"exporting ({args.format})") as update:
             options["progress"] = update
-            if args.out and args.out != common.STDIO:
-                out_path = Path(args.out)
+            if out and out != common.STDIO:
+                out_path = Path(out)
                 count = write_file(out_path, lambda handle: write(store, handle, **options))
                 common.note(f"exported {count:,} memories to {out_path} ({args.format})")
             else:
