@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_console.commands import common
+from memory_console.commands import common, render
 from memory_console.commands.common import UserError
 from memory_console.literal import visible
 from memory_console.timeutil import to_iso
@@ -698,7 +698,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 def print_undo(report: Any) -> None:
     """What one undo did, as `undo` prints it."""
     print(
-        f"undid run {report.run_id}: restored {len(report.restored):,} memories"
+        f"undid run {report.run_id}: restored {render.memories(len(report.restored))}"
         + (f", deleted {len(report.deleted):,} it created" if report.deleted else "")
     )
     for ident in report.kept_edits:

@@ -69,8 +69,9 @@ def similarity_text(values: Mapping[str, Any]) -> str:
 
 def merged_member_text(values: Mapping[str, Any]) -> str:
     regrouped = "; regrouped in review" if values.get("regrouped") else ""
+    others = int(values["others"])
     return (
-        f"merged into the new memory with {int(values['others'])} others "
+        f"merged into the new memory with {others} {'other' if others == 1 else 'others'} "
         f"({similarity_text(values)}{regrouped})"
     )
 

@@ -14,6 +14,7 @@ from memory_console.maintenance import Run
 from memory_console.maintenance.params import POLICY
 from memory_console.maintenance.registry import parameter_classes, registered_passes, used_sets
 from memory_console.timeutil import to_date
+from memory_console.tui.actions import plural
 from memory_console.tui.formatting import when
 
 SHOWN_NOT_RESTORED = 30
@@ -128,8 +129,7 @@ def run_facts(run: Run) -> Group:
     head.append(evaluated_text(run))
     head.append(f" · {run.duration_ms:,} ms")
     counts = Text(
-        f"{', '.join(run.passes)} ({run.policy}): {counts_text(run.counts)}; "
-        f"{run.changed:,} memories"
+        f"{', '.join(run.passes)} ({run.policy}): {counts_text(run.counts)}; {plural(run.changed)}"
     )
     parts = [head, counts, Text(), undo_text(run)]
     if run.skipped:

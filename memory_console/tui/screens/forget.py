@@ -47,10 +47,9 @@ def protected_text(protected: dict[int, str]) -> Text:
 def protected_choice(verb: str, ids: list[int], protected: dict[int, str]) -> ChoiceScreen:
     """The question an archive of protected memories asks: skip them (first) or take all."""
     body = protected_text(protected)
-    body.append(
-        f"\n\nProtected means no pass touches them. Skipping them {verb}s the other "
-        f"{plural(len(ids) - len(protected))}."
-    )
+    others = len(ids) - len(protected)
+    skipped = f"{verb}s the other {plural(others)}" if others else f"{verb}s nothing"
+    body.append(f"\n\nProtected means no pass touches them. Skipping them {skipped}.")
     return ChoiceScreen(
         f"{verb.capitalize()} {plural(len(ids))}, {len(protected):,} protected?",
         body,
