@@ -228,6 +228,12 @@ async def test_health_quota_column_has_one_unit(
         shares = [str(owners.get_row_at(row)[2]).split()[0] for row in range(owners.row_count)]
         assert shares and all(share.endswith("%") for share in shares), shares
         assert "1,140%" in shares  # alice: 57 active memories against a quota of 5
+        # Every owner over the quota draws the whole bar, whatever the share's width: a cell
+        # wider than its column was cut, so 1,346% drew a shorter bar than 883%.
+        column = owners.ordered_columns[2]
+        for row in range(owners.row_count):
+            cell = owners.get_row_at(row)[2]
+            assert cell.plain.endswith("█████") and cell.cell_len <= column.width, cell
 
 
 async def test_pass_boxes_differ_by_glyph(demo_store: Store) -> None:

@@ -83,6 +83,12 @@ class MemoriesFound(Message):
     total: int
 
 
+# An owner's use of the quota: the share right-aligned in room for "10,000%", a space, and a bar
+# of 5 that is full from 100% on (so a larger share never draws a shorter bar).
+SHARE_WIDTH = 7
+USE_WIDTH = SHARE_WIDTH + 1 + 5
+
+
 def bar(count: int, largest: int, width: int = BAR) -> Text:
     filled = round(width * count / largest) if largest else 0
     return Text("█" * filled + "·" * (width - filled), style="cyan")
@@ -148,7 +154,7 @@ class HealthScreen(ConsoleScreen):
                     yield Label(
                         f"owners against the quota ({owner_quota():,})", classes="section first"
                     )
-                    yield FigureTable([("owner", 16), ("active", 7), ("", 10)], id="health-owners")
+                    yield FigureTable([("owner", 16), ("active", 7), ("", USE_WIDTH)], id="health-owners")
                 with Vertical(id="health-topics-box"):
                     yield Label("topics", classes="section first")
                     yield FigureTable([("topic", 14), ("active", 7)], id="health-topics")
@@ -427,7 +433,7 @@ class HealthScreen(ConsoleScreen):
         rows: list[tuple[list[Text | str], Target | None]] = []
         for owner, count in owners:
             # One unit down the column: 1,300% beside 6% compares at a glance; 13x does not.
-            share = f"{100 * count / quota:>3,.0f}%"
+            share = f"{100 * count / quota:,.0f}%".rjust(SHARE_WIDTH)
             use = Text(share, style="bold red" if count > quota else "")
             use.append(" ")
             use.append_text(bar(min(count, quota), quota, 5))
