@@ -65,6 +65,17 @@ def to_date(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 
 
+def add_months(ts: float, months: int) -> float:
+    """The same UTC day and time `months` calendar months later (the 31st becomes the last day
+    of a shorter month): 12 months after 2026-11-28 is 2027-11-28, 365 days on."""
+    moment = datetime.fromtimestamp(ts, UTC)
+    index = moment.month - 1 + months
+    year, month = moment.year + index // 12, index % 12 + 1
+    following = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    last_day = (following - datetime(year, month, 1, tzinfo=UTC)).days
+    return moment.replace(year=year, month=month, day=min(moment.day, last_day)).timestamp()
+
+
 def days_between(earlier: float, later: float) -> float:
     """Elapsed days (fractional) from one time to another."""
     return (later - earlier) / DAY

@@ -248,3 +248,34 @@ def test_health_counts_the_promotion_candidates_decay_counts(db_path: Path) -> N
         counted = planned.figures["decay"]["promotion_candidates"]
         assert counted == 1
         assert len(project_tiers(store, NOW).candidates) == counted
+
+
+def test_health_months_ahead_are_calendar_months(db_path: Path) -> None:
+    """ "+12 mo" is the same date a year on (365 days from NOW), as `stats --now` at that date
+    counts it, not 12 periods of 30 days; the 31st falls on a shorter month's last day."""
+    from memory_console.timeutil import add_months, parse_iso
+
+    assert add_months(NOW, 12) - NOW == 365 * DAY
+    assert add_months(parse_iso("2026-01-31T08:00:00Z"), 1) == parse_iso("2026-02-28T08:00:00Z")
+    assert add_months(parse_iso("2024-02-29T00:00:00Z"), 12) == parse_iso("2025-02-28T00:00:00Z")
+    with Store(db_path, actor="test") as store:
+        # Confidences and ages spread finely, so some memory crosses a tier between day 360
+        # and day 365 (or between 30-day periods and calendar months at 1, 3 and 6).
+        store.add_many(
+            [
+                memory(
+                    f"event number {n}",
+                    days_old=1 + n % 97,
+                    confidence=0.4 + 0.6 * n / 400,
+                    base_confidence=0.4 + 0.6 * n / 400,
+                    decay_policy=("aggressive", "standard")[n % 2],
+                )
+                for n in range(400)
+            ],
+            now=NOW,
+        )
+    with Store(db_path) as store:
+        ahead = project_tiers(store, NOW)
+        for months in (1, 3, 6, 12):
+            then = project_tiers(store, add_months(NOW, months))
+            assert (ahead.tiers[months] == then.tiers[0]).all(), months

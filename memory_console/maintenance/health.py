@@ -29,7 +29,6 @@ from memory_console.policies import (
     promotion_candidates,
     tier_index,
 )
-from memory_console.policies.common import MONTH_DAYS, SECONDS_PER_DAY
 from memory_console.policies.forecast_arrays import AnyParams
 from memory_console.store import MemoryFilter, Store, bulk
 from memory_console.store.readers import (
@@ -39,6 +38,7 @@ from memory_console.store.readers import (
     stale_ids,
 )
 from memory_console.store.stats import AGE_BUCKETS, store_stats
+from memory_console.timeutil import add_months
 
 __all__ = [
     "AGE_BUCKETS",
@@ -150,7 +150,8 @@ def project_tiers(store: Store, now: float) -> TierProjection:
     decays = decays_mask(*columns, frame.column("memory_type"), p)
     tiers = {0: tier_index(frame_confidences_now(frame, now, p)).astype(np.int8)}
     for months in MONTHS:
-        later = frame_confidence_at(frame, now + months * MONTH_DAYS * SECONDS_PER_DAY, p)
+        # Calendar months, as the column's "+12 mo" reads (not 30-day decay periods).
+        later = frame_confidence_at(frame, add_months(now, months), p)
         tiers[months] = tier_index(later).astype(np.int8)
     candidates = promotion_candidates(
         frame.column("memory_type"),

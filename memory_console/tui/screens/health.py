@@ -154,7 +154,9 @@ class HealthScreen(ConsoleScreen):
                     yield Label(
                         f"owners against the quota ({owner_quota():,})", classes="section first"
                     )
-                    yield FigureTable([("owner", 16), ("active", 7), ("", USE_WIDTH)], id="health-owners")
+                    yield FigureTable(
+                        [("owner", 16), ("active", 7), ("", USE_WIDTH)], id="health-owners"
+                    )
                 with Vertical(id="health-topics-box"):
                     yield Label("topics", classes="section first")
                     yield FigureTable([("topic", 14), ("active", 7)], id="health-topics")
