@@ -294,6 +294,9 @@ async def test_the_palette_offers_the_console_first_and_no_widget_noise(
             assert not set(NOISE) & set(titles), titles
             assert expected <= set(titles), titles
             assert titles.index("Theme") >= len(titles) - 2, "Textual's own come last"
+            # Keys as the footer draws them, never their names.
+            helps = [help_text for _, help_text, _ in ConsoleCommands(app.screen).commands()]
+            assert not any("question_mark" in h or "(slash)" in h for h in helps), helps
         await pilot.press("escape", "ctrl+p")
         await settle(pilot)
         palette = app.screen

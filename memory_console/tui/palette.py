@@ -28,12 +28,13 @@ class ConsoleCommands(Provider):
         app = cast("MemoryConsoleApp", self.app)
         screen = self.screen
         found: dict[str, Command] = {}
-        for key, active in screen.active_bindings.items():
+        for active in screen.active_bindings.values():
             binding = active.binding
             if not binding.description or binding.id is None or binding.system:
                 continue
             title = binding.description
-            help_text = f"{binding.tooltip or title} ({key})"
+            # The key as the footer draws it ("?", "/", "^p"), not its name ("question_mark").
+            help_text = f"{binding.tooltip or title} ({app.get_key_display(binding)})"
             if not active.enabled:
                 help_text = f"unavailable here: {help_text}"
                 run: Callable[[], object] = partial(app.explain_disabled, title)
