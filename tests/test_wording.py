@@ -26,3 +26,16 @@ def test_skipping_every_protected_memory_archives_nothing() -> None:
     assert "archives nothing" in str(every.body) and "other 0" not in str(every.body)
     some = protected_choice("archive", [4, 5, 6], {4: "a"})
     assert "archives the other 2 memories" in str(some.body)
+
+
+def test_the_help_legend_names_the_words_the_table_shows() -> None:
+    """The legend's top tier says "stated" only for what a person said and names "v.high",
+    which the table shows for a memory nobody stated."""
+    from memory_console.tui.formatting import SHORT_LABELS
+    from memory_console.tui.screens.help import confidence_rows
+
+    legend = " ".join(words for _, words in confidence_rows())
+    for short in SHORT_LABELS.values():
+        assert short in legend, short
+    top = confidence_rows()[0][1]
+    assert "if a person said it" in top and "v.high" in top

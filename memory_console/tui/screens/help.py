@@ -15,8 +15,8 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
-from memory_console.policies.confidence import LABEL_EDGES, LABELS
-from memory_console.tui.formatting import PROTECTED_MARK
+from memory_console.policies.confidence import LABEL_EDGES, LABELS, VERY_HIGH
+from memory_console.tui.formatting import PROTECTED_MARK, SHORT_LABELS
 from memory_console.tui.widgets.footer import FittedFooter
 
 INTRODUCTION = (
@@ -145,7 +145,15 @@ def heading(text: str) -> Text:
     return Text(f"\n{text}", style="bold underline")
 
 
+def with_short(label: str) -> str:
+    """`high confidence (high)`: the words and, where the table shortens them, its word."""
+    short = SHORT_LABELS[label]
+    return label if short == label else f"{label} ({short})"
+
+
 def confidence_rows() -> list[tuple[str, str]]:
+    """Each tier's span and its words, with the one word the table shows; the top tier reads
+    "stated" only for what a person said, as the table does."""
     rows = []
     upper = None
     for edge, label in zip([*LABEL_EDGES, 0.0], LABELS, strict=True):
@@ -155,7 +163,10 @@ def confidence_rows() -> list[tuple[str, str]]:
             span = f"{edge:.1f} to {upper:.1f}"
         else:
             span = f"below {upper:.1f}"
-        rows.append((span, label))
+        words = with_short(label)
+        if label == LABELS[0]:
+            words += f" if a person said it, else {with_short(VERY_HIGH)}"
+        rows.append((span, words))
         upper = edge
     return rows
 
