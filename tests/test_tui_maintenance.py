@@ -196,6 +196,15 @@ async def test_merge_review_rejects_and_splits_groups(demo_store: Store) -> None
         await settle(pilot)
         review = screen_of(app, ReviewScreen)
         options: Any = review.query_one("#review-groups")
+        # The review opens on the members; the footer shows the way to the groups, and `g`
+        # goes there and back.
+        members = review.query_one("#review-members")
+        assert members.has_focus
+        assert "review.switch_list" in {b.binding.id for b in review.active_bindings.values()}
+        await pilot.press("g")
+        assert options.has_focus
+        await pilot.press("g")
+        assert members.has_focus
         sizes = [len(review.proposed[k]) for k in review.keys]
         options.highlighted = sizes.index(3)
         await settle(pilot)

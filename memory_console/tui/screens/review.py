@@ -205,6 +205,14 @@ class ReviewScreen(ConsoleScreen):
             tooltip="Split the marked members off into a merge of their own",
         ),
         Binding(
+            "g",
+            "switch_list",
+            "Groups/members",
+            id="review.switch_list",
+            tooltip="Move between the list of groups and the group's members (as Tab and "
+            "Shift+Tab do)",
+        ),
+        Binding(
             "escape",
             "done",
             "Done",
@@ -577,6 +585,13 @@ class ReviewScreen(ConsoleScreen):
                 self.load(self.group.key)
             elif self.pair is not None:
                 self.load(self.pair.old.id)
+
+    def action_switch_list(self) -> None:
+        groups = self.query_one("#review-groups", OptionList)
+        if groups.has_focus:
+            self.query_one("#review-members", DataTable).focus()
+        else:
+            groups.focus()
 
     def action_accept(self) -> None:
         if self.pair is not None:
