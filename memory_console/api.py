@@ -25,14 +25,19 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from memory_console import forgetting
-from memory_console.forgetting import ClearResult, ForgetResult
-from memory_console.ingest import facts, requests
-from memory_console.ingest import remember as rules
-from memory_console.ingest.classify import classify_type
-from memory_console.ingest.remember import ActionsError, Candidate, RoutedAction, find_directive
-from memory_console.ingest.speech import foreign_words
-from memory_console.ingest.statements import split_statements
+from memory_console.agent import forgetting
+from memory_console.agent.forgetting import ClearResult, ForgetResult
+from memory_console.agent.rules import describe, facts, requests
+from memory_console.agent.rules import remember as rules
+from memory_console.agent.rules.classify import classify_type
+from memory_console.agent.rules.remember import (
+    ActionsError,
+    Candidate,
+    RoutedAction,
+    find_directive,
+)
+from memory_console.agent.rules.speech import foreign_words
+from memory_console.agent.rules.statements import split_statements
 from memory_console.sensitive import credential_kinds, with_article
 from memory_console.store import MemoryFilter, MemoryRecord, Store
 from memory_console.store.settings import DUPLICATE_COSINE, RECALL_MIN_COSINE
@@ -280,7 +285,7 @@ class MemoryAPI:
         and source user_directive, and counts as the user asking (health data allowed), as do
         user_requested=True and a metadata whose user_requested is true. Anything else is an
         inferred memory (importance and confidence 0.5, source session_review). Without a
-        memory_type the text is classified (ingest.classify: events fade, facts stay).
+        memory_type the text is classified (rules.classify: events fade, facts stay).
         Credentials, in the text or in the metadata, are refused, health data too unless the
         user asked; a near-duplicate of the owner's active memories is reinforced instead.
 
@@ -451,8 +456,8 @@ class MemoryAPI:
             if hidden:
                 named = " and ".join(with_article(kind) for kind in hidden)
                 return _Plan("refuse", f"its metadata holds {named}")
-        title = rules.make_title(content)
-        keywords = rules.extract_keywords(content)
+        title = describe.make_title(content)
+        keywords = describe.extract_keywords(content)
         keywords += [word for word in facts.asked_with(content) if word not in keywords]
         scope = duplicate_scope or MemoryFilter(owner=owner, status="active")
         vector = self._query_vector(title, content, keywords)
@@ -480,7 +485,7 @@ class MemoryAPI:
             metadata["user_requested"] = True
         row = {
             "owner": owner,
-            "topic": topic or rules.infer_topic(content),
+            "topic": topic or describe.infer_topic(content),
             "tier": tier,
             "memory_type": memory_type or classify_type(content)[0],
             "title": title,
@@ -1082,9 +1087,9 @@ class MemoryAPI:
         from memory_console.embed.embedder import embedding_text
 
         text = embedding_text(
-            rules.make_title(action.content),
+            describe.make_title(action.content),
             action.content,
-            rules.extract_keywords(action.content),
+            describe.extract_keywords(action.content),
         )
         nearest = semantic.nearest_to(semantic.embedder.embed_query(text), scope, 1)
         if nearest and nearest[0][1] >= self.update_threshold:
@@ -1116,8 +1121,8 @@ class MemoryAPI:
             raise ActionsError(f"{action.where}: {refused}")
         fields: dict[str, Any] = {
             "content": action.content,
-            "title": rules.make_title(action.content),
-            "keywords": rules.extract_keywords(action.content),
+            "title": describe.make_title(action.content),
+            "keywords": describe.extract_keywords(action.content),
             "tier": action.tier,
         }
         if action.typed:
@@ -1275,7 +1280,7 @@ def statement_candidates(
             continue
         for number, statement in enumerate(statements, 1):
             part = Candidate(
-                candidate.kind, statement, statement, rules.infer_topic(statement), True
+                candidate.kind, statement, statement, describe.infer_topic(statement), True
             )
             out.append((part, candidate.content, split_of(message_id, number, len(statements))))
     return out

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from memory_console import api as api_module
+from memory_console.agent.rules import remember as rules
+from memory_console.agent.rules import statements as statements_module
+from memory_console.agent.rules.requests import find_request
+from memory_console.agent.rules.speech import reported_by
+from memory_console.agent.rules.statements import split_statements
 from memory_console.api import MAX_STATEMENTS, MemoryAPI
 from memory_console.embed.embedder import Embedder
-from memory_console.ingest import remember as rules
-from memory_console.ingest import statements as statements_module
-from memory_console.ingest.requests import find_request
-from memory_console.ingest.speech import reported_by
-from memory_console.ingest.statements import split_statements
 from memory_console.store import MemoryFilter, Store
 from memory_console.tui.actions import DoneAction, describe_undo, run_action, undo_action
 from tests.helpers import NOW, db_rows

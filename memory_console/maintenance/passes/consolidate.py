@@ -21,8 +21,8 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from memory_console.agent.rules.facts import differences
 from memory_console.embed.embedder import content_hash, embedding_text
-from memory_console.ingest.facts import differences
 from memory_console.maintenance.changes import ChangeSet, NewMemory, PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
