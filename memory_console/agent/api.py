@@ -31,7 +31,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memory_console.agent import act, forgetting, recall, routing
-from memory_console.agent.decide import StoreView, decide, screen, within_message
+from memory_console.agent.decide import Plan, StoreView, decide, screen, within_message
 from memory_console.agent.forgetting import ClearResult, ForgetResult
 from memory_console.agent.message import (
     EXCERPT_LIMIT,
@@ -265,7 +265,7 @@ class MemoryAPI:
         text: str,
         said: str,
         extra: dict[str, Any],
-        deciding: Callable[..., Any],
+        deciding: Callable[..., Plan],
         moment: float,
     ) -> RememberResult:
         """What the user said, screened already, stored: one memory per statement, every
