@@ -36,9 +36,9 @@ VECTOR_BATCH = 20_000
 
 def build_store(path: Path, count: int) -> None:
     """A demo store of `count` memories with a random unit vector for every active memory."""
+    from memory_console.demo import build_demo
     from memory_console.embed.embedder import Embedder, content_hash
     from memory_console.embed.semantic import memory_text
-    from memory_console.ingest.demo import build_demo
     from memory_console.store import Store
     from memory_console.store import embeddings as table
     from memory_console.timeutil import parse_iso

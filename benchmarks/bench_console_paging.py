@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_import_memory import cpu_model  # noqa: E402
-from memory_console.ingest.demo import build_demo  # noqa: E402
+from memory_console.demo import build_demo  # noqa: E402
 from memory_console.settings import Settings  # noqa: E402
 from memory_console.store import Store  # noqa: E402
 from memory_console.tui.app import make_app  # noqa: E402

@@ -31,7 +31,7 @@ from memory_console.embed.embedder import Embedder, embedding_text  # noqa: E402
 
 def demo_texts(count: int) -> list[str]:
     """The embedded texts of a demo store's first `count` distinct memories."""
-    from memory_console.ingest.demo import build_demo
+    from memory_console.demo import build_demo
     from memory_console.store import Store
 
     with tempfile.TemporaryDirectory() as folder:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from benchmarks.bench_import_memory import cpu_model
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from memory_console.store import MemoryFilter, Store
 from tests.harness.files import scan_store_files, store_files
 

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_import_memory import cpu_model  # noqa: E402
-from memory_console.ingest.demo import build_demo  # noqa: E402
+from memory_console.demo import build_demo  # noqa: E402
 from memory_console.ingest.jsonl import export_jsonl  # noqa: E402
 from memory_console.sensitive import MASKED_TEXTS  # noqa: E402
 from memory_console.store import MemoryFilter, Store  # noqa: E402

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory_console.ingest.demo import build_demo  # noqa: E402
+from memory_console.demo import build_demo  # noqa: E402
 from tests.harness.live_agent import run_live  # noqa: E402
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from memory_console.maintenance import apply, plan, undo
 from memory_console.maintenance.report import plan_json_chunks
 from memory_console.store import Store, bulk

@@ -63,9 +63,9 @@ def sentences(count: int, seed: int) -> list[str]:
 
 def prepare(db: Path, count: int) -> None:
     """A demo store of `count` memories with every active memory's vector stored."""
+    from memory_console.demo import build_demo
     from memory_console.embed.embedder import Embedder
     from memory_console.embed.semantic import SemanticIndex
-    from memory_console.ingest.demo import build_demo
 
     if not db.exists():
         started = time.perf_counter()

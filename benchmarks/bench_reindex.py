@@ -26,9 +26,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_import_memory import cpu_model  # noqa: E402
+from memory_console.demo import build_demo  # noqa: E402
 from memory_console.embed import Embedder  # noqa: E402
 from memory_console.embed.semantic import SemanticIndex, memory_text  # noqa: E402
-from memory_console.ingest.demo import build_demo  # noqa: E402
 from memory_console.store import Store  # noqa: E402
 from memory_console.store import embeddings as table  # noqa: E402
 

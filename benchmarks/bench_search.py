@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from memory_console.demo import build_demo
 from memory_console.embed.embedder import Embedder
 from memory_console.embed.search import SearchEngine
 from memory_console.embed.semantic import SemanticIndex
-from memory_console.ingest.demo import build_demo
 from memory_console.store import MemoryFilter, Store
 
 QUERIES = (

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from memory_console.store import Cursor, MemoryFilter, Store
 
 PAGE = 50

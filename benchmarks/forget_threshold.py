@@ -24,15 +24,15 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bench_import_memory import cpu_model
-from memory_console.embed.embedder import Embedder, embedding_text
-from memory_console.ingest.remember import extract_keywords, make_title
-from memory_console.ingest.requests import (
+from memory_console.agent.rules.describe import extract_keywords, make_title
+from memory_console.agent.rules.requests import (
     FORGET_MARGIN,
     content_words,
     forget_subject,
     holds_every_word,
     strong_match,
 )
+from memory_console.embed.embedder import Embedder, embedding_text
 
 LABELLED = Path(__file__).resolve().parent.parent / "tests" / "data" / "forget_phrases.jsonl"
 THRESHOLDS = np.round(np.arange(0.30, 0.801, 0.01), 2)

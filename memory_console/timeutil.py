@@ -11,6 +11,13 @@ DAY = 86400.0
 EARLIEST = 0.0  # 1970-01-01T00:00:00Z
 LATEST = 221845392000.0  # 9000-01-01T00:00:00Z
 TIME_RANGE = "1970-01-01T00:00:00Z .. 8999-12-31T23:59:59Z"
+# The calendar's words, lower case, in calendar order: the one list that the fact rules, the
+# type rules, consolidation's guards and the demo's texts all read.
+MONTHS = tuple(
+    "january february march april may june july august september october november december".split()
+)
+MONTH_ABBREVIATIONS = tuple("jan feb mar apr jun jul aug sep sept oct nov dec".split())
+WEEKDAYS = tuple("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def now_ts() -> float:

@@ -21,7 +21,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.worker import WorkerFailed
 
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from memory_console.settings import Settings
 from memory_console.store import MemoryFilter, Store
 from memory_console.tui.app import make_app

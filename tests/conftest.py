@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from memory_console.ingest.demo import DemoReport, build_demo
+from memory_console.demo import DemoReport, build_demo
 from memory_console.store import Store
 from tests.helpers import DEMO_COUNT, DEMO_SEED, NOW, copy_to_postgres, database_url
 

@@ -14,14 +14,15 @@ from typing import Any
 
 import pytest
 
-from memory_console import api as api_module
-from memory_console.api import MAX_STATEMENTS, MemoryAPI
+from memory_console.agent import decide as decide_module
+from memory_console.agent.message import EXCERPT_LIMIT, MAX_STATEMENTS
+from memory_console.agent.rules import remember as rules
+from memory_console.agent.rules import statements as statements_module
+from memory_console.agent.rules.requests import find_request
+from memory_console.agent.rules.speech import reported_by
+from memory_console.agent.rules.statements import split_statements
+from memory_console.api import MemoryAPI
 from memory_console.embed.embedder import Embedder
-from memory_console.ingest import remember as rules
-from memory_console.ingest import statements as statements_module
-from memory_console.ingest.requests import find_request
-from memory_console.ingest.speech import reported_by
-from memory_console.ingest.statements import split_statements
 from memory_console.store import MemoryFilter, Store
 from memory_console.tui.actions import DoneAction, describe_undo, run_action, undo_action
 from tests.helpers import NOW, db_rows
@@ -55,7 +56,7 @@ class ScreenedCharacters:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.total = 0
-        find_sensitive, credential_kinds = rules.find_sensitive, api_module.credential_kinds
+        find_sensitive, credential_kinds = rules.find_sensitive, decide_module.credential_kinds
 
         def counted_find(text: str, **options: Any) -> Any:
             self.total += len(text)
@@ -66,7 +67,7 @@ class ScreenedCharacters:
             return credential_kinds(value)
 
         monkeypatch.setattr(rules, "find_sensitive", counted_find)
-        monkeypatch.setattr(api_module, "credential_kinds", counted_kinds)
+        monkeypatch.setattr(decide_module, "credential_kinds", counted_kinds)
 
 
 # -- linear and bounded ---------------------------------------------------------------------
@@ -107,7 +108,7 @@ def test_what_a_message_stores_grows_with_the_message_not_its_square(tmp_path: P
             assert len(opened.remember(message, now=NOW).parts) == count
             for memory in active(opened.store):  # each keeps its own part of the message
                 excerpt = memory["metadata"]["original_message"]
-                assert memory["content"] in excerpt and len(excerpt) <= api_module.EXCERPT_LIMIT
+                assert memory["content"] in excerpt and len(excerpt) <= EXCERPT_LIMIT
         ratios.append(stored_per_byte(db, message))
     # Four times the statements of a four times longer message: the same bytes per byte.
     assert ratios[1] <= 1.25 * ratios[0], ratios

@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_console.api import ClearResult, ForgetResult, MemoryAPI
-from memory_console.embed.embedder import Embedder, embedding_text
-from memory_console.ingest.remember import extract_keywords, make_title
-from memory_console.ingest.requests import (
+from memory_console.agent.rules.describe import extract_keywords, make_title
+from memory_console.agent.rules.requests import (
     CLEAR,
     FORGET,
     LIST,
@@ -21,6 +19,8 @@ from memory_console.ingest.requests import (
     holds_every_word,
     strong_match,
 )
+from memory_console.api import ClearResult, ForgetResult, MemoryAPI
+from memory_console.embed.embedder import Embedder, embedding_text
 from memory_console.store import MemoryFilter, Store
 from memory_console.store.settings import FORGET_THRESHOLD
 from tests.helpers import NOW, invoke

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from memory_console.agent.rules.remember import Candidate, score_candidate
 from memory_console.api import MemoryAPI
 from memory_console.cli import main
-from memory_console.ingest.remember import Candidate, score_candidate
 from memory_console.store import MemoryFilter, StoreError
 from tests.helpers import NOW
 

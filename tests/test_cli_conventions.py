@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memory_console.cli import build_parser
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from memory_console.settings import load_settings
 from tests.helpers import NOW, invoke, one_error_line, terminal_output
 

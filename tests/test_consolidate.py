@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from memory_console.demo import build_demo
 from memory_console.embed.search import SearchEngine
-from memory_console.ingest.demo import build_demo
 from memory_console.maintenance import apply, build_params, plan, undo
 from memory_console.maintenance.passes.consolidate import ConsolidateParams, vetoed
 from memory_console.maintenance.registry import maintain_passes

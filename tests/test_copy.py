@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from memory_console.store import Store, copy
 from memory_console.store.embeddings import write_vectors
 from tests.helpers import NOW, invoke, one_error_line, server_rows

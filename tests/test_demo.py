@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from memory_console.ingest import demo, demo_content
-from memory_console.ingest.demo import DemoReport, build_demo
+from memory_console.demo import DemoReport, build_demo
+from memory_console.demo import build as demo
+from memory_console.demo import content as demo_content
 from memory_console.policies.reinforcement import REINFORCEMENT, boosted
 from memory_console.policies.relevance import DEFAULT_RELEVANCE, decayed_confidence, relevance_rate
 from memory_console.sensitive import find_sensitive
@@ -199,7 +200,7 @@ def test_tiny_stores(tmp_path: Path, count: int) -> None:
 
 
 def test_the_core_does_not_import_textual() -> None:
-    code = "import sys, memory_console.ingest.demo; assert 'textual' not in sys.modules"
+    code = "import sys, memory_console.demo; assert 'textual' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
 
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 from memory_console.api import MemoryAPI
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from memory_console.store import MemoryFilter, Store
 from memory_console.tui.screens.story import StoryScreen
 from tests.helpers import (

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from memory_console.maintenance import apply, plan, registry
 from memory_console.maintenance.changes import Plan
 from memory_console.maintenance.passes.supersede import FIELD

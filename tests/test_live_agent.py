@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from memory_console.maintenance import StalePlanError, apply, plan
 from memory_console.store import Store, StoreError, bulk
 from memory_console.store.store import LOCK_RETRIES

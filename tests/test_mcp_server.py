@@ -23,15 +23,15 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, Implementation
 
-from memory_console.api import MemoryAPI
-from memory_console.commands.mcp_commands import guard_note
-from memory_console.mcp_server import (
+from memory_console.agent.mcp_server import (
     MAX_CONTENT,
     actor_name,
     is_loopback,
     names_this_server,
     token_matches,
 )
+from memory_console.api import MemoryAPI
+from memory_console.commands.mcp_commands import guard_note
 from memory_console.store import MemoryFilter, Store
 from tests.helpers import invoke, one_error_line
 

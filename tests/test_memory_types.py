@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from textual.widgets import Select
 
+from memory_console.agent.rules.classify import classify_type
 from memory_console.api import MemoryAPI
-from memory_console.ingest.classify import classify_type
 from memory_console.maintenance import registry
 from memory_console.maintenance.health import never_decaying, project_tiers
 from memory_console.store import MemoryFilter, Store

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from tests.helpers import NOW
 
 ROOT = Path(__file__).resolve().parent.parent

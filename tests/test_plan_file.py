@@ -33,7 +33,7 @@ SIZE = (120, 36)
 @pytest.fixture(scope="module")
 def demo_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo store with merge groups of several sizes, built once; tests use copies."""
-    from memory_console.ingest.demo import build_demo
+    from memory_console.demo import build_demo
 
     path = tmp_path_factory.mktemp("plan-file") / "demo.db"
     build_demo(path, count=300, seed=7, now=NOW)

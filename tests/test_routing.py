@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from memory_console.agent.rules.describe import extract_keywords, make_title
+from memory_console.agent.rules.remember import UPDATE_THRESHOLD
 from memory_console.api import MemoryAPI
 from memory_console.embed.embedder import Embedder, embedding_text
-from memory_console.ingest.remember import UPDATE_THRESHOLD, extract_keywords, make_title
 from tests.helpers import NOW
 
 PAIRS = Path(__file__).resolve().parent / "data" / "update_pairs.jsonl"

@@ -258,7 +258,8 @@ def test_operator_search_returns_k_however_weak(store: Store) -> None:
 
 
 def test_recall_floor_leaves_unrelated_memories_out(store: Store) -> None:
-    from memory_console.api import RECALL_MIN_COSINE, MemoryAPI
+    from memory_console.api import MemoryAPI
+    from memory_console.store.settings import RECALL_MIN_COSINE
 
     store.add_many([{"content": c, "topic": "general", "owner": "carol"} for c in HELD_OUT])
     with MemoryAPI(store, owner="carol") as api:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from memory_console.agent.rules.statements import split_statements
 from memory_console.api import MemoryAPI
-from memory_console.ingest.statements import split_statements
 from memory_console.store import MemoryFilter
 from tests.helpers import NOW
 

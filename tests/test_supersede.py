@@ -12,8 +12,8 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
+from memory_console.agent.rules import facts
 from memory_console.api import MemoryAPI
-from memory_console.ingest import facts
 from memory_console.store import Store, StoreError
 from memory_console.store.db import SCHEMA_VERSION
 from memory_console.store.wire import export_record

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memory_console.ingest.demo import DemoReport
+from memory_console.demo import DemoReport
 from memory_console.store import Store
 from tests.helpers import console, settle
 

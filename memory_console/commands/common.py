@@ -572,7 +572,7 @@ def open_file(args: argparse.Namespace, path: Path) -> Store:
                 f"{path}: no store yet; create a demo store with: memory-console --demo"
                 f" (or memory-console demo --db {path})"
             )
-        from memory_console.ingest.demo import build_demo
+        from memory_console.demo import build_demo
 
         note(f"creating a demo store at {path} ...")
         build_demo(path, count=2000, seed=7)

@@ -92,7 +92,7 @@ def parse_bind(value: str) -> tuple[str, int]:
 def read_token(path: str | None) -> str | None:
     """The bearer token from --token-file, else $MEMORY_CONSOLE_MCP_TOKEN; None when neither
     is given. An empty one is an error, never a token."""
-    from memory_console.mcp_server import TOKEN_VARIABLE
+    from memory_console.agent.mcp_server import TOKEN_VARIABLE
 
     if path is not None:
         where = f"--token-file {path}"
@@ -128,7 +128,7 @@ def http_url(host: str, port: int) -> str:
 
 def guard_note(host: str, token: str | None) -> str:
     """What guards an HTTP server, for its first line: the token, and TLS off loopback."""
-    from memory_console.mcp_server import is_loopback
+    from memory_console.agent.mcp_server import is_loopback
 
     if token is None:
         return "loopback, no token"
@@ -141,14 +141,14 @@ def guard_note(host: str, token: str | None) -> str:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from memory_console.api import MemoryAPI
-    from memory_console.mcp_server import (
+    from memory_console.agent.mcp_server import (
         MemoryTools,
         build_server,
         is_loopback,
         serve_http,
         serve_stdio,
     )
+    from memory_console.api import MemoryAPI
 
     bind = parse_bind(args.http) if args.http else None
     token = read_token(args.token_file)

@@ -256,7 +256,7 @@ def demo_in_database(args: argparse.Namespace, url: str) -> int:
 
 def build_and_tell(args: argparse.Namespace, path: Path | str) -> int:
     """Build the demo at `path` (a file or a URL) with progress, and say what was made."""
-    from memory_console.ingest.demo import build_demo
+    from memory_console.demo import build_demo
 
     now = common.now_of(args) if getattr(args, "now", None) else None
     try:

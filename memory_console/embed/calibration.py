@@ -293,7 +293,7 @@ def batch_difference(alone: np.ndarray, batched: np.ndarray) -> float:
 def cosine_thresholds() -> dict[str, float]:
     """Every cosine at which the code decides something, by what it decides: a kernel that
     moves any of these decisions is refused, whatever its other figures."""
-    from memory_console.ingest import requests
+    from memory_console.agent.rules import requests
     from memory_console.store import settings
 
     thresholds = {

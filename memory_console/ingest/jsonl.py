@@ -16,7 +16,7 @@ from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
-from memory_console.ingest.classify import classify_type
+from memory_console.agent.rules.classify import classify_type
 from memory_console.ingest.reading import (
     MAX_LINE_BYTES,
     ImportFileError,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_console.ingest.demo import build_demo
+from memory_console.demo import build_demo
 from memory_console.ingest.jsonl import import_jsonl
 from memory_console.maintenance import apply, build_params, plan, undo
 from memory_console.store import Store, db

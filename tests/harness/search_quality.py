@@ -66,7 +66,7 @@ class Calibration:
 
 def build_store(path: Path) -> None:
     """The demo store with the hand-written memories added to its showcase owner."""
-    from memory_console.ingest.demo import build_demo
+    from memory_console.demo import build_demo
 
     build_demo(path, count=DEMO_COUNT, seed=DEMO_SEED, now=DEMO_NOW)
     memories = [json.loads(line) for line in (DATA / "memories.jsonl").read_text().splitlines()]

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from memory_console.ingest.classify import classify_type
+from memory_console.agent.rules.classify import classify_type
+from memory_console.agent.rules.describe import extract_keywords, infer_topic
 from memory_console.ingest.reading import (
     MAX_DOCUMENT_BYTES,
     MAX_LINE_BYTES,
@@ -22,7 +23,6 @@ from memory_console.ingest.reading import (
     read_document,
     too_large,
 )
-from memory_console.ingest.remember import extract_keywords, infer_topic
 from memory_console.store import Store
 from memory_console.store.errors import ValidationError
 from memory_console.store.validate import check_time, complete_memory

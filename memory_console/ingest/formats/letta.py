@@ -23,6 +23,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from memory_console.agent.rules.describe import extract_keywords, infer_topic, make_title
 from memory_console.ingest.formats.common import (
     Entry,
     Parsed,
@@ -43,7 +44,6 @@ from memory_console.ingest.formats.common import (
     time_of,
 )
 from memory_console.ingest.reading import MAX_DOCUMENT_BYTES, ImportFileError, too_large
-from memory_console.ingest.remember import extract_keywords, infer_topic, make_title
 
 NAME = "letta"
 BLOCK_FIELDS = ("label", "limit", "description", "read_only", "template_name", "is_template")

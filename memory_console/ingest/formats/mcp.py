@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory_console.agent.rules.describe import extract_keywords, infer_topic, make_title
 from memory_console.ingest.formats.common import (
     Entry,
     Parsed,
@@ -30,7 +31,6 @@ from memory_console.ingest.formats.common import (
     require_object,
     text_field,
 )
-from memory_console.ingest.remember import extract_keywords, infer_topic, make_title
 
 NAME = "mcp"
 USER_ENTITIES = ("default_user", "user", "me", "self")

@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from memory_console.agent.rules.describe import extract_keywords, infer_topic
 from memory_console.ingest.formats.common import (
     Entry,
     Event,
@@ -42,7 +43,6 @@ from memory_console.ingest.formats.common import (
     time_of,
 )
 from memory_console.ingest.reading import MAX_DOCUMENT_BYTES, too_large
-from memory_console.ingest.remember import extract_keywords, infer_topic
 
 NAME = "openmemory"
 ACTOR = "openmemory"

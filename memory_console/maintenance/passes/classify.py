@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory_console.ingest.classify import classify_type
+from memory_console.agent.rules.classify import classify_type
 from memory_console.maintenance.changes import ChangeSet, PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams

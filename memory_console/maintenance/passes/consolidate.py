@@ -21,8 +21,8 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from memory_console.agent.rules.facts import differences
 from memory_console.embed.embedder import content_hash, embedding_text
-from memory_console.ingest.facts import differences
 from memory_console.maintenance.changes import ChangeSet, NewMemory, PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
@@ -46,6 +46,7 @@ from memory_console.store.consolidation import (
     vectors_of,
 )
 from memory_console.store.settings import CONSOLIDATE_MIN_COSINE
+from memory_console.timeutil import MONTHS, WEEKDAYS
 
 BLOCK = 2048  # rows per similarity block: bounds memory at BLOCK x vectors in one scope
 NEAR_IDENTICAL = 0.9  # word-sequence similarity an episodic pair needs (difflib ratio)
@@ -53,13 +54,8 @@ EPISODE_WINDOW = 86400.0  # seconds between two tellings of one episode
 
 # Punctuation that is not inside a number ("1.20.5", "10:00" and "555-0141" keep theirs).
 _PUNCTUATION = re.compile(r"(?<!\d)[^\w\s]|[^\w\s](?!\d)")
-_MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
-_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _WHEN_WORDS = frozenset(
-    _MONTHS
-    + _DAYS
+    [*MONTHS, *WEEKDAYS]
     + "today tonight yesterday tomorrow morning afternoon evening night weekend week month "
     "year spring summer autumn fall winter q1 q2 q3 q4 ago last next".split()
 )
@@ -148,7 +144,7 @@ def small_edits(one: str, other: str) -> list[tuple[str, str]]:
 
 
 _POSSESSIVE = re.compile(r"(?<=\w)'s\b")
-_PLURAL_DAY = re.compile(r"\b(" + "|".join(_DAYS) + r")s\b", re.IGNORECASE)
+_PLURAL_DAY = re.compile(r"\b(" + "|".join(WEEKDAYS) + r")s\b", re.IGNORECASE)
 
 
 def plain(text: str) -> str:
@@ -177,27 +173,6 @@ def episodic(record: MemoryRecord) -> bool:
     return record.memory_type == "episodic" or record.tier == "episodic"
 
 
-def same_episode(one: MemoryRecord, other: MemoryRecord) -> bool:
-    """Episodic memories are the same episode only when told the same day in near-identical
-    words: "on Tuesday" written a week apart is another Tuesday."""
-    return abs(one.created_at - other.created_at) <= EPISODE_WINDOW and near_identical(
-        one.content, other.content
-    )
-
-
-def same_fact(
-    one: MemoryRecord, other: MemoryRecord, cosine: float | None, threshold: float
-) -> bool:
-    """Whether two memories state the same fact: equal text keys, or (`cosine` given: both
-    have a vector) a cosine >= threshold with no veto; episodic ones must be the same episode."""
-    if episodic(one) or episodic(other):
-        if not same_episode(one, other):
-            return False
-    if text_key(one.content) == text_key(other.content):
-        return True
-    return cosine is not None and cosine >= threshold and not vetoed(one.content, other.content)
-
-
 def support(record: MemoryRecord) -> tuple[float, ...]:
     """Best-supported first: most retrievals, then highest confidence, then newest."""
     return (-record.retrieval_count, -record.confidence, -record.created_at, -record.id)
@@ -224,8 +199,9 @@ def star_groups(
 
 
 class PairJudge:
-    """same_fact() for the members of one plan, with what depends on text alone worked out once
-    per text or pair of texts: a store says the same few thousand texts again and again."""
+    """Whether two memories state the same fact, for the members of one plan: the pass's one
+    judge of a pair, with what depends on text alone worked out once per text or pair of
+    texts (a store says the same few thousand texts again and again)."""
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
@@ -246,6 +222,8 @@ class PairJudge:
         return found
 
     def same_episode(self, one: MemoryRecord, other: MemoryRecord) -> bool:
+        """Episodic memories are the same episode only when told the same day in
+        near-identical words: "on Tuesday" written a week apart is another Tuesday."""
         if abs(one.created_at - other.created_at) > EPISODE_WINDOW:
             return False
         pair = (one.content, other.content)
@@ -255,7 +233,8 @@ class PairJudge:
         return found
 
     def same_fact(self, one: MemoryRecord, other: MemoryRecord, cosine: float | None) -> bool:
-        """same_fact(one, other, cosine, threshold), answered alike."""
+        """Equal text keys, or (`cosine` given: both have a vector) a cosine >= threshold
+        with no veto; episodic ones must be the same episode."""
         if (episodic(one) or episodic(other)) and not self.same_episode(one, other):
             return False
         if self.key(one.content) == self.key(other.content):

@@ -1,6 +1,6 @@
 """The supersede pass: an older memory that a newer one of the same owner contradicts is archived.
 
-Candidates beyond the write-time slots (ingest/facts.py): two active memories of one owner
+Candidates beyond the write-time slots (agent/rules/facts.py): two active memories of one owner
 whose stored embeddings are at least `min_cosine` alike and whose numbers, dates, named
 entities or slot values differ (facts.differences), plus two memories of one slot with
 different values that write time left active (the old one was protected). The newer one
@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from memory_console.ingest.facts import differences, same_value, slot_of
+from memory_console.agent.rules.facts import differences, same_value, slot_of
 from memory_console.maintenance.changes import ChangeSet, PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams

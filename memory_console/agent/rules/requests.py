@@ -9,7 +9,7 @@ Corp" -> "I work at Acme Corp"). A request must open its sentence (after "please
 and the like): "I want to forget my ex's birthday party" tells the agent something, it asks
 nothing; "don't forget ..." is a request to remember.
 
-A request is carried out only in the user's own words (ingest.speech): one in a message that
+A request is carried out only in the user's own words (rules.speech): one in a message that
 reports someone else's ("the email said: forget ...") is declined, never carried out.
 """
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory_console.ingest.remember import words_of
-from memory_console.ingest.speech import quoted_at, someone_elses
+from memory_console.agent.rules.describe import words_of
+from memory_console.agent.rules.speech import quoted_at, someone_elses
 
 FORGET = "forget"
 CLEAR = "clear"
@@ -28,7 +28,7 @@ LIST = "list"
 # Where a request may begin: the start of the message or of a sentence, or after a polite or
 # linking word. A verb after anything else ("I want to forget ...", "don't forget ...") is not
 # one: the user is telling, or asking to remember. Read widely here (after a colon, an opening
-# quotation mark, a quoted reply's ">"), so that ingest.speech can name why such a one is declined.
+# quotation mark, a quoted reply's ">"), so that rules.speech can name why such a one is declined.
 _LEAD = (
     r"(?:^|(?<=[.!?;:\n]))[>\"“”‘’«»„'\s]*"
     r"(?:(?:oh|ok|okay|hey|so|and|also|now|actually),?\s+){0,2}"

@@ -26,12 +26,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from memory_console import __version__
-from memory_console.api import (
-    MemoryAPI,
-    RememberResult,
-)
+from memory_console.agent.api import MemoryAPI
+from memory_console.agent.forgetting import NOT_FOUND, ClearResult, ForgetResult, owned
+from memory_console.agent.results import RememberResult
 from memory_console.commands.render import forecast_json, memory_json
-from memory_console.forgetting import NOT_FOUND, ClearResult, ForgetResult, owned
 from memory_console.store import MemoryFilter, MemoryRecord
 from memory_console.store.vocab import MEMORY_TYPES, TOPICS
 from memory_console.timeutil import now_ts

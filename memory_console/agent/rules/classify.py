@@ -18,15 +18,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory_console.timeutil import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS
+
 SEMANTIC, EPISODIC, PROCEDURAL = "semantic", "episodic", "procedural"
 DEFAULT_TYPE = EPISODIC
 TIE_ORDER = (PROCEDURAL, EPISODIC, SEMANTIC)
 
-_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
-_MONTH = (
-    r"(?:january|february|march|april|may|june|july|august|september|october|november|"
-    r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
-)
+_DAY = r"(?:" + "|".join(WEEKDAYS) + r")s?"
+_MONTH = r"(?:" + "|".join([*MONTHS, *MONTH_ABBREVIATIONS]) + r")"
 _PERIOD = rf"(?:morning|afternoon|evening|night|day|week|weekend|month|year|{_DAY})"
 _SUBJECT = r"(?:the user|user|i|he|she|they|we|my \w+|the user's \w+)"
 

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memory_console.ingest import demo_content as content
-from memory_console.ingest.demo_content import Catalog, object_array
+from memory_console.demo import content
+from memory_console.demo.content import Catalog, object_array
 from memory_console.policies.reinforcement import REINFORCEMENT, boosted
 from memory_console.policies.relevance import DEFAULT_RELEVANCE, decayed_confidence, relevance_rate
 from memory_console.store import bulk_load, postgres

@@ -1,9 +1,9 @@
-"""The memory decision logic: directives, topics, keywords, scoring, actions.
+"""The memory decision logic: directives, refusals, background-scan scoring, routing documents.
 
 See docs/ARCHITECTURE.md, "The agent API".
 
-Pure functions over text and JSON: nothing here reads or writes a store, so the agent API
-(memory_console.api) and the importers share one set of rules.
+Pure functions over text and JSON: nothing here reads or writes a store. How a text is titled,
+keyworded and given a topic is rules/describe.py, which the importers share.
 """
 
 from __future__ import annotations
@@ -11,16 +11,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_console.ingest.facts import SLOTS
-from memory_console.ingest.speech import quoted_at, someone_elses
+from memory_console.agent.rules.describe import WORD, infer_topic, words_of
+from memory_console.agent.rules.facts import SLOTS
+from memory_console.agent.rules.speech import quoted_at, someone_elses
 from memory_console.sensitive import Finding, find_sensitive, with_article
 from memory_console.store import settings
-from memory_console.store.validate import default_title
 
 DIRECTIVE_IMPORTANCE = 1.0  # an explicit directive; an inferred memory gets 0.5
 INFERRED_IMPORTANCE = 0.5
@@ -30,7 +29,6 @@ STATED_CONFIDENCE = 0.9  # a fact the user stated about themselves (background s
 # half way, so that it must be recalled (or confirmed) before it reads as trusted.
 INFERRED_CONFIDENCE = 0.5
 BACKGROUND_THRESHOLD = 0.5  # scan_turn stores a fact when its score reaches this
-MAX_KEYWORDS = 8
 
 # The scoring weights of a background-scan candidate (they sum to 1.0).
 WEIGHT_EXPLICIT = 0.4  # the user asked for it to be remembered
@@ -39,20 +37,7 @@ WEIGHT_REPEATED = 0.2  # mentioned in two or more messages of the conversation
 WEIGHT_TASK = 0.1  # shares two or more words with the current task
 PERSONAL_TOPICS = ("user_info", "contacts", "preferences")
 
-STOP_WORDS = frozenset(
-    """
-    a about above after again all also am an and any are as at be been before being below
-    between both but by can could did do does doing don down during each else few for from
-    further had has have having he her here hers him his how i if in into is it its itself
-    just let like me might more most must my myself no nor not now of off on once only or
-    other our ours out over own please same she should so some such than that the their
-    theirs them then there these they this those through to too under until up very was we
-    were what when where which while who whom why will with would you your yours yourself
-    """.split()
-)
-WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]", re.UNICODE)
 SPACES = re.compile(r"\s{2,}")
-MAX_WORD = 40  # a longer run of letters is no word a keyword could name (a hash, a paste)
 
 # Where a directive may begin: the start of the message, after punctuation, or after a polite
 # or linking word ("please remember", "can you note that", "and keep in mind").
@@ -87,37 +72,6 @@ TRAILING_DIRECTIVE = re.compile(
     r"^(?P<content>.*\S)\s*[,;:.!\-–]\s*(?:please\s+)?(?P<phrase>remember|don'?t\s+forget|"
     r"note|keep\s+in\s+mind)\s+(?:that|this|it)\s*(?:please\s*)?[.!]*\s*$",
     re.IGNORECASE | re.DOTALL,
-)
-
-TOPIC_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (topic, re.compile(pattern, re.IGNORECASE))
-    for topic, pattern in (
-        (
-            "preferences",
-            r"\b(?:prefer\w*|likes?|liked|favou?rite|always|never|hates?|loves?|dislikes?|"
-            r"rather|enjoys?)\b",
-        ),
-        (
-            "user_info",
-            r"\b(?:name is|call me|work (?:at|for)|works (?:at|for)|live[sd]? in|age is|"
-            r"years old|birthday|born (?:in|on)|my job|i am an? )",
-        ),
-        (
-            "contacts",
-            r"\b(?:e-?mail|phone|contact|address|colleague|friend|manager|boss|wife|husband|"
-            r"partner|sister|brother|mother|father|mom|dad)\b|(?<![^\s@])[^\s@]+@[^\s@]+\.\w+",
-        ),
-        (
-            "projects",
-            r"\b(?:project|working on|building|developing|task|repo(?:sitory)?|codebase|"
-            r"endpoint|api|deadline|release|sprint|milestone)\b",
-        ),
-        (
-            "decisions",
-            r"\b(?:decided|decision|agreed|commit(?:ted|ment)? to|plan(?:s|ned)? to|chose|"
-            r"going with|settled on)\b",
-        ),
-    )
 )
 
 BANKS = {"WORKING": "working", "STM": "short_term", "LTM": "long_term", "EPISODIC": "episodic"}
@@ -225,7 +179,7 @@ def find_directive(message: str) -> Directive | None:
 
 def directive_of(message: str) -> tuple[Directive | None, str | None]:
     """(the user's directive in the message, or None; what makes a directive in it someone
-    else's ("'the newsletter said'", "quotation marks": ingest.speech), or None). A directive
+    else's ("'the newsletter said'", "quotation marks": rules.speech), or None). A directive
     in someone else's words is no directive: the first is None then."""
     message = collapse_spaces(message)
     trailing = TRAILING_DIRECTIVE.match(message.strip())
@@ -268,52 +222,6 @@ def _standing_rule(match: re.Match[str]) -> Directive | None:
     if content[-1] not in ".!":
         content += "."
     return Directive(f"i {match.group('phrase').lower()}", content)
-
-
-def infer_topic(text: str) -> str:
-    """preferences, user_info, contacts, projects, decisions (first that matches), or general."""
-    for topic, pattern in TOPIC_PATTERNS:
-        if pattern.search(text):
-            return topic
-    return "general"
-
-
-def words_of(text: str) -> list[str]:
-    """Lower-case words of three to MAX_WORD letters, stop words and contractions left out."""
-    words = []
-    for raw in WORD.findall(text):
-        word = raw.lower().strip("'-")
-        if word.endswith("'s"):
-            word = word[:-2]
-        if 3 <= len(word) <= MAX_WORD and "'" not in word and word not in STOP_WORDS:
-            words.append(word)
-    return words
-
-
-def extract_keywords(
-    text: str, *, first: Iterable[str] = (), limit: int = MAX_KEYWORDS
-) -> list[str]:
-    """Keywords by frequency (ties in order of appearance), stop words left out; `first`
-    (tags, categories, names) come before the extracted ones. At most `limit`."""
-    keywords: list[str] = []
-    seen: set[str] = set()
-    for raw in first:
-        keyword = " ".join(str(raw).split())
-        if keyword and keyword.casefold() not in seen:
-            seen.add(keyword.casefold())
-            seen.update(words_of(keyword))
-            keywords.append(keyword)
-    counts = Counter(words_of(text))
-    for word in sorted(counts, key=lambda word: -counts[word]):  # stable: ties keep their order
-        if word not in seen:
-            seen.add(word)
-            keywords.append(word)
-    return keywords[:limit]
-
-
-def make_title(content: str) -> str:
-    """The first sentence, or the first 50 characters."""
-    return default_title(content)
 
 
 # -- sensitive data ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory_console.ingest.requests import (
+from memory_console.agent.rules.requests import (
     FORGET_MARGIN,
     content_words,
     forget_subject,

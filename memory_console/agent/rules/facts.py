@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory_console.timeutil import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS
+
 # Who a statement is about: the user speaking, or the user as a stored fact words it.
 _I = r"\b(?:i|the user)"
 _MY = r"\b(?:my|the user's)"
@@ -17,8 +19,9 @@ _IS = r" is(?:\s+(?:now|still))? "
 # Where a free-text value ends: punctuation, a joined clause, a closing "now", or when it
 # happened ("I joined Hooli in March", "... last week").
 _WHEN = (
-    r" (?:in|since|from|back in) (?:january|february|march|april|may|june|july|august|"
-    r"september|october|november|december|spring|summer|autumn|fall|winter|\d{4})\b"
+    r" (?:in|since|from|back in) (?:"
+    + "|".join(MONTHS)
+    + r"|spring|summer|autumn|fall|winter|\d{4})\b"
     r"| (?:last|this|next) (?:week|month|year|spring|summer|autumn|fall|winter)\b"
     r"| (?:yesterday|today|recently)\b"
 )
@@ -283,11 +286,8 @@ def change_words(text: str) -> str | None:
 
 # -- differences ---------------------------------------------------------------------------
 
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-).split()
-_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_MONTHS = [*MONTHS, *MONTH_ABBREVIATIONS]
+_WEEKDAYS = list(WEEKDAYS)
 _MONTH = r"(?:" + "|".join(_MONTHS) + r")\.?"
 DATE = re.compile(
     r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?"
