@@ -13,7 +13,7 @@ history, so each memory gets its `created` event), then:
   writing rows already read into a new store of each backend (the database alone);
 - the whole import of the file with import_jsonl, as `memory-console import` does, into a new
   store by each path: PostgreSQL by COPY (the store's) and by executemany
-  (store.bulk_load.POSTGRES_COPY off), and SQLite. Each figure is split into the check pass
+  (store.postgres.bulk.POSTGRES_COPY off), and SQLite. Each figure is split into the check pass
   (the first reading with the screen) and the insertion (the second reading, read ahead in a
   thread while the database writes, and the one transaction). With --old each path is also
   timed as imports were before: the old screen, the second reading in the inserting thread.
@@ -43,7 +43,8 @@ from benchmarks.bench_import_memory import cpu_model, write_memories  # noqa: E4
 from memory_console import sensitive  # noqa: E402
 from memory_console.ingest import jsonl, secrets_policy  # noqa: E402
 from memory_console.ingest.jsonl import checked_lines, import_jsonl  # noqa: E402
-from memory_console.store import Store, bulk_load  # noqa: E402
+from memory_console.store import Store  # noqa: E402
+from memory_console.store.postgres import bulk as pg_bulk  # noqa: E402
 
 
 def database_url(server_url: str, name: str) -> str:
@@ -146,7 +147,7 @@ def write_rows(target: str, rows: list[Any]) -> float:
 def timed_import(target: str, path: Path, *, copy: bool = True) -> tuple[float, float]:
     """Seconds of the whole import of the file into a new store at `target`, and of its check
     pass (until the insertion starts)."""
-    bulk_load.POSTGRES_COPY = copy
+    pg_bulk.POSTGRES_COPY = copy
     with Store(target, actor="bench") as store:
         checked: list[float] = []
         insert: Callable[..., list[int]] = store.insert_batches
@@ -159,7 +160,7 @@ def timed_import(target: str, path: Path, *, copy: bool = True) -> tuple[float, 
         started = time.perf_counter()
         report = import_jsonl(store, path)
         seconds = time.perf_counter() - started
-    bulk_load.POSTGRES_COPY = True
+    pg_bulk.POSTGRES_COPY = True
     assert report.imported > 0
     return seconds, checked[0] - started
 

@@ -59,8 +59,8 @@ from benchmarks.bench_import_memory import cpu_model  # noqa: E402
 from benchmarks.bench_pg_import import drop_database, fresh_database  # noqa: E402
 from benchmarks.bench_pg_vector_search import DIMENSIONS, K, database_url  # noqa: E402
 from memory_console.store import MemoryFilter, Store, bulk, postgres  # noqa: E402
-from memory_console.store import embeddings as table  # noqa: E402
 from memory_console.store.db import SCHEMA_VERSION  # noqa: E402
+from memory_console.store.postgres import vectors as pg_vectors  # noqa: E402
 from memory_console.timeutil import to_iso  # noqa: E402
 
 NOW = 1_795_000_000.0  # the demo's and decay's now (bench_maintenance.py's), fixed across runs
@@ -416,7 +416,7 @@ def bench_search(url: str, queries: list[str]) -> None:
         def nearest(
             self, vector: np.ndarray, memory_filter: MemoryFilter, k: int
         ) -> list[tuple[int, float]]:
-            return table.nearest_in_database(
+            return pg_vectors.nearest_in_database(
                 self.store, self.model_id, vector, memory_filter, k, exact=True
             )
 
@@ -442,12 +442,12 @@ def bench_search(url: str, queries: list[str]) -> None:
             )
             figures["keyword"].append(timed(lambda q=query: store.keyword_matches(q, active, K))[1])
             hnsw, seconds = timed(
-                lambda q=query: table.nearest_in_database(
+                lambda q=query: pg_vectors.nearest_in_database(
                     store, embedder.model_id, vectors[q], active, K, exact=False
                 )
             )
             figures["hnsw"].append(seconds)
-            exact = table.nearest_in_database(
+            exact = pg_vectors.nearest_in_database(
                 store, embedder.model_id, vectors[query], active, K, exact=True
             )
             # Memories of one text share one vector: a hit counts when it is as near as the
@@ -460,10 +460,10 @@ def bench_search(url: str, queries: list[str]) -> None:
         fragment_recalls = []
         for fragment in fragments:
             vector = embedder.embed_query(fragment)
-            hnsw = table.nearest_in_database(
+            hnsw = pg_vectors.nearest_in_database(
                 store, embedder.model_id, vector, active, 10, exact=False
             )
-            exact = table.nearest_in_database(
+            exact = pg_vectors.nearest_in_database(
                 store, embedder.model_id, vector, active, 10, exact=True
             )
             tenth = exact[9][1] - 1e-6

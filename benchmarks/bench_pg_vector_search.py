@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory_console.store import MemoryFilter, Store  # noqa: E402
 from memory_console.store import embeddings as table  # noqa: E402
+from memory_console.store.postgres import vectors as pg_vectors  # noqa: E402
 
 DIMENSIONS = 384
 CLUSTERS = 300
@@ -100,7 +101,7 @@ def main() -> None:
                         times, found = [], []
                         for query in queries:
                             started = time.perf_counter()
-                            hits = table.nearest_in_database(
+                            hits = pg_vectors.nearest_in_database(
                                 store, "bench", query, memory_filter, K, exact=exact
                             )
                             times.append((time.perf_counter() - started) * 1000)

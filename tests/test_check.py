@@ -18,7 +18,7 @@ import pytest
 from memory_console.cli import main
 from memory_console.demo import build_demo
 from memory_console.store import Store
-from memory_console.store.db import FTS_TRIGGERS
+from memory_console.store.ddl import FTS_TRIGGERS
 from memory_console.store.errors import StoreDamaged
 from memory_console.store.postgres import shown_url
 from tests.helpers import NOW, console, db_rows, invoke, notes, settle
@@ -129,7 +129,7 @@ def test_a_damaged_postgresql_store_is_reported_and_left_as_it_is(
     emptied or disagreeing with the bytes. check names each and repairs none."""
     import psycopg
 
-    from memory_console.store.dialect import vector_literal
+    from memory_console.store.postgres.dialect import vector_literal
 
     ((first, second),) = db_rows(pg_demo, "SELECT min(memory_id), max(memory_id) FROM embedding")
     with psycopg.connect(pg_demo, autocommit=True) as conn:

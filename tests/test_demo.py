@@ -22,7 +22,7 @@ from memory_console.policies.reinforcement import REINFORCEMENT, boosted
 from memory_console.policies.relevance import DEFAULT_RELEVANCE, decayed_confidence, relevance_rate
 from memory_console.sensitive import find_sensitive
 from memory_console.store import Store, StoreError
-from memory_console.store import db as store_db
+from memory_console.store import ddl as store_ddl
 from memory_console.store.validate import default_title
 from memory_console.store.vector_log import VECTOR_LOG_TRIGGER_NAMES
 from memory_console.store.vocab import MEMORY_TYPES, TOPICS
@@ -112,13 +112,13 @@ def test_file_is_private_complete_and_alone(demo_path: Path) -> None:
 
 
 def test_every_index_and_search_trigger_exists(demo_path: Path) -> None:
-    wanted = {statement.split()[2] for statement in store_db.index_statements()}
+    wanted = {statement.split()[2] for statement in store_ddl.index_statements()}
     indexes = {r[0] for r in rows(demo_path, "SELECT name FROM sqlite_master WHERE type='index'")}
     assert wanted <= indexes
     triggers = {
         r[0] for r in rows(demo_path, "SELECT name FROM sqlite_master WHERE type='trigger'")
     }
-    assert triggers == {*store_db.FTS_TRIGGER_NAMES, *VECTOR_LOG_TRIGGER_NAMES}
+    assert triggers == {*store_ddl.FTS_TRIGGER_NAMES, *VECTOR_LOG_TRIGGER_NAMES}
 
 
 def test_full_text_search_finds_the_iron_farm(demo_path: Path) -> None:

@@ -139,7 +139,7 @@ def test_the_generated_tables_are_those_stores_already_hold() -> None:
     migration (store/migrations.py) and a new SCHEMA_VERSION, then a new digest here."""
     import hashlib
 
-    from memory_console.store.db import schema_statements
+    from memory_console.store.ddl import schema_statements
 
     tables = [s for s in schema_statements(with_indexes=False) if s.startswith("CREATE TABLE")]
     digest = hashlib.sha256("\n".join(tables).encode()).hexdigest()

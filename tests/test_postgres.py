@@ -12,8 +12,9 @@ import pytest
 from memory_console.embed.embedder import Embedder
 from memory_console.store import MemoryFilter, Store, StoreError
 from memory_console.store.db import SCHEMA_VERSION
-from memory_console.store.migrations import MIGRATIONS, POSTGRES_MIGRATIONS
+from memory_console.store.migrations import MIGRATIONS
 from memory_console.store.postgres import FIRST_SCHEMA, placeholders, shown_url
+from memory_console.store.postgres.migrations import POSTGRES_MIGRATIONS
 from tests.helpers import DAY, NOW, memory, server_rows
 
 
@@ -208,7 +209,7 @@ def vector_store(url: str, sizes: dict[str, int]) -> tuple[Store, dict[int, np.n
 
 
 def test_vectors_are_ranked_in_the_database_exact_or_through_hnsw(pg_url: str) -> None:
-    from memory_console.store import embeddings
+    from memory_console.store.postgres import vectors as pg_vectors
 
     store, vectors = vector_store(pg_url, {"alice": 600, "bob": 20})
     query = vectors[5] + 0.5 * vectors[6]
@@ -218,7 +219,7 @@ def test_vectors_are_ranked_in_the_database_exact_or_through_hnsw(pg_url: str) -
             cosines = {i: float(vectors[i] @ query) / float(np.linalg.norm(query)) for i in kept}
             truth = sorted(kept, key=lambda i: -cosines[i])[:10]
             for exact in (True, False, None):
-                found = embeddings.nearest_in_database(
+                found = pg_vectors.nearest_in_database(
                     store, "test-model", query, memory_filter, 10, exact=exact
                 )
                 assert len(found) == 10
@@ -228,18 +229,18 @@ def test_vectors_are_ranked_in_the_database_exact_or_through_hnsw(pg_url: str) -
                 else:
                     assert len({ident for ident, _ in found} & set(truth)) >= 9
         store.archive([truth[0]])
-        found = embeddings.nearest_in_database(store, "test-model", query, MemoryFilter(), 10)
+        found = pg_vectors.nearest_in_database(store, "test-model", query, MemoryFilter(), 10)
         assert truth[0] in {ident for ident, _ in found}  # no status asked: archived kept
         active = MemoryFilter(status="active")
         for exact in (True, False):
-            found = embeddings.nearest_in_database(
+            found = pg_vectors.nearest_in_database(
                 store, "test-model", query, active, 10, exact=exact
             )
             assert truth[0] not in {ident for ident, _ in found}
 
 
 def test_an_exact_scan_is_chosen_for_a_filter_that_keeps_few_memories(pg_url: str) -> None:
-    from memory_console.store import embeddings
+    from memory_console.store.postgres import vectors as pg_vectors
 
     store, _ = vector_store(pg_url, {"alice": 600, "bob": 20})
     import psycopg
@@ -254,7 +255,7 @@ def test_an_exact_scan_is_chosen_for_a_filter_that_keeps_few_memories(pg_url: st
             (MemoryFilter(status="active"), False),
         ):
             clauses, params = store.where(memory_filter, alias="m")
-            assert embeddings.few_kept(conn, clauses, params) is few
+            assert pg_vectors.few_kept(conn, clauses, params) is few
 
 
 def test_the_agent_api_keeps_and_searches_its_vectors_in_the_database(
@@ -291,6 +292,7 @@ def test_memories_of_one_text_share_one_vector_in_the_hnsw_table(
     into islands): found in distance order with every memory of its text, it comes with the
     first memory of its text and goes with the last (an erased text leaves no vector)."""
     from memory_console.store import embeddings
+    from memory_console.store.postgres import vectors as pg_vectors
 
     texts = unit_vectors(40, seed=3)
     copies = 25
@@ -309,7 +311,7 @@ def test_memories_of_one_text_share_one_vector_in_the_hnsw_table(
         assert len(distinct()) == len(texts)
         query = texts[0] + 0.3 * texts[1]  # nearest text 0, then text 1, then the others
         for exact in (True, False):
-            found = embeddings.nearest_in_database(
+            found = pg_vectors.nearest_in_database(
                 store, "test-model", query, MemoryFilter(status="active"), 30, exact=exact
             )
             assert {ident for ident, _ in found[:copies]} == set(of_text[0])
@@ -373,9 +375,9 @@ def test_a_large_first_sync_builds_the_hnsw_index_after_its_vectors(
     them (inserting each costs ten times its share of a build); a sync finding the index
     gone (one stopped in between) builds it again."""
     from memory_console.embed.semantic import SemanticIndex
-    from memory_console.store import embeddings
+    from memory_console.store.postgres import vectors as pg_vectors
 
-    monkeypatch.setattr(embeddings, "REBUILD_VECTORS", 10)  # the store below is small
+    monkeypatch.setattr(pg_vectors, "REBUILD_VECTORS", 10)  # the store below is small
     query = "SELECT oid FROM pg_class WHERE relname = 'ix_embedding_vector_hnsw'"
     with Store(pg_url, actor="test") as store:
         before = server_rows(pg_url, query)
@@ -394,7 +396,7 @@ def test_a_large_first_sync_builds_the_hnsw_index_after_its_vectors(
             "SELECT indisvalid FROM pg_index "
             "WHERE indexrelid = to_regclass('ix_embedding_vector_hnsw')",
         ) == [(True,)]
-        found = embeddings.nearest_in_database(
+        found = pg_vectors.nearest_in_database(
             store, embedder.model_id, embedder.embed_query("stamps"), MemoryFilter(), 3
         )
         assert store.require(found[0][0]).content == "the user collects stamps"
@@ -438,6 +440,7 @@ def test_a_schema_seven_postgresql_store_is_migrated_whole(
 
     from memory_console.cli import main
     from memory_console.store import embeddings
+    from memory_console.store.postgres import vectors as pg_vectors
 
     texts = unit_vectors(3, seed=5)
     with Store(pg_url, actor="test") as store:
@@ -457,7 +460,7 @@ def test_a_schema_seven_postgresql_store_is_migrated_whole(
             conn.execute(statement)
     with Store(pg_url, actor="test") as store:
         assert [ident for ident, _ in store.keyword_ranking("dark")] == [ids[1], ids[0]]
-        found = embeddings.nearest_in_database(
+        found = pg_vectors.nearest_in_database(
             store, "test-model", texts[0], MemoryFilter(), 3, exact=False
         )
         assert [ident for ident, _ in found[:2]] in ([ids[0], ids[1]], [ids[1], ids[0]])
@@ -484,11 +487,12 @@ def test_a_postgresql_migration_runs_once_in_one_transaction(
 
     import psycopg
 
-    from memory_console.store import db, migrations
+    from memory_console.store import schema
+    from memory_console.store.postgres import migrations
 
     Store(pg_url).close()
-    current = db.SCHEMA_VERSION
-    monkeypatch.setattr(db, "SCHEMA_VERSION", current + 1)
+    current = schema.SCHEMA_VERSION
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current + 1)
 
     def failing(conn: object) -> None:
         conn.execute("ALTER TABLE memory ADD COLUMN mood TEXT")  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from pathlib import Path
 from memory_console.store import bulk, schema
 from memory_console.store.records import (
     EVENT_COLUMNS,
+    EVENT_FIELDS,
     FLAG_COLUMNS,
     JSON_COLUMNS,
     MEMORY_COLUMNS,
@@ -20,7 +21,6 @@ from memory_console.store.records import (
     MemoryRecord,
 )
 from memory_console.store.runs import RUN_FIELDS
-from memory_console.store.store import EVENT_FIELDS
 from memory_console.store.validate import DEFAULTS, INSERT_COLUMNS, complete_memory
 from tests.helpers import NOW
 

@@ -207,7 +207,8 @@ async def test_a_locked_database_is_a_notification(
 ) -> None:
     """While another process holds the writers' lock, an action waits its bounded time (each
     attempt WRITE_WAIT_MS, shortened here), then says the store is busy and changes nothing."""
-    from memory_console.store.dialect import WRITE_WAIT_MS, PostgresDialect
+    from memory_console.store.dialect import WRITE_WAIT_MS
+    from memory_console.store.postgres.dialect import PostgresDialect
 
     ident = active_unprotected(demo_store, 1)[0]
     if demo_store.url is None:

@@ -106,7 +106,7 @@ def build_demo(
     events = plan_events(plan, log)
     if url is not None:
         # One transaction in the database: nothing of a failed build is kept.
-        bulk_load.load_new_postgres(
+        postgres.load_new_postgres(
             url, *demo_rows(catalog, plan, log, events), stage_report(report)
         )
         report("done", STAGES["done"])

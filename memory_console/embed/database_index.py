@@ -8,6 +8,7 @@ import numpy as np
 
 from memory_console.store import MemoryFilter, Store
 from memory_console.store import embeddings as table
+from memory_console.store.postgres import vectors
 
 
 class DatabaseIndex:
@@ -63,10 +64,10 @@ class DatabaseIndex:
     def nearest(
         self, vector: np.ndarray, memory_filter: MemoryFilter, k: int
     ) -> list[tuple[int, float]]:
-        return table.nearest_in_database(self.store, self.model_id, vector, memory_filter, k)
+        return vectors.nearest_in_database(self.store, self.model_id, vector, memory_filter, k)
 
     def cosines(self, vector: np.ndarray, ids: list[int]) -> dict[int, float]:
-        return table.cosines_in_database(self.store, self.model_id, vector, ids)
+        return vectors.cosines_in_database(self.store, self.model_id, vector, ids)
 
     def search(
         self,

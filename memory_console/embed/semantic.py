@@ -165,7 +165,7 @@ class SemanticIndex:
         check, only the active memories the index lacks and those the log names since the
         check are read and hashed (a million texts take a minute; these, milliseconds). On
         PostgreSQL the log names the memories whose text changed (memory's trigger,
-        store/postgres.py) and the index's ids are those with a stored vector."""
+        store/postgres/schema.py) and the index's ids are those with a stored vector."""
         checked = table.last_check(self.store, self.model_id) if self.ready else None
         if checked is not None:
             indexed = None if self.in_database else self.index.ids()

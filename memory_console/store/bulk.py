@@ -1,24 +1,24 @@
 """Bulk SQL behind the Store for maintenance: columns into numpy arrays, plan writes, run rows.
 
-Everything SQLite-specific that maintenance needs lives here (NOT INDEXED scans, temporary
-tables, dropping and rebuilding indexes inside a write transaction, PRAGMA cache_size), so a
-second backend replaces this module and nothing in maintenance/.
+Where the backends differ (NOT INDEXED scans, temporary tables, dropping and rebuilding
+indexes inside a write transaction, PRAGMA cache_size; COPY and UPDATE ... FROM on
+PostgreSQL), this module asks the connection's Dialect (store/dialect.py, SQLite's;
+store/postgres/dialect.py), so nothing in maintenance/ knows which backend it writes to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
-from memory_console.store import dialect, postgres
+from memory_console.store import dialect
 from memory_console.store.connection import Connection
+from memory_console.store.records import INSERT_COLUMNS
 from memory_console.store.schema import column_names, columns
-from memory_console.store.store import EVENT_FIELDS, EVENT_INSERT, with_evaluated_at
-from memory_console.store.validate import INSERT_COLUMNS
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES
 
 # Which rows a plan loads. Each scope contains the ones before it.
@@ -81,7 +81,6 @@ BASE_COLUMNS: tuple[tuple[str, str], ...] = tuple(
 EXTRA_COLUMNS: dict[str, str] = {
     name: NUMPY_TYPES[COLUMN_TYPES[name]] for name in ("importance", "owner", "tier")
 }
-REBUILD_FRACTION = 0.25  # rebuild an index rather than update it row by row above this share
 APPLY_CACHE_KIB = 524_288
 
 
@@ -146,8 +145,10 @@ def load_memory_arrays(
     select = [expressions.get(name, name) for name in names]
     # A full scan in rowid order beats walking the status index when most rows are active.
     table = None
-    if sql_dialect.name != "sqlite" and all(dtype[name].kind in "if" for name in names):
-        table = aggregated_rows(conn, rows, names, select, dtype)
+    if all(dtype[name].kind in "if" for name in names):
+        table = sql_dialect.number_columns(
+            conn, rows.where(), dict(rows.params), names, select, dtype
+        )
     if table is None:
         sql = (
             f"SELECT {', '.join(select)} FROM memory {sql_dialect.not_indexed} "
@@ -158,50 +159,6 @@ def load_memory_arrays(
     last = columns["last_accessed_at"]
     last[np.isneginf(last)] = np.nan
     return columns
-
-
-# The function giving a number's binary form, and the type it takes, by numpy type.
-SEND_FUNCTIONS = {
-    "i4": ("int4send", "int4"),
-    "i8": ("int8send", "int8"),
-    "f8": ("float8send", "float8"),
-}
-
-
-def aggregated_rows(
-    conn: Connection, rows: Rows, names: Sequence[str], select: Sequence[str], dtype: np.dtype
-) -> np.ndarray | None:
-    """PostgreSQL: load_memory_arrays' rows when every column is a number, as one row of
-    one bytea per column (each value's binary form, concatenated by string_agg) that numpy
-    reads as it is; None when a column has a NULL where a number belongs (an integer column:
-    a float column's NULL is sent as NaN, as numpy makes of None), and the caller reads rows
-    as tuples.
-
-    Turning each value into a Python object cost most of a load (measured at 1,000,000
-    memories: about 4 s for stats' 970,000 active rows as tuples, 1.5 s this way;
-    benchmarks/bench_pg_scale.py). The aggregates read the rows in one order, whichever it
-    is, so the columns line up; the rows are put in id order here.
-    """
-    parts = []
-    for name, expression in zip(names, select, strict=True):
-        send, wire = SEND_FUNCTIONS[dtype[name].str[1:]]
-        value = f"coalesce(({expression})::float8, 'NaN')" if wire == "float8" else expression
-        parts.append(f"string_agg({send}(({value})::{wire}), ''::bytea)")
-    found = conn.execute(
-        f"SELECT count(*), {', '.join(parts)} FROM memory WHERE {rows.where()}",
-        dict(rows.params),
-    ).fetchone()
-    assert found is not None
-    count, columns = int(found[0]), found[1:]
-    if not count:
-        return np.empty(0, dtype)
-    sizes = [count * dtype[name].itemsize for name in names]
-    if any(len(data) != size for data, size in zip(columns, sizes, strict=True)):
-        return None
-    table = np.empty(count, dtype)
-    for name, data in zip(names, columns, strict=True):
-        table[name] = np.frombuffer(data, ">" + dtype[name].str[1:])
-    return table[np.argsort(table["id"], kind="stable")]
 
 
 def load_column(conn: Connection, rows: Rows, name: str) -> np.ndarray:
@@ -239,82 +196,12 @@ def large_cache(conn: Connection) -> Iterator[None]:
         conn.execute(write.format(int(previous)))
 
 
-def table_rows(conn: Connection) -> int:
-    return int(conn.execute("SELECT count(*) FROM memory").fetchone()[0])
-
-
-def indexes_on(conn: Connection, columns: Iterable[str]) -> list[tuple[str, str]]:
-    """(name, CREATE statement) of the memory table's own indexes that cover any of `columns`."""
-    wanted = set(columns)
-    found = []
-    for name, sql in conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memory' "
-        "AND sql IS NOT NULL ORDER BY name"
-    ):
-        covered = {row[2] for row in conn.execute(f"PRAGMA index_info('{name}')")}
-        if covered & wanted:
-            found.append((name, sql))
-    return found
-
-
-@contextmanager
-def rebuilt_indexes(conn: Connection, columns: Iterable[str], rows_changed: int) -> Iterator[None]:
-    """Inside a write transaction: when a plan rewrites a large share of the table, drop the
-    indexes over the changed columns and rebuild them from their stored definitions afterwards.
-
-    Updating an index row by row costs a B-tree seek per entry (measured: 590,000 confidence
-    updates took 14 s CPU with the two confidence indexes, 3 s without them, and rebuilding
-    both took 4 s). The drop and the rebuild belong to the caller's transaction: a crash or
-    an error rolls them back with everything else. PostgreSQL's own way is
-    text_index_merged_once.
-    """
-    if dialect.of(conn).name != "sqlite":
-        with text_index_merged_once(conn):
-            yield
-        return
-    total = table_rows(conn)
-    dropped: list[tuple[str, str]] = []
-    if total and rows_changed > REBUILD_FRACTION * total:
-        dropped = indexes_on(conn, columns)
-        for name, _ in dropped:
-            conn.execute(f'DROP INDEX "{name}"')
-    yield
-    for _, sql in dropped:
-        conn.execute(sql)
-
-
-TEXT_INDEX = "ix_memory_search"
-PENDING_LIMIT = "1GB"
-
-
-@contextmanager
-def text_index_merged_once(conn: Connection) -> Iterator[None]:
-    """PostgreSQL, inside a write transaction: the keyword index's new entries gathered in
-    its pending list and merged into the index once, at the end of the transaction.
-
-    An update writes a new row version with an entry in every index whatever is done, and
-    dropping an index would take a lock that stops every reader, so neither is done. A
-    memory whose text changes (consolidation's merged memories, restored texts) puts each
-    word of it into the GIN index again (memory_search, kept by memory's trigger), and GIN
-    merges its pending list into the index each time it passes gin_pending_list_limit (4 MB
-    by default): many small merges. Measured at 1,000,000 memories when every update wrote
-    its words again (schema 7, the tsvector a column of memory), 348,707 updates took 33 to
-    35 s with the default and 26 to 27 s with the whole list merged once (0.7 s for the
-    merge; benchmarks/bench_pg_scale.py). Since schema 8 a decay run writes no word, and the
-    merge finds its list empty. The merge (gin_clean_pending_list) needs the index's owner,
-    as VACUUM does: another role keeps the default and its small merges."""
-    owner = conn.execute(
-        "SELECT pg_has_role(relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass(?)",
-        (TEXT_INDEX,),
-    ).fetchone()
-    if not owner or not owner[0]:
-        yield
-        return
-    conn.execute(f"SET LOCAL gin_pending_list_limit = '{PENDING_LIMIT}'")
-    yield
-    # Merged before the commit, so that keyword searches never read a long pending list.
-    conn.execute("SELECT gin_clean_pending_list(?::regclass)", (TEXT_INDEX,))
-    conn.execute("RESET gin_pending_list_limit")
+def rebuilt_indexes(
+    conn: Connection, columns: Iterable[str], rows_changed: int
+) -> AbstractContextManager[None]:
+    """Inside a write transaction that rewrites `rows_changed` memories' `columns`: the indexes
+    kept as the connection's backend keeps them best (Dialect.rebuilt_indexes)."""
+    return dialect.of(conn).rebuilt_indexes(conn, columns, rows_changed)
 
 
 # The memory columns an update may set: the schema's own names, never a name from data.
@@ -344,67 +231,14 @@ def update_memories(
     number of rows changed tells the caller whether the plan was stale.
     """
     fields = writable(fields)
-    if dialect.of(conn).name != "sqlite":
-        return update_memories_by_copy(conn, fields, rows, check_revision=check_revision)
-    assignments = ", ".join(f"{name} = ?" for name in fields)
-    where = "id = ? AND revision = ?" if check_revision else "id = ?"
-    cursor = conn.executemany(
-        f"UPDATE memory SET {assignments}, revision = revision + 1 WHERE {where}", rows
-    )
-    return int(cursor.rowcount)
-
-
-def update_memories_by_copy(
-    conn: Connection,
-    fields: Sequence[str],
-    rows: Iterable[Sequence[Any]],
-    *,
-    check_revision: bool,
-) -> int:
-    """update_memories on PostgreSQL: the rows go through COPY into a temporary table and
-    one UPDATE ... FROM joins it to memory, with the same revision check.
-
-    A statement per row adds a round trip and the statement's own work to each row (measured
-    at 1,000,000 memories: 224,613 decayed memories took 46 s by executemany); one UPDATE
-    ... FROM costs what a single UPDATE computing the decay in SQL costs, the floor for
-    rewriting those rows and their index entries (benchmarks/bench_pg_scale.py). The table
-    lives until the transaction ends (ON COMMIT DROP) and is dropped at once after use, so
-    a plan's several groups of fields each get their own.
-    """
-    # A PostgreSQL store's connection, or a stand-in answering its calls (no isinstance check:
-    # the live-agent soak times the writes through one).
-    pg = cast(postgres.Connection, conn)
-    fields = writable(fields)
-    names = ", ".join(fields)
-    key = "id, revision" if check_revision else "id"
-    conn.execute(
-        f"CREATE TEMPORARY TABLE maintenance_update ON COMMIT DROP AS "
-        f"SELECT {names}, {key} FROM memory WITH NO DATA"
-    )
-    pg.copy_rows("maintenance_update", [*fields, *key.split(", ")], rows)
-    # The planner knows nothing of a new temporary table: without statistics it may walk
-    # memory's primary key once per row instead of joining in one pass.
-    conn.execute("ANALYZE maintenance_update")
-    assignments = ", ".join(f"{name} = t.{name}" for name in fields)
-    where = "m.id = t.id" + (" AND m.revision = t.revision" if check_revision else "")
-    cursor = conn.execute(
-        f"UPDATE memory AS m SET {assignments}, revision = m.revision + 1 "
-        f"FROM maintenance_update AS t WHERE {where}"
-    )
-    conn.execute("DROP TABLE maintenance_update")
-    return int(cursor.rowcount)
+    return dialect.of(conn).update_memories(conn, fields, rows, check_revision=check_revision)
 
 
 def insert_events(conn: Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     """Event rows (Store.write_events' form) in the transaction that is open: one COPY on
     PostgreSQL (an INSERT per event spent 10.6 s on 224,613 of them there), executemany on
     SQLite, whose statements run in-process."""
-    if dialect.of(conn).name != "sqlite":
-        cast(postgres.Connection, conn).copy_rows(
-            "memory_event", EVENT_FIELDS, with_evaluated_at(rows)
-        )
-        return
-    conn.executemany(EVENT_INSERT, with_evaluated_at(rows))
+    dialect.of(conn).insert_events(conn, rows)
 
 
 ID_BITS = 40  # a memory id and its revision packed in one integer: revision << ID_BITS | id
@@ -473,25 +307,7 @@ def current_values(
     conn: Connection, ids: Sequence[int], fields: Sequence[str]
 ) -> dict[int, tuple[Any, ...]]:
     """The present values of `fields` for the memories `ids` that still exist."""
-    select = ", ".join(f"m.{name}" for name in fields)
-    sql_dialect = dialect.of(conn)
-    if sql_dialect.name != "sqlite":
-        # No temporary table: PostgreSQL creates none in a read-only transaction.
-        rows = conn.execute(
-            f"SELECT m.id, {select} FROM {sql_dialect.id_table()} JOIN memory m ON m.id = j.value",
-            (sql_dialect.id_values(sorted({int(i) for i in ids})),),
-        ).fetchall()
-        return {row[0]: tuple(row[1:]) for row in rows}
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS maintenance_ids (id INTEGER PRIMARY KEY)")
-    conn.execute("DELETE FROM maintenance_ids")
-    conn.executemany(
-        "INSERT OR IGNORE INTO maintenance_ids (id) VALUES (?)", ((int(i),) for i in ids)
-    )
-    rows = conn.execute(
-        f"SELECT m.id, {select} FROM maintenance_ids t JOIN memory m ON m.id = t.id"
-    ).fetchall()
-    conn.execute("DELETE FROM maintenance_ids")
-    return {row[0]: tuple(row[1:]) for row in rows}
+    return dialect.of(conn).current_values(conn, ids, fields)
 
 
 def run_events(conn: Connection, run_id: int) -> list[tuple[Any, ...]]:

@@ -1,8 +1,9 @@
 """Filling a new, private store in bulk: rows first, then the text index and indexes once.
 
 On SQLite, only for a file nobody else has open (the demo and a copy build one before renaming
-it into place): it runs without a journal or syncs and with an exclusive lock. On PostgreSQL,
-one transaction in an empty database: the rows go in through COPY, the indexes are built after.
+it into place): it runs without a journal or syncs and with an exclusive lock. On PostgreSQL
+(store/postgres/load.py), one transaction in an empty database: the rows go in through COPY,
+the indexes are built after.
 """
 
 from __future__ import annotations
@@ -13,15 +14,12 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from memory_console.files import not_regular
-from memory_console.store import db, postgres
-from memory_console.store.connection import Connection
+from memory_console.store import db, ddl
 from memory_console.store.errors import StoreError
-from memory_console.store.records import MEMORY_COLUMNS
-from memory_console.store.store import EVENT_FIELDS, EVENT_INSERT, with_evaluated_at
-from memory_console.store.validate import INSERT_COLUMNS
+from memory_console.store.records import EVENT_INSERT, MEMORY_COLUMNS
 
 MEMORY_INSERT = (
     f"INSERT INTO memory ({', '.join(MEMORY_COLUMNS)}) "
@@ -68,16 +66,16 @@ def load_new_store(
         event_table = conn.execute(
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'memory_event'"
         ).fetchone()[0]
-        event_indexes = [s for s in db.index_statements() if " ON memory_event " in s]
+        event_indexes = [s for s in ddl.index_statements() if " ON memory_event " in s]
         conn.execute("BEGIN")
-        for name in db.FTS_TRIGGER_NAMES:
+        for name in ddl.FTS_TRIGGER_NAMES:
             conn.execute(f"DROP TRIGGER {name}")
         for lo in range(0, memories.count, CHUNK):
             progress("memories", lo / memories.count)
             conn.executemany(MEMORY_INSERT, memories.rows(lo, lo + CHUNK))
         background = Background(
             conn,
-            [FTS_REBUILD, *(s for s in db.index_statements() if s not in event_indexes)],
+            [FTS_REBUILD, *(s for s in ddl.index_statements() if s not in event_indexes)],
         )
         write_events(side, [event_table, *event_indexes], events, progress)
         background.wait(lambda done: progress("indexes", done))
@@ -88,7 +86,7 @@ def load_new_store(
         conn.execute("ATTACH DATABASE ? AS side", (str(side),))
         conn.execute("BEGIN")
         conn.execute("INSERT INTO memory_event SELECT * FROM side.memory_event")
-        for statement in db.FTS_TRIGGERS:
+        for statement in ddl.FTS_TRIGGERS:
             conn.execute(statement)
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE side")
@@ -214,78 +212,3 @@ def move_into_place(temporary: Path, target: Path) -> None:
         os.replace(temporary, target)
     else:
         temporary.unlink()
-
-
-# -- PostgreSQL ----------------------------------------------------------------------------
-
-# Rows go into PostgreSQL through COPY; False writes them with executemany instead, the path
-# benchmarks/bench_pg_import.py measures COPY against (docs/ARCHITECTURE.md, "Two backends").
-POSTGRES_COPY = True
-
-
-def insert_memories_postgres(conn: Connection, rows: Sequence[dict[str, Any]]) -> list[int]:
-    """Insert checked memory rows (INSERT_COLUMNS, an `id` where given) in the transaction
-    that is open, at revision 0; returns their ids in order. Rows without an id take theirs
-    from the key's sequence first, so that every row goes in through one COPY."""
-    missing = sum(1 for row in rows if row.get("id") is None)
-    drawn = iter(
-        sorted(
-            int(found[0])
-            for found in conn.execute(
-                "SELECT nextval(pg_get_serial_sequence('memory', 'id')) FROM generate_series(1, ?)",
-                (missing,),
-            ).fetchall()
-        )
-        if missing
-        else []
-    )
-    ids = [int(row["id"]) if row.get("id") is not None else next(drawn) for row in rows]
-    columns = ("id", *INSERT_COLUMNS, "revision")
-    values = (
-        (ident, *(row[name] for name in INSERT_COLUMNS), 0)
-        for ident, row in zip(ids, rows, strict=True)
-    )
-    write_postgres(conn, "memory", columns, values)
-    return ids
-
-
-def write_events_postgres(conn: Connection, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Event rows (EVENT_INSERT's columns) in the transaction that is open."""
-    write_postgres(conn, "memory_event", EVENT_FIELDS, with_evaluated_at(rows))
-
-
-def write_postgres(
-    conn: Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
-) -> None:
-    if POSTGRES_COPY:
-        # A PostgreSQL store's connection (or a stand-in answering its calls, as a benchmark
-        # that times the writes wraps it): no isinstance check.
-        cast(postgres.Connection, conn).copy_rows(table, columns, rows)
-        return
-    marks = ", ".join("?" * len(columns))
-    conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
-
-
-def load_new_postgres(url: str, memories: Rows, events: Rows, progress: Progress) -> None:
-    """load_new_store's twin for a new or empty PostgreSQL database: in one transaction, the
-    tables, every memory and event through COPY, then the indexes once (a sorted build,
-    faster than keeping them up to date row by row) and the sequences past the ids."""
-    with postgres.bulk_writer(url) as (conn, where, tables):
-        if tables:
-            postgres.refuse_filled(
-                conn, where, tables, ("application", "schema_version", "store_id"), "the demo"
-            )
-        else:
-            postgres.write_schema(conn, with_indexes=False)
-        for lo in range(0, memories.count, CHUNK):
-            progress("memories", lo / memories.count)
-            conn.copy_rows("memory", MEMORY_COLUMNS, memories.rows(lo, lo + CHUNK))
-        for lo in range(0, events.count, CHUNK):
-            progress("events", lo / events.count)
-            conn.copy_rows("memory_event", EVENT_FIELDS, events.rows(lo, lo + CHUNK))
-        statements = postgres.index_statements() if not tables else []
-        for done, statement in enumerate(statements):
-            progress("indexes", done / len(statements))
-            conn.execute(statement)
-        progress("finishing", 0.0)
-        postgres.set_sequences(conn)

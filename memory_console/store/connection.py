@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 
 class Rows(Protocol):
-    """The rows of one statement (an sqlite3 cursor, or postgres.Cursor)."""
+    """The rows of one statement (an sqlite3 cursor, or store/postgres/connection.py's Cursor)."""
 
     @property
     def rowcount(self) -> int: ...
@@ -25,8 +25,9 @@ class Rows(Protocol):
 
 
 class Connection(Protocol):
-    """An sqlite3 connection or a postgres.Connection: `?` parameters, explicit transactions.
-    Modules that need SQLite's own calls (backup, PRAGMAs, FTS5) take sqlite3.Connection."""
+    """An sqlite3 connection or store/postgres/connection.py's Connection: `?` parameters,
+    explicit transactions. Modules that need SQLite's own calls (backup, PRAGMAs, FTS5) take
+    sqlite3.Connection."""
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = ..., /) -> Rows: ...
 

@@ -11,7 +11,7 @@ import numpy as np
 from memory_console.store import dialect
 from memory_console.store.bulk import SCOPES
 from memory_console.store.connection import Connection
-from memory_console.store.records import MEMORY_SELECT, MemoryRecord
+from memory_console.store.records import MEMORY_SELECT, MemoryRecord, chunks
 
 if TYPE_CHECKING:
     from memory_console.store.store import Store
@@ -64,9 +64,7 @@ def vectors_of(
     found_ids: list[int] = []
     hashes: list[str] = []
     blobs: list[bytes] = []
-    for start in range(0, len(ids), 900):
-        chunk = list(ids[start : start + 900])
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in chunks(ids):
         for ident, content_hash, vector in conn.execute(
             f"SELECT memory_id, content_hash, vector FROM embedding WHERE model_id = ? "
             f"AND memory_id IN ({marks}) ORDER BY memory_id",

@@ -11,82 +11,17 @@ from typing import Any
 from urllib.parse import quote
 
 from memory_console.store import held
+from memory_console.store.ddl import FTS_TRIGGERS, schema_statements
 from memory_console.store.dialect import WRITE_WAIT_MS
 from memory_console.store.errors import StoreDamaged, StoreError, damaged, is_damage
 from memory_console.store.migrations import MIGRATIONS
+from memory_console.store.schema import SCHEMA_VERSION
 from memory_console.store.vector_log import VECTOR_LOG_TRIGGERS, new_store_id
 
 APPLICATION_ID = 0x4D434F4E  # "MCON", written in the file header of every store we create
-SCHEMA_VERSION = 9
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = WRITE_WAIT_MS  # a writer's wait for the write lock, per attempt
 LOW_DISK_BYTES = 64 * 1024  # less free space than this: an open that fails blames the disk
-
-# FTS5 is kept in step by our own triggers rather than sqlite-utils' enable_fts triggers: those
-# fire on every UPDATE, so a decay pass over a million rows would rewrite the whole text index.
-FTS_DDL = (
-    "CREATE VIRTUAL TABLE memory_fts USING fts5("
-    "title, content, keywords, content='memory', content_rowid='id', "
-    "tokenize='porter unicode61 remove_diacritics 2')",
-)
-FTS_TRIGGERS = (
-    "CREATE TRIGGER memory_fts_ai AFTER INSERT ON memory BEGIN "
-    "INSERT INTO memory_fts(rowid, title, content, keywords) "
-    "VALUES (new.id, new.title, new.content, new.keywords); END",
-    "CREATE TRIGGER memory_fts_ad AFTER DELETE ON memory BEGIN "
-    "INSERT INTO memory_fts(memory_fts, rowid, title, content, keywords) "
-    "VALUES ('delete', old.id, old.title, old.content, old.keywords); END",
-    "CREATE TRIGGER memory_fts_au AFTER UPDATE OF title, content, keywords ON memory BEGIN "
-    "INSERT INTO memory_fts(memory_fts, rowid, title, content, keywords) "
-    "VALUES ('delete', old.id, old.title, old.content, old.keywords); "
-    "INSERT INTO memory_fts(rowid, title, content, keywords) "
-    "VALUES (new.id, new.title, new.content, new.keywords); END",
-)
-FTS_TRIGGER_NAMES = ("memory_fts_ai", "memory_fts_ad", "memory_fts_au")
-OUR_TABLES = {
-    "memory",
-    "memory_event",
-    "maintenance_run",
-    "embedding",
-    "console_meta",
-    "store_setting",
-    "store_setting_change",
-    "erasure",
-    "vector_log",
-}
-
-
-def schema_statements(with_indexes: bool = True) -> list[str]:
-    """The DDL of the current schema, generated from the SQLModel tables (imports SQLModel)."""
-    from sqlalchemy.dialects import sqlite as sqlite_dialect
-    from sqlalchemy.schema import CreateTable
-
-    from memory_console.store import tables
-
-    dialect = sqlite_dialect.dialect()
-    statements = []
-    for table in tables.SQLModel.metadata.sorted_tables:
-        statements.append(str(CreateTable(table).compile(dialect=dialect)).strip())
-    if with_indexes:
-        statements.extend(index_statements())
-    statements.extend(FTS_DDL)
-    return statements
-
-
-def index_statements() -> list[str]:
-    """Every secondary index: separate so bulk loads can build them once, after inserting."""
-    from sqlalchemy.dialects import sqlite as sqlite_dialect
-    from sqlalchemy.schema import CreateIndex
-
-    from memory_console.store import tables
-
-    dialect = sqlite_dialect.dialect()
-    statements = []
-    for table in tables.SQLModel.metadata.sorted_tables:
-        for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
-            statements.append(str(CreateIndex(index).compile(dialect=dialect)).strip())
-    statements.extend(tables.extra_index_statements())
-    return statements
 
 
 def create_new_file(path: Path) -> None:

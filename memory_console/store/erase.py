@@ -8,45 +8,31 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from memory_console.files import create_new, not_new, sync_directory
 from memory_console.store import dialect, held
 from memory_console.store.connection import Connection
 from memory_console.store.db import BUSY_TIMEOUT_MS
 from memory_console.store.errors import StoreError
-from memory_console.store.records import ChangeResult
+from memory_console.store.postgres.erase import scrub
+from memory_console.store.postgres.url import database_name
+from memory_console.store.records import ChangeResult, chunks
 from memory_console.store.vector_file import erase_rows
 from memory_console.timeutil import now_ts
 
 if TYPE_CHECKING:
-    from memory_console.store.store import Store
+    from memory_console.store.door import Door
 
 # What an erasure counts before and after, per table or kind of row (ErasureScope.held).
 HELD_KEYS = ("memory", "memory_event", "accessed", "embedding", "memory_fts", "queries_elsewhere")
 ACCESS_KINDS = ("accessed", "reinforced")  # events that log the query that met the memory
 REDACTED = "[redacted]"  # what a query logged on another memory becomes when it is erased
-CHUNK = 900  # ids per IN (...): under SQLite's 999 bound variables of old builds
 WAL_RETRY_SECONDS = 0.1
-# The tables a purge deletes from or redacts: on PostgreSQL, rewritten by VACUUM FULL after
-# (memory_search and embedding_vector lose their rows by memory's and embedding's triggers).
-ERASED_TABLES = ("memory", "memory_search", "memory_event", "embedding", "embedding_vector")
-# A `consolidated` event's after.consolidated_into, per backend (NULL when it is not JSON).
-CONSOLIDATED_INTO = {
-    "sqlite": "CAST(json_extract(after, '$.consolidated_into') AS INTEGER)",
-    "postgresql": "(CASE WHEN after IS JSON OBJECT "
-    "THEN (after::jsonb ->> 'consolidated_into')::bigint END)",
-}
-# The text index's rows of some memories: SQLite's FTS5 keeps one per document beside the
-# content it reads; PostgreSQL's GIN index indexes each memory's generated tsvector.
-TEXT_INDEX_ROWS = {
-    "sqlite": "SELECT count(*) FROM memory_fts_docsize WHERE id IN ({marks})",
-    "postgresql": "SELECT count(*) FROM memory_search WHERE memory_id IN ({marks})",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,13 +91,6 @@ class ErasureRecord:
 # -- scope ------------------------------------------------------------------------------
 
 
-def chunks(ids: Sequence[int]) -> Iterator[tuple[list[int], str]]:
-    """(chunk of ids, its '?,?,...' marks) in CHUNK-sized pieces."""
-    for start in range(0, len(ids), CHUNK):
-        part = list(ids[start : start + CHUNK])
-        yield part, ",".join("?" * len(part))
-
-
 def existing(conn: Connection, ids: Sequence[int]) -> set[int]:
     found: set[int] = set()
     for part, marks in chunks(ids):
@@ -125,7 +104,7 @@ def links(conn: Connection, ids: Sequence[int]) -> list[tuple[int, int, str]]:
     hold it now (consolidated_into) or as a `consolidated` event recorded it (a member
     restored since keeps its sentences in the consolidated text)."""
     found: list[tuple[int, int, str]] = []
-    into_of = CONSOLIDATED_INTO[dialect.of(conn).name]
+    into_of = dialect.of(conn).consolidated_into
     for part, marks in chunks(ids):
         for member, into in conn.execute(
             f"SELECT id, consolidated_into FROM memory WHERE consolidated_into IN ({marks})", part
@@ -192,7 +171,7 @@ def queries_elsewhere(conn: Connection, ids: Sequence[int], queries: set[str]) -
     kinds = ",".join(f"'{k}'" for k in ACCESS_KINDS)
     events: list[int] = []
     listed = sorted(queries)
-    for part, marks in chunks(listed):  # type: ignore[arg-type]
+    for part, marks in chunks(listed):
         events.extend(
             event
             for event, memory in conn.execute(
@@ -209,7 +188,7 @@ def count_held(conn: Connection, ids: Sequence[int]) -> dict[str, int]:
     """Rows held about these memories, per HELD_KEYS."""
     counts = dict.fromkeys(HELD_KEYS, 0)
     kinds = ",".join(f"'{k}'" for k in ACCESS_KINDS)
-    text_index_rows = TEXT_INDEX_ROWS[dialect.of(conn).name]
+    text_index_rows = dialect.of(conn).text_index_rows
     for part, marks in chunks(ids):
         counts["memory"] += conn.execute(
             f"SELECT count(*) FROM memory WHERE id IN ({marks})", part
@@ -272,17 +251,17 @@ def scope_in(conn: Connection, path: Path | None, ids: Sequence[int]) -> Erasure
     return scope
 
 
-def erasure_scope(store: Store, ids: Sequence[int]) -> ErasureScope:
+def erasure_scope(store: Door, ids: Sequence[int]) -> ErasureScope:
     with store.snapshot():
         return store.read(scope_in, store_file(store), ids)
 
 
-def store_file(store: Store) -> Path | None:
+def store_file(store: Door) -> Path | None:
     """The store's file, or None for a PostgreSQL store."""
     return store.path if store.url is None else None
 
 
-def default_purge_file(store: Store, now: float, elsewhere: Path) -> Path | None:
+def default_purge_file(store: Door, now: float, elsewhere: Path) -> Path | None:
     """Where a purge writes its file when no --out is given: beside an SQLite store; for a
     PostgreSQL store, which has no folder of its own on this machine, in `elsewhere` (the
     caller's: the user's data directory, made owner-only when it is created), named after the
@@ -293,7 +272,7 @@ def default_purge_file(store: Store, now: float, elsewhere: Path) -> Path | None
     if path is not None:
         return purge_file_beside(path, now)
     assert store.url is not None
-    name = urlsplit(store.url).path.lstrip("/") or "postgresql"
+    name = database_name(store.url)
     elsewhere.mkdir(mode=0o700, parents=True, exist_ok=True)
     return purge_file_beside(elsewhere / re.sub(r"[^A-Za-z0-9._-]", "_", name), now)
 
@@ -301,7 +280,7 @@ def default_purge_file(store: Store, now: float, elsewhere: Path) -> Path | None
 # -- purge ------------------------------------------------------------------------------
 
 
-def write_purge_file(store: Store, out: Path, ids: Sequence[int]) -> None:
+def write_purge_file(store: Door, out: Path, ids: Sequence[int]) -> None:
     """Every memory with its whole history (access events and their queries included) into
     a new owner-only file, synced with its directory; removed again if anything fails."""
     from memory_console.store.wire import export_record, json_line
@@ -361,7 +340,7 @@ def audit_name(store_path: Path | None, out: Path) -> str:
 
 
 def purge(
-    store: Store,
+    store: Door,
     ids: Sequence[int],
     out_path: str | os.PathLike[str],
     *,
@@ -396,9 +375,7 @@ def purge(
         ).fetchone()[0]
         # The erasure's own transaction id: VACUUM can remove its rows once no session
         # reads the store as it was before (PostgreSQL only; SQLite has no such id).
-        xid = ""
-        if path is None:
-            xid = conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+        xid = store.dialect.erasure_xid(conn)
     store.notify("purged", erased)
     tables: str | None = None
     if path is not None:
@@ -406,9 +383,8 @@ def purge(
         merge_text_index(store)
         wal = truncate_wal(store, wal_wait)
     else:
-        from memory_console.store import postgres_erase
-
-        tables, wal = postgres_erase.scrub(store, ERASED_TABLES, xid, wal_wait)
+        with store.lock:
+            tables, wal = scrub(store.connection, xid, wal_wait)
     with store.snapshot():
         after = store.read(count_held, erased)
     return PurgeResult(
@@ -423,7 +399,7 @@ def purge(
     )
 
 
-def merge_text_index(store: Store) -> None:
+def merge_text_index(store: Door) -> None:
     """Merge the full-text index's segments into one: a delete only adds a marker beside
     the old segments (which still hold the text) until they are merged. SQLite 3.40 has no
     FTS5 'secure-delete' option (3.42+), so the merge is what removes the text."""
@@ -431,7 +407,7 @@ def merge_text_index(store: Store) -> None:
         conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
 
 
-def truncate_wal(store: Store, wait: float) -> str | None:
+def truncate_wal(store: Door, wait: float) -> str | None:
     """Copy the WAL into the store and truncate it to zero bytes; while another process
     reads an older state it cannot be reset: retry for up to `wait` seconds, then say what
     remains. None: the WAL is empty."""
@@ -457,7 +433,7 @@ def truncate_wal(store: Store, wait: float) -> str | None:
     )
 
 
-def erasures(store: Store, limit: int) -> list[ErasureRecord]:
+def erasures(store: Door, limit: int) -> list[ErasureRecord]:
     def read(conn: Connection) -> list[ErasureRecord]:
         return [
             ErasureRecord(*row)

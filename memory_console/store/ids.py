@@ -1,5 +1,6 @@
 """Ids live once: the highest memory, event and run id a store has ever named, and the
-floors its id sequences are raised to (SQLite's AUTOINCREMENT record, PostgreSQL's sequences).
+floors its id sequences are raised to (SQLite's AUTOINCREMENT record here; PostgreSQL's
+sequences by store/postgres/schema.py).
 
 A memory deleted by an undo keeps its history, closed by a `purged` event (a tombstone), so
 an id is named by events after its memory is gone. A new memory must never take such an id:
@@ -51,17 +52,3 @@ def sqlite_sequences(conn: Any) -> dict[str, int]:
     """The sequences of an SQLite store (what its next ids are above)."""
     rows = conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall()
     return {str(name): int(seq) for name, seq in rows if name in FLOORS}
-
-
-def raise_postgres_sequences(conn: Any, given: dict[str, int] | None = None) -> None:
-    """Move each key table's sequence past its floor (or the floor given); never back: the
-    sequence's own next value counts, so ids it handed out before are not handed out again.
-    conn is the store's connection (`?` parameters, as on SQLite)."""
-    found = floors(conn)
-    for table, floor in found.items():
-        floor = max(floor, (given or {}).get(table, 0))
-        sequence = conn.execute("SELECT pg_get_serial_sequence(?, 'id')", (table,)).fetchone()[0]
-        conn.execute(
-            "SELECT setval(?::regclass, greatest(?, nextval(?::regclass)))",
-            (sequence, floor, sequence),
-        )

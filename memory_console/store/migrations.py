@@ -1,4 +1,6 @@
-"""Forward migrations: MIGRATIONS[v] takes a store from schema v to v + 1 (one transaction)."""
+"""Forward migrations: MIGRATIONS[v] takes a store from schema v to v + 1 (one transaction).
+
+PostgreSQL's are store/postgres/migrations.py; make_partial_indexes serves both."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from memory_console.store import ddl, ids
+from memory_console.store.schema import column_names
 from memory_console.store.vector_log import VECTOR_LOG_TRIGGERS, new_store_id
 
 
@@ -103,32 +107,6 @@ def make_partial_indexes(conn: Any) -> None:
         conn.execute(statement)
 
 
-def postgres_search_and_vector_tables(conn: Any) -> None:
-    """Schema 8 on PostgreSQL: the partial indexes, the keyword index's own table in place
-    of memory's generated column, and one vector per distinct text for the HNSW index
-    (store/postgres.py, SEARCH_SCHEMA and VECTOR_SCHEMA, say why)."""
-    from memory_console.store import postgres
-
-    make_partial_indexes(conn)
-    for statement in postgres.SEARCH_SCHEMA:
-        conn.execute(statement)
-    # The generated column holds the same tsvector: taken as it is, not computed again.
-    conn.execute(
-        f"INSERT INTO {postgres.SEARCH_TABLE} (memory_id, search) SELECT id, search FROM memory"
-    )
-    conn.execute("ALTER TABLE memory DROP COLUMN search")  # and its GIN index
-    conn.execute("DROP INDEX IF EXISTS ix_embedding_hnsw")
-    for statement in postgres.VECTOR_SCHEMA[1:]:  # the column is there since schema 7
-        conn.execute(statement)
-    conn.execute(
-        f"INSERT INTO {postgres.VECTOR_TABLE} (model_id, content_hash, embedding) "
-        "SELECT DISTINCT ON (model_id, content_hash) model_id, content_hash, embedding "
-        "FROM embedding WHERE embedding IS NOT NULL ORDER BY model_id, content_hash, memory_id"
-    )
-    for statement in (*postgres.SEARCH_INDEXES, *postgres.VECTOR_INDEXES):
-        conn.execute(statement)
-
-
 def make_ids_live_once(conn: sqlite3.Connection) -> None:
     """Schema 9: memory, memory_event and maintenance_run become AUTOINCREMENT tables, so an id
     is handed out once for the life of the store (an id freed by an undo was given to the next
@@ -136,15 +114,12 @@ def make_ids_live_once(conn: sqlite3.Connection) -> None:
     table: each is made again under its declared DDL, its rows copied with their ids, its
     indexes and triggers made again; then the sequences start above every id any event, link
     or run names (store/ids.py)."""
-    from memory_console.store import db, ids
-    from memory_console.store.schema import column_names
-
     created = {
         statement.split("(", 1)[0].split()[-1]: statement
-        for statement in db.schema_statements(with_indexes=False)
+        for statement in ddl.schema_statements(with_indexes=False)
         if statement.startswith("CREATE TABLE ")
     }
-    indexes = db.index_statements()
+    indexes = ddl.index_statements()
     for table in ids.FLOORS:
         done = conn.execute(
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
@@ -164,19 +139,10 @@ def make_ids_live_once(conn: sqlite3.Connection) -> None:
     names_of_triggers = {
         row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
     }
-    for statement in (*db.FTS_TRIGGERS, *VECTOR_LOG_TRIGGERS):
+    for statement in (*ddl.FTS_TRIGGERS, *VECTOR_LOG_TRIGGERS):
         if statement.split()[2] not in names_of_triggers:
             conn.execute(statement)
     ids.raise_sqlite_sequences(conn)
-
-
-def postgres_ids_live_once(conn: Any) -> None:
-    """Schema 9 on PostgreSQL: sequences never hand an id out twice, but a load that gave ids
-    set them to the largest id left; they now start above every id any event, link or run
-    names, and are never moved back (store/ids.py)."""
-    from memory_console.store import ids
-
-    ids.raise_postgres_sequences(conn)
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
@@ -188,12 +154,4 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     6: add_vector_log,
     7: make_partial_indexes,
     8: make_ids_live_once,
-}
-
-
-# PostgreSQL stores begin at schema 7 (store/postgres.py, FIRST_SCHEMA): each later version
-# adds its step here as well as above, so both backends move through the same versions.
-POSTGRES_MIGRATIONS: dict[int, Callable[[Any], None]] = {
-    7: postgres_search_and_vector_tables,
-    8: postgres_ids_live_once,
 }

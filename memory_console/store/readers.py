@@ -41,7 +41,7 @@ def cancellable(
 ) -> Iterator[None]:
     """Hold the store for a long read (a plan, a scan) that stops within milliseconds once
     `cancelled()` is true: SQLite's progress handler aborts the running statement (on
-    PostgreSQL the server cancels it, store/postgres.py), and the read ends with
+    PostgreSQL the server cancels it, store/postgres/connection.py), and the read ends with
     ReadCancelled. The store's lock is held throughout, so no other thread's statement can
     be hit by the abort."""
     with store.lock:

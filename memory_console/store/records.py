@@ -1,10 +1,12 @@
-"""Plain, immutable read models the Store hands out (no ORM objects cross its door)."""
+"""Plain, immutable read models the Store hands out (no ORM objects cross its door), the
+columns they are read from and written in, and ids taken in chunks for `IN (...)` lists."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from memory_console.store.schema import column_names, columns
 
@@ -20,6 +22,30 @@ KEYWORDS_AT, PROTECTED_AT, METADATA_AT = (
 )
 EVENT_COLUMNS = column_names("memory_event")
 EVENT_SELECT = ", ".join(EVENT_COLUMNS)
+# Every column a caller may give when adding a memory (the Store assigns id and revision).
+INSERT_COLUMNS = tuple(c for c in MEMORY_COLUMNS if c not in ("id", "revision"))
+# An event row as written: every column but the id, in table order.
+EVENT_FIELDS = tuple(name for name in EVENT_COLUMNS if name != "id")
+EVENT_INSERT = (
+    f"INSERT INTO memory_event ({', '.join(EVENT_FIELDS)}) "
+    f"VALUES ({', '.join('?' * len(EVENT_FIELDS))})"
+)
+EVENT_WIDTH = len(EVENT_FIELDS)
+CHUNK = 900  # ids per IN (...): under SQLite's 999 bound variables of old builds
+T = TypeVar("T")
+
+
+def with_evaluated_at(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """Event rows completed with a NULL evaluated_at where they lack one."""
+    for row in rows:
+        yield row if len(row) == EVENT_WIDTH else (*row, None)
+
+
+def chunks(items: Sequence[T]) -> Iterator[tuple[list[T], str]]:
+    """(chunk of items, its '?,?,...' marks) in CHUNK-sized pieces."""
+    for start in range(0, len(items), CHUNK):
+        part = list(items[start : start + CHUNK])
+        yield part, ",".join("?" * len(part))
 
 
 @dataclass(frozen=True, slots=True)

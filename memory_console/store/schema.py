@@ -1,4 +1,5 @@
-"""The columns of the SQLModel tables, read from their declaration without importing SQLModel.
+"""The columns of the SQLModel tables, read from their declaration without importing SQLModel,
+and the schema's version and tables.
 
 store/tables.py is the one declaration of the schema. Importing it costs SQLModel (a few
 hundred milliseconds), which only schema creation pays; everyday commands need just the
@@ -15,6 +16,21 @@ from pathlib import Path
 from typing import Any
 
 TABLES_SOURCE = Path(__file__).with_name("tables.py")
+# The schema this program writes and reads, on both backends (store/migrations.py and
+# store/postgres/migrations.py take older stores to it).
+SCHEMA_VERSION = 9
+# The tables every store holds (the text index's are each backend's own).
+OUR_TABLES = {
+    "memory",
+    "memory_event",
+    "maintenance_run",
+    "embedding",
+    "console_meta",
+    "store_setting",
+    "store_setting_change",
+    "erasure",
+    "vector_log",
+}
 
 
 class SchemaSourceError(Exception):

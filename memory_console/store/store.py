@@ -17,7 +17,8 @@ from memory_console.store import erase
 from memory_console.store import settings as store_settings
 from memory_console.store.connection import Connection
 from memory_console.store.db import open_store_connection
-from memory_console.store.dialect import POSTGRES, SQLITE, Dialect
+from memory_console.store.dialect import SQLITE, Dialect
+from memory_console.store.dialect import of as dialect_of
 from memory_console.store.erase import ErasureRecord, ErasureScope, PurgeResult
 from memory_console.store.errors import (
     CommittedError,
@@ -29,8 +30,10 @@ from memory_console.store.errors import (
     ValidationError,
     is_damage,
 )
+from memory_console.store.postgres.db import connect
+from memory_console.store.postgres.url import is_url, shown_url
 from memory_console.store.records import (
-    EVENT_COLUMNS,
+    EVENT_INSERT,
     EVENT_SELECT,
     FLAG_COLUMNS,
     JSON_COLUMNS,
@@ -42,10 +45,12 @@ from memory_console.store.records import (
     MemoryFilter,
     MemoryRecord,
     Page,
+    chunks,
+    with_evaluated_at,
 )
 from memory_console.store.search_text import terms
 from memory_console.store.settings import SettingChange, StoreSettings, all_specs, check_value
-from memory_console.store.validate import INSERT_COLUMNS, check_field, complete_memory
+from memory_console.store.validate import check_field, complete_memory
 from memory_console.store.vocab import EDITABLE, SESSION_TIERS, SORTABLE
 
 if TYPE_CHECKING:
@@ -66,20 +71,6 @@ _OWNERS_OF_STATUS = (
     ") SELECT name FROM owners WHERE name IS NOT NULL"
 )
 RANKED_MATCHES = 1000  # keyword search ranks at most this many (newest) matches per query
-# An event row as written: every column but the id, in table order.
-EVENT_FIELDS = tuple(name for name in EVENT_COLUMNS if name != "id")
-EVENT_INSERT = (
-    f"INSERT INTO memory_event ({', '.join(EVENT_FIELDS)}) "
-    f"VALUES ({', '.join('?' * len(EVENT_FIELDS))})"
-)
-EVENT_WIDTH = len(EVENT_FIELDS)
-
-
-def with_evaluated_at(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
-    """Event rows completed with a NULL evaluated_at where they lack one."""
-    for row in rows:
-        yield row if len(row) == EVENT_WIDTH else (*row, None)
-
 
 # Status changes a person can ask for: kind of event -> (field, value it sets).
 FLAG_ACTIONS: dict[str, tuple[str, Any]] = {
@@ -121,19 +112,17 @@ class Store:
         create: bool = True,
         actor: str = "cli",
     ) -> None:
-        from memory_console.store import postgres
-
         self.read_only = read_only
         self.actor = actor
         self.url: str | None = None
         self._path: Path | None = None
         self.dialect: Dialect = SQLITE
         self.migration_backup: Path | None = None
-        if postgres.is_url(path):
+        if is_url(path):
             self.url = str(path)
-            self.location = postgres.shown_url(self.url)
-            self.dialect = POSTGRES
-            self._conn: Connection = postgres.connect(self.url, read_only=read_only, create=create)
+            self.location = shown_url(self.url)
+            self._conn: Connection = connect(self.url, read_only=read_only, create=create)
+            self.dialect = dialect_of(self._conn)
         else:
             self._path = Path(path)
             self.location = str(self._path)
@@ -503,11 +492,6 @@ class Store:
         created_kind: str,
         histories: Sequence[Sequence[tuple[Any, ...]] | None] | None,
     ) -> list[int]:
-        columns = ("id", *INSERT_COLUMNS)
-        marks = ", ".join("?" * len(columns))
-        sql = (
-            f"INSERT INTO memory ({', '.join(columns)}, revision) VALUES ({marks}, 0) RETURNING id"
-        )
         if any("id" in row for row in rows):
             wanted = [row["id"] for row in rows if "id" in row]
             if len(set(wanted)) != len(wanted):
@@ -515,32 +499,10 @@ class Store:
             clash = self.existing_ids(wanted)
             if clash:
                 raise ValidationError(f"id {clash[0]} already exists in the store")
-        ids: list[int] = []
-        given = [column for column in columns if column != "id"]
-        sql_without_id = (
-            f"INSERT INTO memory ({', '.join(given)}, revision) "
-            f"VALUES ({', '.join('?' * len(given))}, 0) RETURNING id"
-        )
-        write_events: Callable[[Iterable[tuple[Any, ...]]], None] = self.write_events
-        if self.url is not None:
-            # One COPY per table and batch instead of a statement per row (store/bulk_load.py).
-            from memory_console.store import bulk_load
-
-            ids = bulk_load.insert_memories_postgres(conn, rows)
-            write_events = functools.partial(bulk_load.write_events_postgres, conn)
-        for row in rows if self.url is None else ():
-            if row.get("id") is None:
-                cursor = conn.execute(sql_without_id, [row[c] for c in INSERT_COLUMNS])
-            else:
-                cursor = conn.execute(sql, [row["id"]] + [row[c] for c in INSERT_COLUMNS])
-            ids.append(int(cursor.fetchone()[0]))
-        if self.url is not None and any(row.get("id") is not None for row in rows):
-            # Ids given by an import do not advance PostgreSQL's sequence: move it past them
-            # (and never back: an id handed out before is not handed out again).
-            conn.execute(
-                "SELECT setval(pg_get_serial_sequence('memory', 'id'), greatest("
-                "(SELECT max(id) FROM memory), nextval(pg_get_serial_sequence('memory', 'id'))))"
-            )
+        # Each backend its own way: a statement per row on SQLite, one COPY per table and
+        # batch on PostgreSQL (store/postgres/bulk.py).
+        ids = self.dialect.insert_memories(conn, rows)
+        write_events = functools.partial(self.dialect.insert_events, conn)
         plain = [
             (
                 ident,
@@ -568,9 +530,7 @@ class Store:
     def ids_by_external_id(self, external_ids: Sequence[str]) -> dict[str, int]:
         """external id -> memory id for those of the given external ids the store holds."""
         found: dict[str, int] = {}
-        for start in range(0, len(external_ids), 900):
-            chunk = list(external_ids[start : start + 900])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in chunks(external_ids):
             found.update(
                 self._query(
                     f"SELECT external_id, id FROM memory WHERE external_id IN ({marks})", chunk
@@ -580,9 +540,7 @@ class Store:
 
     def existing_ids(self, ids: Sequence[int]) -> list[int]:
         found: list[int] = []
-        for start in range(0, len(ids), 900):
-            chunk = list(ids[start : start + 900])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in chunks(ids):
             rows = self._query(f"SELECT id FROM memory WHERE id IN ({marks})", chunk)
             found += [row[0] for row in rows]
         return sorted(found)
@@ -601,9 +559,7 @@ class Store:
 
     def get_many(self, ids: Sequence[int]) -> dict[int, MemoryRecord]:
         found: dict[int, MemoryRecord] = {}
-        for start in range(0, len(ids), 900):
-            chunk = list(ids[start : start + 900])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in chunks(ids):
             for row in self._query(
                 f"SELECT {MEMORY_SELECT} FROM memory WHERE id IN ({marks})", chunk
             ):
@@ -734,7 +690,7 @@ class Store:
             memory_filter.status is not None
             and memory_filter.topic
             and not memory_filter.owner
-            and self.dialect is SQLITE
+            and self.dialect.seeks_owners
         ):
             # A topic without an owner would read every entry of the status in the
             # (status, owner, topic) index; naming the status's owners (one index seek each)
@@ -864,12 +820,11 @@ class Store:
         wanted = list(dict.fromkeys(int(i) for i in ids))
         params = self.settings().params(None)
         found: dict[int, dict[str, Any]] = {}
-        for start in range(0, len(wanted), 900):
-            chunk = wanted[start : start + 900]
+        for chunk, marks in chunks(wanted):
             rows = self._query(
                 "SELECT id, confidence, base_confidence, memory_type, retrieval_count, "
                 "last_accessed_at, created_at, decay_policy, is_protected, status "
-                f"FROM memory WHERE id IN ({','.join('?' * len(chunk))})",
+                f"FROM memory WHERE id IN ({marks})",
                 chunk,
             )
             if not rows:
@@ -966,9 +921,7 @@ class Store:
         """id -> the memories it supersedes (archived, linked to it), oldest first."""
         wanted = list(dict.fromkeys(int(i) for i in ids))
         found: dict[int, list[int]] = {}
-        for start in range(0, len(wanted), 900):
-            chunk = wanted[start : start + 900]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in chunks(wanted):
             for ident, newer in self._query(
                 f"SELECT id, superseded_by FROM memory WHERE superseded_by IN ({marks}) "
                 "ORDER BY created_at, id",
@@ -1023,9 +976,7 @@ class Store:
         result = ChangeResult()
         with self.transaction(f"{kind} {memories(len(wanted))}") as conn:
             current: dict[int, tuple[Any, ...]] = {}
-            for start in range(0, len(wanted), 900):
-                chunk = wanted[start : start + 900]
-                marks = ",".join("?" * len(chunk))
+            for chunk, marks in chunks(wanted):
                 for row in conn.execute(
                     f"SELECT id, {', '.join(fields)}, metadata FROM memory WHERE id IN ({marks})",
                     chunk,

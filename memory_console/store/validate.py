@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from memory_console.store.errors import ValidationError
-from memory_console.store.records import MEMORY_COLUMNS
+from memory_console.store.records import INSERT_COLUMNS
 from memory_console.store.schema import defaults
 from memory_console.store.vocab import CHOICES
 from memory_console.timeutil import TIME_RANGE, in_range, parse_iso
@@ -21,8 +21,6 @@ TITLE_LENGTH = 50
 # deeper values could be stored but not printed back (JSON with indentation recurses per level).
 MAX_JSON_DEPTH = 32
 
-# Every column a caller may give when adding a memory (the Store assigns id and revision).
-INSERT_COLUMNS = tuple(c for c in MEMORY_COLUMNS if c not in ("id", "revision"))
 TIME_FIELDS = ("created_at", "updated_at", "last_accessed_at")
 FIELDS = set(INSERT_COLUMNS) | {"id"}
 # What a new memory holds where its description says nothing (store/tables.py's defaults).

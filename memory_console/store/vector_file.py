@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memory_console.files import sync_directory
+from memory_console.store.records import chunks
 from memory_console.store.vector_log import changed_since, log_bounds, trim_log
 
 if TYPE_CHECKING:
-    from memory_console.store.store import Store
+    from memory_console.store.door import Door
 
 SUFFIX = "-vectors"
 MAGIC = b"MCVECIDX"
@@ -267,20 +268,18 @@ ACTIVE_VECTORS = (
 )
 
 
-def store_identity(store: Store) -> str:
+def store_identity(store: Door) -> str:
     return store.meta("store_id") or ""
 
 
 def rows_of(
-    store: Store, model_id: str, dim: int, ids: Sequence[int]
+    store: Door, model_id: str, dim: int, ids: Sequence[int]
 ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, str]]]:
     """(ids, vectors, scopes) of those of `ids` that are active with a vector of this model."""
     found_ids: list[int] = []
     blobs: list[bytes] = []
     scopes: list[tuple[str, str]] = []
-    for start in range(0, len(ids), 900):
-        chunk = [int(i) for i in ids[start : start + 900]]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in chunks([int(i) for i in ids]):
         for ident, vector, owner, topic in store.connection.execute(
             f"SELECT e.memory_id, e.vector, m.owner, m.topic {ACTIVE_VECTORS} "
             f"AND e.memory_id IN ({marks})",
@@ -293,7 +292,7 @@ def rows_of(
     return np.asarray(found_ids, np.int64), matrix, scopes
 
 
-def build(store: Store, model_id: str, dim: int) -> Path:
+def build(store: Door, model_id: str, dim: int) -> Path:
     """Write the vector index file from the store's vectors (one read snapshot, streamed in
     batches so memory stays small), then trim the log entries no file needs any more."""
     store.require_writable("writing the vector index file")
@@ -343,7 +342,7 @@ class Opened:
     built: bool = False  # written by this open
 
 
-def why_stale(store: Store, file: VectorFile, model_id: str, dim: int) -> str | None:
+def why_stale(store: Door, file: VectorFile, model_id: str, dim: int) -> str | None:
     """Why a sound file is not this store's index (None: it is). Runs in a read snapshot."""
     if file.store_id != store_identity(store):
         return "another store's file"
@@ -357,7 +356,7 @@ def why_stale(store: Store, file: VectorFile, model_id: str, dim: int) -> str | 
     return None
 
 
-def _open_valid(store: Store, model_id: str, dim: int) -> tuple[Opened | None, str]:
+def _open_valid(store: Door, model_id: str, dim: int) -> tuple[Opened | None, str]:
     try:
         file = read_file(vector_path(store.path))
     except VectorFileError as error:
@@ -372,7 +371,7 @@ def _open_valid(store: Store, model_id: str, dim: int) -> tuple[Opened | None, s
     return Opened(file, np.asarray(sorted(changed), np.int64), ids, vectors, scopes), ""
 
 
-def open_index(store: Store, model_id: str, dim: int) -> tuple[Opened | None, str]:
+def open_index(store: Door, model_id: str, dim: int) -> tuple[Opened | None, str]:
     """The store's vector index file and what it misses, or (None, why) when there is no valid
     one. A writable store writes a new file when there is none, it is stale or foreign, or
     more has changed since it was written than an overlay should hold; a read-only store
@@ -444,7 +443,7 @@ def erase_rows(store_path: Path, ids: Sequence[int]) -> None:
 # -- state, for an operator ------------------------------------------------------------------
 
 
-def state(store: Store, model_id: str, dim: int) -> dict[str, Any]:
+def state(store: Door, model_id: str, dim: int) -> dict[str, Any]:
     """What the store's vector index file is, checked as an open would but writing nothing:
     its path and size, and whether it is absent, damaged, stale (why) or current (its rows,
     model and the changes since it was written, which an open reads from SQLite)."""

@@ -1,4 +1,4 @@
-"""`check` on a PostgreSQL store: the checks of check.py that have a PostgreSQL meaning, under
+"""`check` on a PostgreSQL store: the checks of store/check.py that have a PostgreSQL meaning, under
 the same names. PostgreSQL has no integrity_check of its own and no FTS5 index to compare:
 what can drift is the schema (a dropped index or column, an index left invalid), amcheck's
 view of the B-trees where the extension is installed, the keyword index's table against the
@@ -10,15 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from memory_console.store.check import (
+from memory_console.store import schema
+from memory_console.store.check_rows import (
     CheckResult,
     check_events,
     check_orphan_vectors,
     check_vector_sizes,
 )
 from memory_console.store.errors import StoreError
-from memory_console.store.postgres import (
-    APPLICATION,
+from memory_console.store.postgres.connection import APPLICATION
+from memory_console.store.postgres.schema import (
     EMBEDDING_DIMENSIONS,
     SEARCH_TABLE,
     TEXT_INDEX,
@@ -42,8 +43,6 @@ VECTOR_TRIGGERS = (
 
 
 def check_header(conn: Connection, result: CheckResult) -> None:
-    from memory_console.store.db import SCHEMA_VERSION
-
     meta = dict(
         conn.execute(
             "SELECT key, value FROM console_meta WHERE key IN ('application', 'schema_version')"
@@ -54,8 +53,8 @@ def check_header(conn: Connection, result: CheckResult) -> None:
             f"console_meta names the application {meta.get('application')!r}, not {APPLICATION!r}"
         )
     version = meta.get("schema_version")
-    if version != str(SCHEMA_VERSION):
-        result.add(f"schema version is {version}, not {SCHEMA_VERSION}")
+    if version != str(schema.SCHEMA_VERSION):
+        result.add(f"schema version is {version}, not {schema.SCHEMA_VERSION}")
 
 
 def expected_indexes() -> dict[str, str]:

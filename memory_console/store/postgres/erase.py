@@ -19,8 +19,10 @@ from memory_console.store.errors import StoreBusyError, StoreError
 
 if TYPE_CHECKING:
     from memory_console.store.connection import Connection
-    from memory_console.store.store import Store
 
+# The tables a purge deletes from or redacts, rewritten by VACUUM FULL after (memory_search and
+# embedding_vector lose their rows by memory's and embedding's triggers).
+ERASED_TABLES = ("memory", "memory_search", "memory_event", "embedding", "embedding_vector")
 POLL_SECONDS = 0.1
 WAL_KEEPS = (
     "PostgreSQL's write-ahead log still holds the erased text until the server recycles its "
@@ -29,32 +31,33 @@ WAL_KEEPS = (
 )
 
 
-def scrub(store: Store, tables: Sequence[str], xid: str, wait: float) -> tuple[str | None, str]:
-    """Rewrite `tables` without the rows transaction `xid` deleted, then checkpoint. Returns
-    (what remains in the tables' files and why, None when nothing does; what the write-ahead
-    log keeps). Waits up to `wait` seconds for sessions that read the store as it was before
-    the erasure (VACUUM may not remove rows they can still see) and as long again for the
-    tables' locks; a role that may not VACUUM or CHECKPOINT is told, never an error: the
-    erasure itself is committed."""
-    with store.lock:
-        conn = store.connection
-        role = conn.execute("SELECT current_user").fetchone()[0]
-        left = unvacuumable(conn, tables)
-        if left:
-            remains: str | None = (
-                f"the role {role} may not VACUUM {', '.join(left)} (it must own them, or have "
-                "MAINTAIN on them since PostgreSQL 17), so the erased text stays in the tables' "
-                f"files until their owner runs: {vacuum_full(tables)}"
-            )
-        else:
-            remains = vacuum(conn, tables, xid, wait)
-        wal = WAL_KEEPS
-        refused = checkpoint(conn)
-        if refused:
-            wal += (
-                f"; CHECKPOINT was refused to the role {role} (it needs superuser or "
-                "pg_checkpoint), so the server's next scheduled checkpoint flushes the erasure"
-            )
+def scrub(
+    conn: Connection, xid: str, wait: float, tables: Sequence[str] = ERASED_TABLES
+) -> tuple[str | None, str]:
+    """Rewrite `tables` without the rows transaction `xid` deleted, then checkpoint, on the
+    store's connection (the caller holds the store's lock). Returns (what remains in the
+    tables' files and why, None when nothing does; what the write-ahead log keeps). Waits up
+    to `wait` seconds for sessions that read the store as it was before the erasure (VACUUM
+    may not remove rows they can still see) and as long again for the tables' locks; a role
+    that may not VACUUM or CHECKPOINT is told, never an error: the erasure itself is
+    committed."""
+    role = conn.execute("SELECT current_user").fetchone()[0]
+    left = unvacuumable(conn, tables)
+    if left:
+        remains: str | None = (
+            f"the role {role} may not VACUUM {', '.join(left)} (it must own them, or have "
+            "MAINTAIN on them since PostgreSQL 17), so the erased text stays in the tables' "
+            f"files until their owner runs: {vacuum_full(tables)}"
+        )
+    else:
+        remains = vacuum(conn, tables, xid, wait)
+    wal = WAL_KEEPS
+    refused = checkpoint(conn)
+    if refused:
+        wal += (
+            f"; CHECKPOINT was refused to the role {role} (it needs superuser or "
+            "pg_checkpoint), so the server's next scheduled checkpoint flushes the erasure"
+        )
     return remains, wal
 
 
