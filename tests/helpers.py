@@ -362,7 +362,11 @@ def where(store: Store) -> str:
 def console(store: Store, **settings: Any) -> MemoryConsoleApp:
     """The app as the CLI builds it, at the fixed `now`, without the background embedder."""
     settings.setdefault("page_size", PAGE_SIZE)
-    return make_app(Settings(db=where(store), **settings), store, now=NOW, semantic=False)
+    app = make_app(Settings(db=where(store), **settings), store, now=NOW, semantic=False)
+    # A pilot presses keys faster than anyone types: its single keys act at once here, and
+    # tests/test_typing_burst.py drives the typing window itself.
+    app.typing.window = 0.0
+    return app
 
 
 def notes(app: MemoryConsoleApp) -> list[str]:

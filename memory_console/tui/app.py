@@ -18,6 +18,7 @@ from memory_console.settings import Settings
 from memory_console.store import MemoryFilter, Store
 from memory_console.tui.context import ConsoleContext
 from memory_console.tui.palette import ConsoleCommands
+from memory_console.tui.typing import TypingGuard
 
 WATCH_INTERVAL = 1.0  # seconds between two looks at the store's data_version
 
@@ -97,6 +98,7 @@ class MemoryConsoleApp(App[None]):
         name = postgres_title(store.location) if store.url is not None else Path(store.path).name
         self.sub_title = f"{name} (read-only)" if context.read_only else name
         self.watch_interval = WATCH_INTERVAL
+        self.typing = TypingGuard()  # keys that change memories act only when pressed alone
         self.seen_version: int | None = None
 
     def on_mount(self) -> None:

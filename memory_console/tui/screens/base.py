@@ -3,6 +3,7 @@ the memory actions (protect, archive, forget, purge, edit, undo) with their bind
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -192,18 +193,45 @@ class MemoryActionsScreen(ConsoleScreen):
         return True
 
     def on_key(self, event: events.Key) -> None:
-        """A key of a dimmed write action still says why nothing happened."""
+        """A key of a dimmed write action still says why nothing happened; a key that
+        changes memories acts only when pressed on its own (tui/typing.py)."""
+        guard = self.console_app.typing
+        typed = guard.typed(event)
+        # Another letter within the window: the write key waiting was part of a word.
+        ignored = guard.cancel_pending() if typed.printable else None
         for active in self.active_bindings.values():
             action = active.binding.action
             if event.key != active.binding.key or action not in WRITE_ACTIONS:
                 continue
+            what = active.binding.description.lower()
             if self.context.read_only:
-                self.notify_read_only(active.binding.description.lower())
+                self.notify_read_only(what)
                 event.stop()
             elif action == "undo" and not self.context.done:
                 self.say_nothing_to_undo()
                 event.stop()
-            return
+            elif guard.window > 0 and typed.printable:
+                event.stop()
+                event.prevent_default()
+                if typed.in_burst:
+                    ignored = ignored or (event.key, what)
+                else:
+                    guard.defer(self, partial(self.run_write_action, action), event.key, what)
+            break
+        if ignored:
+            self.say_typing_ignored(*ignored)
+
+    def run_write_action(self, action: str) -> None:
+        """A write key pressed on its own, once the typing window passed without another."""
+        self.call_later(self.run_action, action)
+
+    def say_typing_ignored(self, key: str, what: str) -> None:
+        if self.console_app.typing.should_say():
+            self.notify(
+                f"typing is not a command: `{key}` ({what}) and the letters around it were "
+                "ignored; press a key that changes memories on its own",
+                severity="warning",
+            )
 
     def say_nothing_to_undo(self) -> None:
         self.notify(
