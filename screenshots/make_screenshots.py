@@ -197,6 +197,7 @@ async def shoot(
     shutil.copy(source, copy)
     with Store(copy, actor="tui") as store:
         app = make_app(Settings(db=copy), store, now=NOW, semantic=False)
+        app.typing.window = 0.0  # a pilot's keys come faster than typing
         async with app.run_test(size=size) as pilot:
             await steps(pilot, store)
             target = out / f"{name}.svg"

@@ -51,6 +51,7 @@ async def run_console(path: str) -> None:
     out = replier()
     store = Store(path, actor="tui")
     app = make_app(Settings(db=store.path, page_size=30), store, semantic=False)
+    app.typing.window = 0.0  # a pilot's keys come faster than typing
     loop = asyncio.get_running_loop()
 
     async def back_to_main(pilot: Any) -> None:

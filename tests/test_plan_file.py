@@ -211,6 +211,7 @@ async def console_edits(db: Path, left_out: int, rejected: list[int], split: lis
     """Preview, leave one memory out, review: reject a group and split another, apply."""
     with Store(db, actor="tui") as store:
         app = make_app(Settings(db=db, page_size=30), store, now=NOW, semantic=False)
+        app.typing.window = 0.0  # a pilot's keys come faster than typing
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             app.push_screen(PreviewScreen(PlanRequest(("consolidate",), "relevance", {}, NOW, NOW)))
@@ -258,6 +259,7 @@ async def console_undo(db: Path) -> None:
     """The runs screen undoes the last run."""
     with Store(db, actor="tui") as store:
         app = make_app(Settings(db=db, page_size=30), store, now=NOW, semantic=False)
+        app.typing.window = 0.0  # a pilot's keys come faster than typing
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             await pilot.press("R")

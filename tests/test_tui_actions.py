@@ -439,6 +439,7 @@ async def test_semantic_search_joins_in_or_says_why_not(demo_store: Store) -> No
         (FakeEmbedder(demo_store, "model file missing"), "keyword search only"),
     ):
         app = make_app(Settings(), demo_store, now=NOW, search=engine)
+        app.typing.window = 0.0  # a pilot's keys come faster than typing
         seen = notes(app)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)

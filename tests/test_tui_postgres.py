@@ -132,6 +132,7 @@ async def test_semantic_search_ranks_in_the_database(backend_demo_store: Store) 
 
     store = backend_demo_store
     app = make_app(Settings(db=where(store), page_size=30), store, now=NOW)
+    app.typing.window = 0.0  # a pilot's keys come faster than typing
     async with app.run_test(size=(120, 36)) as pilot:
         readiness = app.screen.query_one(SearchReadiness)
         for _ in range(600):
