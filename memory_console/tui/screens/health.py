@@ -83,9 +83,10 @@ class MemoriesFound(Message):
     total: int
 
 
-# An owner's use of the quota: the share right-aligned in room for "10,000%", a space, and a bar
-# of 5 that is full from 100% on (so a larger share never draws a shorter bar).
-SHARE_WIDTH = 7
+# An owner's use of the quota: the share right-aligned in room for "9,999%" (a larger one reads
+# ">9999%"), a space, and a bar of 5 that is full from 100% on, so a larger share never draws
+# a shorter bar.
+SHARE_WIDTH = 6
 USE_WIDTH = SHARE_WIDTH + 1 + 5
 
 
@@ -155,7 +156,7 @@ class HealthScreen(ConsoleScreen):
                         f"owners against the quota ({owner_quota():,})", classes="section first"
                     )
                     yield FigureTable(
-                        [("owner", 16), ("active", 7), ("", USE_WIDTH)], id="health-owners"
+                        [("owner", 14), ("active", 7), ("", USE_WIDTH)], id="health-owners"
                     )
                 with Vertical(id="health-topics-box"):
                     yield Label("topics", classes="section first")
@@ -435,7 +436,8 @@ class HealthScreen(ConsoleScreen):
         rows: list[tuple[list[Text | str], Target | None]] = []
         for owner, count in owners:
             # One unit down the column: 1,300% beside 6% compares at a glance; 13x does not.
-            share = f"{100 * count / quota:,.0f}%".rjust(SHARE_WIDTH)
+            percent = 100 * count / quota
+            share = (f"{percent:,.0f}%" if percent < 9999.5 else ">9999%").rjust(SHARE_WIDTH)
             use = Text(share, style="bold red" if count > quota else "")
             use.append(" ")
             use.append_text(bar(min(count, quota), quota, 5))
