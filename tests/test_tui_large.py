@@ -37,8 +37,11 @@ async def test_a_large_store_opens_and_pages_one_page_at_a_time(large_file: Path
             first_page = screen.page
             assert 0 < len(screen.table.records) <= PAGE_SIZE  # one page, not the store
             for _ in range(PAGE_KEYS):
+                # Each page-down settles before the next: under load a key pressed while the
+                # next page is still being read could land before it, and the count below
+                # is of pages read, one at a time.
                 await pilot.press("pagedown")
-            await settle(pilot)
+                await settle(pilot)
             assert screen.page is not first_page
             assert screen.page.number - 1 == 2
             assert 0 < len(screen.table.records) <= PAGE_SIZE
