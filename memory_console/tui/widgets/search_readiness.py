@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 BAR_CELLS = 10
 RETRY_SECONDS = 5.0  # after a busy store, wait this long (times the attempt) and try again
 MAX_RETRIES = 6
+READY_TEXT = "semantic search ready: / by meaning"  # 34 cells: fits the label's 36
+READY_SECONDS = 4.0
 
 
 def progress_bar(done: int, total: int) -> str:
@@ -34,6 +36,7 @@ class SearchReadiness(Static):
     DEFAULT_CSS = """
     SearchReadiness { width: 38; height: 1; padding: 0 1; background: $panel;
                       color: $text-muted; text-align: right; }
+    SearchReadiness.-ready { color: $text; background: $success-muted; text-style: bold; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -84,14 +87,22 @@ class SearchReadiness(Static):
     def _finished(self, message: SemanticFinished) -> None:
         message.stop()
         if message.ready:
-            self.show("hybrid search")
-            self.notify("semantic search ready: / now searches by meaning too", timeout=4)
+            # Said in the label itself, lit for a few seconds: a notice in the corner would
+            # cover this very label.
+            self.show(READY_TEXT)
+            self.add_class("-ready")
+            self.set_timer(READY_SECONDS, self.settle_ready)
         else:
             self.show("keyword search only")
             if message.detail != "keyword search only":
                 self.notify(
                     f"semantic search unavailable: {message.detail}", severity="warning", timeout=6
                 )
+
+    def settle_ready(self) -> None:
+        self.remove_class("-ready")
+        if self.context.semantic_state == READY_TEXT:
+            self.show("hybrid search")
 
     @on(Worker.StateChanged)
     def _failed(self, event: Worker.StateChanged) -> None:
