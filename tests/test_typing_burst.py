@@ -85,3 +85,11 @@ async def test_a_key_pressed_on_its_own_still_acts(demo_store: Store) -> None:
         await settle(pilot)
         assert demo_store.require(record.id).is_protected
         assert demo_store.require(record.id).status == "active"
+        # A move right after the key: it would act on another row than the one it was
+        # pressed on, so it does not act at all.
+        await pilot.press("P", "down")
+        await pilot.pause(WINDOW * 2)
+        await settle(pilot)
+        assert demo_store.require(record.id).is_protected
+        following = app.screen.current_record()
+        assert following is not None and not demo_store.require(following.id).is_protected

@@ -2,8 +2,8 @@
 
 A key that changes memories (protect, archive, forget, restore, purge, edit, undo) acts only
 when it is pressed on its own: it waits a short window (WINDOW, 0.3 s) and acts only if no
-other letter follows within it, and a key that comes within the window after another letter
-is ignored. So a word typed where no text field has the focus (an Escape that did not close
+other key follows within it (a letter, or a move that would change the memories it acts on),
+and a key that comes within the window after another letter is ignored. So a word typed where no text field has the focus (an Escape that did not close
 the search, then "kafka") changes nothing, and says so once.
 """
 
@@ -52,7 +52,7 @@ class TypingGuard:
         return Typed(True, burst)
 
     def defer(self, widget: Widget, act: Callable[[], object], key: str, what: str) -> None:
-        """Run `act` once the window has passed, unless another letter comes first."""
+        """Run `act` once the window has passed, unless another key comes first."""
         self.cancel_pending()
 
         def fire() -> None:

@@ -197,8 +197,9 @@ class MemoryActionsScreen(ConsoleScreen):
         changes memories acts only when pressed on its own (tui/typing.py)."""
         guard = self.console_app.typing
         typed = guard.typed(event)
-        # Another letter within the window: the write key waiting was part of a word.
-        ignored = guard.cancel_pending() if typed.printable else None
+        # Any key within the window: the write key waiting was not pressed on its own (a
+        # word's next letter, or a move that would change which memories it acts on).
+        ignored = guard.cancel_pending()
         for active in self.active_bindings.values():
             action = active.binding.action
             if event.key != active.binding.key or action not in WRITE_ACTIONS:
@@ -228,8 +229,8 @@ class MemoryActionsScreen(ConsoleScreen):
     def say_typing_ignored(self, key: str, what: str) -> None:
         if self.console_app.typing.should_say():
             self.notify(
-                f"typing is not a command: `{key}` ({what}) and the letters around it were "
-                "ignored; press a key that changes memories on its own",
+                f"typing is not a command: `{key}` ({what}) was not done, another key came "
+                "right with it; press a key that changes memories on its own",
                 severity="warning",
             )
 
