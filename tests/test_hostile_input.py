@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_console.cli import build_parser
+from memory_console.cli import build_parser, main
 from memory_console.store import Store, db
 from memory_console.store.validate import MAX_TEXT
 from memory_console.store.vocab import MEMORY_TYPES, TIERS
@@ -758,3 +758,14 @@ def test_sqlite_full_is_refused_whole(tmp_path: Path, monkeypatch: pytest.Monkey
     assert line == "memory-console: error: adding memories: the disk is full; nothing was written"
     monkeypatch.undo()
     assert count(store) == 1
+
+
+def test_doctor_s_error_names_a_hostile_manifest_path_on_one_escaped_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A control character in --model-manifest (a record separator splits lines for
+    str.splitlines) is shown escaped, as every other error line shows it."""
+    code = main(["doctor", "--read-only", "--model-manifest", "\x1e"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and len(err.splitlines()) == 1
+    assert "\\x1e" in err and "\x1e" not in err

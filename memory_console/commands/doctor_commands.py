@@ -12,6 +12,7 @@ from memory_console.commands import common
 from memory_console.embed import calibration, model_cache, verified
 from memory_console.embed.calibration import CALIBRATE_ENV
 from memory_console.embed.embedder import Embedder, ModelError, read_manifest
+from memory_console.literal import visible
 from memory_console.store.vector_file import state
 
 
@@ -111,7 +112,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     else:
         print_report(report)
     if not report["model"]["ok"]:
-        print(f"memory-console: error: {report['model']['error']}", file=sys.stderr)
+        # A path given on the command line may hold control characters: one escaped line.
+        error = visible(report["model"]["error"], layout=False)
+        print(f"memory-console: error: {error}", file=sys.stderr)
         return 1
     return 0
 
@@ -128,7 +131,7 @@ def print_report(report: dict[str, Any]) -> None:
     for file in model.get("files", []):
         print(f"  {file['role']:<10} {file['path']} ({file['size']:,} bytes): {file['check']}")
     if not model["ok"]:
-        print(f"  PROBLEM    {model['error']}")
+        print(f"  PROBLEM    {visible(model['error'], layout=False)}")
         return
     chosen = report.get("calibration")
     if chosen is not None:

@@ -3,8 +3,9 @@
 A key that changes memories (protect, archive, forget, restore, purge, edit, undo) acts only
 when it is pressed on its own: it waits a short window (WINDOW, 0.3 s) and acts only if no
 other key follows within it (a letter, or a move that would change the memories it acts on),
-and a key that comes within the window after another letter is ignored. So a word typed where no text field has the focus (an Escape that did not close
-the search, then "kafka") changes nothing, and says so once.
+and a key that comes within the window after another letter is ignored. So a word typed
+where no text field has the focus (an Escape that did not close the search, then "kafka")
+changes nothing, and says so once.
 """
 
 from __future__ import annotations
