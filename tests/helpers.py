@@ -13,7 +13,7 @@ import re
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -491,3 +491,60 @@ def keep_variant_choice(cache_dir: Path, variant: str) -> None:
             del os.environ["MEMORY_CONSOLE_CACHE_DIR"]
         else:
             os.environ["MEMORY_CONSOLE_CACHE_DIR"] = previous
+
+
+# -- import layers ---------------------------------------------------------------------------
+
+
+def import_cycles(graph: Mapping[str, Collection[str]]) -> list[list[str]]:
+    """One cycle (its modules in import order, the first repeated at the end) through each
+    group of modules that import each other (Tarjan's strongly connected components), for the
+    layer tests of store/ and agent/: `graph` maps a module to the modules it imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    found = []
+    for group in groups:
+        members = set(group)
+        start = group[0]
+        # The shortest way back to `start` from the first module it imports in the group.
+        paths = {start: [start]}
+        frontier = [start]
+        while frontier and not any(start in graph[node] for node in frontier if node != start):
+            after = []
+            for node in frontier:
+                for target in sorted(graph[node]):
+                    if target in members and target not in paths:
+                        paths[target] = [*paths[node], target]
+                        after.append(target)
+            frontier = after
+        last = next(node for node in frontier if start in graph[node])
+        found.append([*paths[last], start])
+    return found

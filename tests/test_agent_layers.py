@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import memory_console
+from tests.helpers import import_cycles
 
 PACKAGE = Path(memory_console.__file__).parent
 AGENT = "memory_console.agent"
@@ -66,58 +67,6 @@ def import_graph(root: Path, top: str) -> dict[str, set[str]]:
     return graph
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One cycle (a -> b -> ... -> a) through each strongly connected group of modules."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for nxt in sorted(graph[node]):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in on_stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            group = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                group.append(member)
-                if member == node:
-                    break
-            if len(group) > 1:
-                groups.append(sorted(group))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return [cycle_through(graph, set(group), group[0]) for group in groups]
-
-
-def cycle_through(graph: dict[str, set[str]], group: set[str], start: str) -> list[str]:
-    """A shortest path from `start` back to itself inside `group`."""
-    paths = {start: [start]}
-    frontier = [start]
-    while frontier:
-        following = []
-        for node in frontier:
-            for nxt in sorted(graph[node] & group):
-                if nxt == start:
-                    return [*paths[node], start]
-                if nxt not in paths:
-                    paths[nxt] = [*paths[node], nxt]
-                    following.append(nxt)
-        frontier = following
-    raise AssertionError(f"{start} is in no cycle")
-
-
 def agent_graph() -> dict[str, set[str]]:
     return import_graph(PACKAGE.parent, AGENT)
 
@@ -125,7 +74,7 @@ def agent_graph() -> dict[str, set[str]]:
 def test_the_agent_modules_import_one_another_without_a_cycle() -> None:
     graph = agent_graph()
     assert {f"{AGENT}.api", f"{AGENT}.decide", f"{AGENT}.act", f"{RULES}.remember"} <= set(graph)
-    found = cycles(graph)
+    found = import_cycles(graph)
     assert found == [], "import cycles in agent/:\n" + "\n".join(" -> ".join(c) for c in found)
 
 
@@ -180,9 +129,9 @@ def test_the_checks_see_a_cycle_and_a_forbidden_import(tmp_path: Path) -> None:
     )
     graph = import_graph(tmp_path, "pkg")
     assert graph["pkg.b"] == {"pkg.sub", "pkg.sub.c"}
-    assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.sub", "pkg.sub.d", "pkg.a"]]
+    assert import_cycles(graph) == [["pkg.a", "pkg.b", "pkg.sub", "pkg.sub.d", "pkg.a"]]
     (top / "sub" / "d.py").write_text("import os\n")
-    assert cycles(import_graph(tmp_path, "pkg")) == []
+    assert import_cycles(import_graph(tmp_path, "pkg")) == []
 
     sample = tmp_path / "reader.py"
     sample.write_text(

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import memory_console
+from tests.helpers import import_cycles
 
 PACKAGE = Path(memory_console.__file__).parent
 STORE = PACKAGE / "store"
@@ -73,59 +74,6 @@ def import_graph(root: Path, package: str) -> Edges:
     return graph
 
 
-def cycles(graph: Edges) -> list[list[str]]:
-    """One cycle (its modules in import order, the first repeated at the end) through each
-    group of modules that import each other (Tarjan's strongly connected components)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for target in graph.get(node, {}):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in on_stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            group = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                group.append(member)
-                if member == node:
-                    break
-            if len(group) > 1:
-                groups.append(sorted(group))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    found = []
-    for group in groups:
-        members = set(group)
-        start = group[0]
-        # The shortest way back to `start` from the first module it imports in the group.
-        paths = {start: [start]}
-        frontier = [start]
-        while frontier and not any(start in graph[node] for node in frontier if node != start):
-            after = []
-            for node in frontier:
-                for target in sorted(graph[node]):
-                    if target in members and target not in paths:
-                        paths[target] = [*paths[node], target]
-                        after.append(target)
-            frontier = after
-        last = next(node for node in frontier if start in graph[node])
-        found.append([*paths[last], start])
-    return found
-
-
 def described(cycle: list[str], graph: Edges) -> str:
     return (
         " -> ".join(
@@ -141,7 +89,7 @@ def test_no_module_of_the_store_imports_itself_back() -> None:
     assert len(graph) > 40 and "memory_console.store.postgres.url" in graph  # it sees store/
     found = [
         f"a cycle of {len(set(cycle))} modules: {described(cycle, graph)}"
-        for cycle in cycles(graph)
+        for cycle in import_cycles(graph)
     ]
     assert found == []
 
@@ -181,7 +129,7 @@ def test_the_graph_finds_every_kind_of_import_cycle(tmp_path: Path) -> None:
     assert graph["pkg.e"] == {"pkg.sub.leaf": 1, "pkg.sub": 1}
     assert graph["pkg.sub.leaf"] == {"pkg.sub.other": 1}  # its own package is not counted
     assert graph["pkg.g"] == {"pkg.sub": 1}  # y is a name of pkg.sub, not a module
-    found = {" -> ".join(cycle) for cycle in cycles(graph)}
+    found = {" -> ".join(cycle) for cycle in import_cycles(graph)}
     assert found == {
         "pkg.a -> pkg.b -> pkg.a",
         "pkg.c -> pkg.d -> pkg.c",
