@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_console.cli import main
 from memory_console.embed.embedder import RETIRED_MODELS, default_manifest_path
@@ -340,15 +342,50 @@ def test_query_kind(query: str, kind: str) -> None:
     assert query_kind(query) == kind
 
 
-def test_score_fusion_keeps_a_better_half_ahead() -> None:
-    from memory_console.embed.fusion import score_fusion
+def test_hybrid_fusion_scales_rank_fusion_to_one_and_weighs_by_kind() -> None:
+    from memory_console.embed.fusion import RRF_K, hybrid_fusion
 
-    # 1 is the semantic part's clear best; 2 is found by both but weakly by each: rank fusion
-    # would put 2 first, score fusion leaning on meaning keeps 1.
-    semantic = [(1, 0.80), (2, 0.42), (3, 0.40)]
-    keyword = [(4, -9.0), (2, -3.0)]
-    fused = score_fusion(semantic, keyword, 0.9)
-    assert fused[0][0] == 1 and {ident for ident, _ in fused} == {1, 2, 3, 4}
-    # Exact terms: the keyword part's best leads (its cosine, from outside the list, counts).
-    assert score_fusion(semantic, keyword, 0.5, {4: 0.41})[0][0] == 4
-    assert score_fusion([], [], 0.5) == []
+    # First in both parts is 1.0; found by one part only, at its first place, is that part's
+    # share of the weights; the order follows the summed reciprocal ranks.
+    fused = hybrid_fusion("what does she drink in the morning", [1, 2, 3], [1, 3, 4])
+    assert [hit.id for hit in fused] == [1, 3, 2, 4]
+    assert fused[0].score == pytest.approx(1.0)
+    assert fused[0].ranks == {"keyword": 1, "semantic": 1}
+    second = (1 / (RRF_K + 3) + 1 / (RRF_K + 2)) / (2 / (RRF_K + 1))
+    assert fused[1].score == pytest.approx(second)
+    assert all(0.0 < hit.score <= 1.0 for hit in fused)
+    # Exact terms trust the keyword ranking more: its first place beats the semantic one's.
+    exact = hybrid_fusion("INC-4821", [7, 8], [8, 9])
+    assert [hit.id for hit in exact][:2] == [8, 7]
+    words = hybrid_fusion("incident review notes", [7, 8], [9, 7])
+    assert words[0].id == 7
+    assert hybrid_fusion("anything", [], []) == []
+    # One part alone still scales to 1.0 at its first place.
+    assert hybrid_fusion("coffee", [], [5, 6])[0].score == pytest.approx(1.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keyword=st.lists(st.integers(1, 40), unique=True, max_size=25),
+    semantic=st.lists(st.integers(1, 40), unique=True, max_size=25),
+)
+def test_hybrid_fusion_never_ranks_a_hit_below_one_it_beats_in_both_parts(
+    keyword: list[int], semantic: list[int]
+) -> None:
+    from memory_console.embed.fusion import hybrid_fusion
+
+    fused = hybrid_fusion("how often does he run", keyword, semantic)
+    position = {hit.id: place for place, hit in enumerate(fused)}
+    assert set(position) == set(keyword) | set(semantic)
+    missing = len(keyword) + len(semantic) + 1
+
+    def rank(ranking: list[int], ident: int) -> int:
+        return ranking.index(ident) if ident in ranking else missing
+
+    for a in position:
+        for b in position:
+            ranks_a = (rank(keyword, a), rank(semantic, a))
+            ranks_b = (rank(keyword, b), rank(semantic, b))
+            if a != b and all(x <= y for x, y in zip(ranks_a, ranks_b, strict=True)):
+                assert position[a] < position[b]  # a dominates b: as good in both, better in one
+    assert [hit.score for hit in fused] == sorted((hit.score for hit in fused), reverse=True)

@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     from memory_console.embed.search import SearchEngine
 
 CANDIDATE_FACTOR = 3  # recall re-ranks this many times k of the best search hits
+# Recall ranks by relevance x (1 - STRENGTH_SHARE + STRENGTH_SHARE x strength), strength being
+# importance x time decay (0..1): a memory's strength moves its score by at most this share, so
+# it reorders hits of similar relevance and never lifts a weak match over a clearly better one.
+# On LoCoMo's development half (benchmarks/search_locomo.py) recall@10 fell from hybrid's as
+# the share grew: see docs/ARCHITECTURE.md, "The agent API".
+STRENGTH_SHARE = 0.1
 
 
 def ranked(
@@ -32,7 +38,8 @@ def ranked(
 ) -> dict[int, dict[str, Any]]:
     """The k best memories of `memory_filter` for a query, best first: memory id -> its score
     breakdown. Hybrid search (keyword search when semantic search is not ready), the best 3k
-    kept above the floor and re-ranked by the effective score, the newest of a slot first."""
+    kept above the floor and re-ranked by relevance weighed with strength (effective_of), the
+    newest of a slot first."""
     mode = "hybrid" if engine.semantic_ready else "keyword"
     hits = above_floor(
         engine.search(
@@ -138,13 +145,20 @@ def above_floor(hits: list[SearchHit], min_cosine: float | None) -> list[SearchH
 
 
 def effective_of(hit: SearchHit, hits: Sequence[SearchHit], now: float) -> float:
-    """The exponential policy's effective score of a hit: importance x time decay x similarity.
-    Similarity is the cosine in hybrid search, else the hit's bm25 relative to the best one."""
+    """The score recall ranks by: the hit's relevance (hybrid search's fused score, or its
+    bm25 relative to the best in keyword search) x (1 - STRENGTH_SHARE + STRENGTH_SHARE x
+    strength), strength being importance x time decay at `now` (0..1)."""
     from memory_console.policies.exponential import effective_score
 
-    if hit.cosine is not None or hit.effective is not None:
-        return float(hit.effective or 0.0)
-    best = min((h.bm25 for h in hits if h.bm25 is not None), default=None)
-    similarity = hit.bm25 / best if hit.bm25 is not None and best else 0.0
-    record = hit.record
-    return float(effective_score([record.importance], [record.created_at], now)[0] * similarity)
+    if hit.bm25 is not None and hit.fused is None and hit.cosine is None:
+        best = min((h.bm25 for h in hits if h.bm25 is not None), default=0.0)
+        relevance = hit.bm25 / best if best < 0 else 1.0
+    else:
+        relevance = hit.score
+    if hit.effective is not None:
+        strength = hit.effective
+    else:
+        record = hit.record
+        strength = float(effective_score([record.importance], [record.created_at], now)[0])
+    strength = min(1.0, max(0.0, strength))
+    return relevance * (1.0 - STRENGTH_SHARE + STRENGTH_SHARE * strength)

@@ -21,11 +21,11 @@ MAX_HITS = 100_000
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search = subparsers.add_parser(
         "search",
-        description="Hybrid search: FTS5 keyword hits and embedding hits fused by their scores, "
-        "leaning on keywords for exact terms (ids, codes, names, quoted phrases) and on meaning "
-        "for questions. It returns the k best matches however weak, each with a relevance word "
-        "(strong, weak, unrelated). An operator's search does not reinforce the memories it "
-        "finds.",
+        description="Hybrid search: FTS5 keyword hits and embedding hits fused by their ranks, "
+        "leaning on keywords for exact terms (ids, codes, names, quoted phrases). It returns "
+        "the k best matches however weak, each with a relevance word (strong, weak, unrelated) "
+        "that never reads stronger than a hit ranked above it. An operator's search does not "
+        "reinforce the memories it finds.",
         epilog=common.examples(
             "search 'favourite editor' --owner alice",
             "search minecraft --mode keyword --k 20 --json",

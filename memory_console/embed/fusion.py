@@ -1,5 +1,4 @@
-"""Fusing keyword and semantic rankings: score fusion weighted by the query's kind, and
-reciprocal rank fusion."""
+"""Fusing keyword and semantic rankings: reciprocal rank fusion, weighted by the query's kind."""
 
 from __future__ import annotations
 
@@ -8,11 +7,20 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-# The semantic part's weight in score fusion per query kind (the keyword part has the rest),
-# chosen on the labelled set (benchmarks/search_quality.py): exact terms lean on keywords,
-# questions on meaning. Questions plateau from 0.8 to 0.9 (recall@5 equal, MRR best at 0.9);
-# exact terms lose their first places above 0.5.
-SEMANTIC_WEIGHT = {"exact": 0.5, "question": 0.9}
+# Hybrid search fuses the two rankings by reciprocal rank (weight / (RRF_K + rank) per part),
+# each part contributing its best CANDIDATES (embed/search.py). Chosen on the development half of
+# LoCoMo, public conversations (benchmarks/search_locomo.py; docs/ARCHITECTURE.md, "Search"):
+# score fusion (min-max cosine, bm25 relative to the best) never passed the keyword half by
+# more than 0.03 whatever its weight, and lost to it on open-domain questions; RRF with a small
+# k (10: a first place counts, a fiftieth barely) beat the better half on every category. A
+# larger k flattens the ranks into a vote and fell below the keyword half.
+RRF_K = 10
+# Each part's weight per query kind: a question in words trusts both rankings alike; exact
+# terms (a name, an id, a quoted phrase) trust the keyword ranking twice as much.
+PART_WEIGHTS = {
+    "question": {"keyword": 1.0, "semantic": 1.0},
+    "exact": {"keyword": 2.0, "semantic": 1.0},
+}
 QUESTION_WORDS = frozenset(
     """what which who whom whose when where why how does do did is are was were can could
     should would will has have had am""".split()
@@ -78,33 +86,12 @@ def query_kind(text: str) -> str:
     return "question"
 
 
-def score_fusion(
-    semantic: Sequence[tuple[int, float]],
-    keyword: Sequence[tuple[int, float]],
-    semantic_weight: float,
-    cosines: Mapping[int, float] | None = None,
-) -> list[tuple[int, float]]:
-    """Fuse (id, cosine) best first and (id, bm25) best first into (id, score), best first.
-
-    Each part is scaled to 0..1 before weighting: cosine by min-max over the semantic list (the
-    best neighbour 1, the last 0: MiniLM's cosines crowd into a narrow band), bm25 relative to
-    the best match (SQLite's bm25 is negative, lower better). A keyword match missing from the
-    semantic list takes its cosine from `cosines` when known (usually below the list: 0).
-    Unlike rank fusion, a memory found by both parts cannot outrank a much better match of one
-    part on rank alone. Equal scores come out by ascending id.
-    """
-    known = dict(cosines or {})
-    known.update(semantic)
-    scores: dict[int, float] = {}
-    if semantic:
-        high, low = semantic[0][1], semantic[-1][1]
-        for ident in {ident for ident, _ in semantic} | {ident for ident, _ in keyword}:
-            if ident in known:
-                scaled = (known[ident] - low) / (high - low) if high > low else 1.0
-                scores[ident] = semantic_weight * min(1.0, max(0.0, scaled))
-    if keyword:
-        best = min(bm25 for _, bm25 in keyword)
-        for ident, bm25 in keyword:
-            relative = bm25 / best if best < 0 else 1.0
-            scores[ident] = scores.get(ident, 0.0) + (1.0 - semantic_weight) * relative
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+def hybrid_fusion(query: str, keyword: Sequence[int], semantic: Sequence[int]) -> list[FusedHit]:
+    """The keyword and semantic rankings (ids, best first) fused by reciprocal rank with the
+    weights of the query's kind; each hit's score scaled to 0..1, where 1 is the first place in
+    both parts and 0 is found by neither. Equal scores come out by ascending id."""
+    weights = PART_WEIGHTS[query_kind(query)]
+    rankings = {"keyword": keyword, "semantic": semantic}
+    top = math.fsum(weights[part] / (RRF_K + 1) for part, ranking in rankings.items() if ranking)
+    fused = reciprocal_rank_fusion(rankings, RRF_K, weights)
+    return [FusedHit(hit.id, hit.score / top, hit.ranks) for hit in fused] if top else []

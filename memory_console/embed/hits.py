@@ -32,10 +32,11 @@ class SearchHit:
     """One result. `score` orders the results (higher is better); the rest explains it.
 
     keyword_rank / semantic_rank: 1-based rank in each part (None when that part missed);
-    cosine: similarity to the query; fused: the score fusion's score (0..1);
-    effective: importance x time decay (x similarity), the exponential policy's score;
-    relevance: "strong", "weak" or "unrelated" (relevance_of); all_words: the memory holds
-    every word of the query.
+    cosine: similarity to the query; fused: hybrid search's rank fusion score (0..1: 1 is the
+    first place in both parts); effective: the memory's strength at the search's moment,
+    importance x time decay (the exponential policy's effective score; recall weighs it in);
+    relevance: "strong", "weak" or "unrelated" (relevance_of), never stronger than the word of
+    a hit ranked above it; all_words: the memory holds every word of the query.
     """
 
     record: MemoryRecord

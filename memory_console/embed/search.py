@@ -1,4 +1,4 @@
-"""Hybrid search: FTS5 keyword matches and vector neighbours fused by their scores, weighted by
+"""Hybrid search: FTS5 keyword matches and vector neighbours fused by their ranks, weighted by
 the query's kind, each hit with a plain relevance word."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
-from memory_console.embed.hits import SEARCH_MODES, SearchHit, relevance_of
+from memory_console.embed.hits import RELEVANCE_WORDS, SEARCH_MODES, SearchHit, relevance_of
 from memory_console.store import MemoryFilter, Store
 from memory_console.timeutil import now_ts
 
@@ -20,7 +20,9 @@ Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
 KeywordMatch = tuple[int, float, bool]  # (id, bm25, holds every word of the query)
 
-CANDIDATES = 50  # each part contributes at most this many ranked candidates to the fusion
+# Each part contributes at most this many ranked candidates to the fusion: on LoCoMo's
+# development half, 100 found 0.007 more of the evidence in the top 10 than 50, 200 no more.
+CANDIDATES = 100
 
 
 class SearchUnavailable(Exception):
@@ -180,7 +182,7 @@ class SearchEngine:
     ) -> list[SearchHit]:
         """Fuse keyword matches and (id, cosine) neighbours, weighted by the query's kind, and
         read the k best memories. Semantic mode passes no keyword matches."""
-        from memory_console.embed.fusion import SEMANTIC_WEIGHT, query_kind, score_fusion
+        from memory_console.embed.fusion import hybrid_fusion
         from memory_console.policies.exponential import effective_score
 
         bm25 = {ident: score for ident, score, _ in keyword}
@@ -188,36 +190,41 @@ class SearchEngine:
         cosine = {**cosines, **dict(semantic)}
         keyword_rank = {ident: rank for rank, (ident, _, _) in enumerate(keyword, start=1)}
         semantic_rank = {ident: rank for rank, (ident, _) in enumerate(semantic, start=1)}
-        weight = SEMANTIC_WEIGHT[query_kind(query)] if keyword else 1.0
-        fused = score_fusion(semantic, list(bm25.items()), weight, cosines)[:k]
+        if keyword:
+            fused = [
+                (hit.id, hit.score)
+                for hit in hybrid_fusion(query, list(keyword_rank), list(semantic_rank))
+            ][:k]
+        else:
+            fused = [(ident, similarity) for ident, similarity in semantic[:k]]
         records = self.store.get_many([ident for ident, _ in fused])
         hits = []
+        ceiling = "strong"  # a hit never reads stronger than one ranked above it
         for ident, score in fused:
             record = records.get(ident)
             if record is None:
                 continue
             similarity = cosine.get(ident)
-            effective = float(
-                effective_score([record.importance], [record.created_at], now)[0]
-                * max(0.0, similarity or 0.0)
-            )
+            evidence = relevance_of(similarity, ident in holds_all, ident in bm25)
+            ceiling = max(ceiling, evidence, key=RELEVANCE_WORDS.index)
             matched = tuple(
                 part
                 for part, ranks in (("keyword", keyword_rank), ("semantic", semantic_rank))
                 if ident in ranks
             )
+            strength = effective_score([record.importance], [record.created_at], now)[0]
             hits.append(
                 SearchHit(
                     record,
-                    score=score if keyword else (similarity or 0.0),
+                    score=score,
                     matched=matched,
                     keyword_rank=keyword_rank.get(ident),
                     semantic_rank=semantic_rank.get(ident),
                     bm25=bm25.get(ident),
                     cosine=similarity,
-                    fused=score,
-                    effective=effective,
-                    relevance=relevance_of(similarity, ident in holds_all, ident in bm25),
+                    fused=score if keyword else None,
+                    effective=float(strength),
+                    relevance=ceiling,
                     all_words=ident in holds_all,
                 )
             )

@@ -141,16 +141,20 @@ def cpu() -> str:
 
 
 def fusion_parameters() -> str:
-    from memory_console.embed.fusion import SEMANTIC_WEIGHT
+    from memory_console.embed.fusion import PART_WEIGHTS, RRF_K
     from memory_console.embed.hits import STRONG_COSINE, WEAK_COSINE
     from memory_console.embed.search import CANDIDATES
 
-    weights = ", ".join(f"{kind} {weight}" for kind, weight in SEMANTIC_WEIGHT.items())
+    weights = "; ".join(
+        f"{kind}: " + ", ".join(f"{part} {weight}" for part, weight in parts.items())
+        for kind, parts in PART_WEIGHTS.items()
+    )
     return (
-        f"fusion: score fusion, semantic weight per query kind ({weights}; keyword gets the "
-        f"rest), cosine min-max scaled over the top {CANDIDATES}, bm25 relative to the best\n"
+        f"fusion: reciprocal rank, k {RRF_K}, the top {CANDIDATES} of each part, weights per "
+        f"query kind ({weights})\n"
         f"relevance: strong at cosine >= {STRONG_COSINE} or every query word held, "
-        f"weak at cosine >= {WEAK_COSINE} or some query word held, else unrelated"
+        f"weak at cosine >= {WEAK_COSINE} or some query word held, else unrelated; never "
+        "stronger than a hit ranked above"
     )
 
 
