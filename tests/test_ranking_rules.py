@@ -115,3 +115,41 @@ def test_a_relevance_word_never_reads_stronger_than_one_ranked_above_it(
         for word in RELEVANCE_WORDS:
             scores = [hit.score for hit in hits if mode != "keyword" or hit.relevance == word]
             assert scores == sorted(scores, reverse=True), mode
+
+
+async def test_the_console_shows_words_and_numbers_in_the_order_of_its_list(store: Store) -> None:
+    from memory_console.settings import Settings
+    from memory_console.tui.app import make_app
+    from memory_console.tui.screens.main import MainScreen
+    from tests.helpers import settle, where
+
+    store.add_many(
+        [
+            {"content": text, "owner": "o"}
+            for text in (
+                "Drinks green tea every morning",
+                "Keeps a jar of loose-leaf tea at the office",
+                "Cycles to work along Elm Street",
+                "Her cat is called Miso",
+                "Takes the tram when it rains",
+                "Prefers coffee after lunch",
+            )
+        ],
+        now=NOW,
+    )
+    engine = SearchEngine(store)
+    engine.prepare_semantic()
+    app = make_app(Settings(db=where(store)), store, now=NOW, search=engine, semantic=False)
+    app.typing.window = 0.0
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"what does she drink in the morning", "enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MainScreen) and screen.table.search_mode
+        hits = [screen.table.hits[record.id] for record in screen.table.records]
+        assert len(hits) == 6 and all(hit.fused is not None for hit in hits)  # hybrid search
+        words = [RELEVANCE_WORDS.index(hit.relevance) for hit in hits]
+        assert words == sorted(words)
+        assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+        assert hits[0].record.content.startswith("Drinks green tea")
