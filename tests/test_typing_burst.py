@@ -93,3 +93,28 @@ async def test_a_key_pressed_on_its_own_still_acts(demo_store: Store) -> None:
         assert demo_store.require(record.id).is_protected
         following = app.screen.current_record()
         assert following is not None and not demo_store.require(following.id).is_protected
+
+
+@pytest.mark.parametrize("letter", ["a", "k", "p"])
+async def test_an_escape_that_arrives_with_a_letter_still_goes_back(
+    demo_store: Store, letter: str
+) -> None:
+    # A terminal sends an Escape and a letter typed right after it as one "alt+letter" key.
+    from memory_console.tui.screens.story import StoryScreen
+
+    app = console(demo_store)
+    app.typing.window = WINDOW
+    seen = notes(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_story(pilot)
+        await settle(pilot)
+        assert isinstance(app.screen, StoryScreen)
+        before = state(demo_store)
+        await pilot.press(f"alt+{letter}")
+        await pilot.pause(WINDOW * 2)
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)  # the Escape acted
+        assert state(demo_store) == before  # the letter came with it: typing, not a command
+        if letter in ("a", "p"):
+            assert any("typing is not a command" in note for note in seen), seen

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.content import Content
@@ -112,6 +114,24 @@ class MemoryConsoleApp(App[None]):
         self.theme_changed_signal.subscribe(self, self.remember_theme)
         self.seen_version = self.context.store.data_version()
         self.set_interval(self.watch_interval, self.watch_store, name="watch-store")
+
+    def on_key(self, event: events.Key) -> None:
+        """An Escape followed at once by a letter reaches us as one "alt+letter" key (a
+        terminal sends both bytes together and Textual reads them as Meta): no binding of ours
+        uses Alt, so it is the Escape, then the letter, typed together. The Escape acts; the
+        letter counts as typing (a key that changes memories is not done, tui/typing.py)."""
+        name = event.key
+        if not name.startswith("alt+") or len(name) != len("alt+x") or not name[-1].isprintable():
+            return
+        event.stop()
+        event.prevent_default()
+        self.post_message(events.Key("escape", "\x1b"))
+        letter = name[-1]
+        self.call_after_refresh(self.typed_after_escape, letter)
+
+    def typed_after_escape(self, letter: str) -> None:
+        self.typing.last_typed = time.monotonic()  # came with the Escape: within a burst
+        self.post_message(events.Key(letter, letter))
 
     def remember_theme(self, theme: Theme) -> None:
         """The operator chose a theme: keep it for the next run (config.toml's `theme`)."""

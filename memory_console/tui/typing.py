@@ -5,7 +5,9 @@ when it is pressed on its own: it waits a short window (WINDOW, 0.3 s) and acts 
 other key follows within it (a letter, or a move that would change the memories it acts on),
 and a key that comes within the window after another letter is ignored. So a word typed
 where no text field has the focus (an Escape that did not close the search, then "kafka")
-changes nothing, and says so once.
+changes nothing, and says so once. An Escape and the letter typed right after it reach the
+app as one "alt+letter" key; the app reads it as the Escape, then the letter within a burst
+(MemoryConsoleApp.on_key).
 """
 
 from __future__ import annotations
