@@ -15,8 +15,9 @@ from tests.helpers import console, db_rows, notes, settle
 
 SIZE = (120, 36)
 # Words that hold every single-key action that changes memories: a(rchive), p(rotect),
-# P (unprotect), r(estore), f(orget), X (purge), e(dit), u(ndo).
-WORDS = ("kafka", "paper", "refuse", "fuzzy", "reXPort", "queue")
+# P (unprotect), r(estore), f(orget), X (purge), e(dit), u(ndo); each key both first in a
+# word and after another letter.
+WORDS = ("kafka", "reXPort", "pupa", "upfe")
 MEMORY_STATE = "SELECT id, status, is_protected, title, content, topic, memory_type FROM memory"
 
 
