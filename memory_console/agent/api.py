@@ -394,8 +394,9 @@ class MemoryAPI:
         now: float | None = None,
     ) -> list[Recalled]:
         """The owner's k active memories for a query: hybrid search (keyword search when the
-        embedder cannot load), the best 3k re-ranked by the exponential effective score
-        (importance x time decay x similarity); where several state one slot ("location"),
+        embedder cannot load), the best 3k re-ranked by relevance x (0.9 + 0.1 x strength),
+        strength being importance x time decay (relevance first: see recall.effective_of);
+        where several state one slot ("location"),
         the newest takes the best place among them. Each returned memory is reinforced (its
         type's boost) and its access logged with the query and its score breakdown.
 

@@ -24,7 +24,7 @@ CANDIDATE_FACTOR = 3  # recall re-ranks this many times k of the best search hit
 # importance x time decay (0..1): a memory's strength moves its score by at most this share, so
 # it reorders hits of similar relevance and never lifts a weak match over a clearly better one.
 # On LoCoMo's development half (benchmarks/search_locomo.py) recall@10 fell from hybrid's as
-# the share grew: see docs/ARCHITECTURE.md, "The agent API".
+# the share grew: see docs/ARCHITECTURE.md, "Recall keeps relevance first".
 STRENGTH_SHARE = 0.1
 
 
