@@ -50,6 +50,7 @@ class Dialogue:
     secrets: tuple[str, ...] = ()  # said in prose: must never reach the store
     slot: bool = False
     multi_fact: bool = False
+    split: str | None = None  # a public set's part: "dev" (tuned on) or "held" (set aside)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Dialogue:
@@ -66,6 +67,7 @@ class Dialogue:
             secrets=tuple(data.get("secrets", ())),
             slot=bool(data.get("slot", False)),
             multi_fact=bool(data.get("multi_fact", False)),
+            split=data.get("split"),
         )
 
 
