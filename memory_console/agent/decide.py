@@ -9,11 +9,12 @@ held while text is analysed or embedded.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memory_console.agent.rules import describe, facts
+from memory_console.agent.rules import describe, facts, relation
 from memory_console.agent.rules import remember as rules
 from memory_console.agent.rules.classify import classify_type
 from memory_console.sensitive import credential_kinds, with_article
@@ -23,6 +24,11 @@ from memory_console.store.vocab import SESSION_TIERS, TIERS
 
 if TYPE_CHECKING:
     from memory_console.embed.semantic import SemanticIndex
+
+NEIGHBOURS = 5  # the nearest memories a statement is judged against for a newer value
+# The cosine (query to stored memory) from which a neighbour is judged at all: low, since the
+# judgement, not the cosine, decides ("I like apples" to "I like bananas" is 0.51).
+NEIGHBOUR_FLOOR = 0.45
 
 
 @dataclass(slots=True)
@@ -141,10 +147,11 @@ def _repeated(
         found = view.store.get(ident)
         if found is None:
             continue  # deleted by another process since this one's index last saw it
-        changed = facts.differences(found.content, content)
-        if changed and not unlike:
-            unlike = [f"not a duplicate of memory {ident} ({'; '.join(changed)})"]
-        if not changed:
+        judged = relation.relate(found.content, content)
+        repeats = repeats_fact(judged)
+        if not repeats and not unlike:
+            unlike = [f"not a duplicate of memory {ident} ({judged.why})"]
+        if repeats:
             how = "same text" if similarity is None else f"cosine {similarity:.3f}"
             plan = Plan(
                 "reinforce",
@@ -158,49 +165,87 @@ def _repeated(
     return None, unlike
 
 
-def _supersede(plan: Plan, replaced: list[tuple[MemoryRecord, str]], foreign: str | None) -> None:
-    """The memories a stored plan replaces: superseded, or, when protected or when the text
-    is someone else's words, left for review (the review pass's pair in its metadata)."""
+def repeats_fact(judged: relation.Relation) -> bool:
+    """Whether a near-duplicate (by cosine) repeats the fact: the same one, or different only
+    by a guess too weak to keep them apart (nothing concrete differs)."""
+    return judged.kind == relation.SAME or (
+        judged.kind == relation.DIFFERENT and not judged.confident
+    )
+
+
+def _supersede(
+    plan: Plan, replaced: list[tuple[MemoryRecord, relation.Relation]], foreign: str | None
+) -> None:
+    """The memories a stored plan replaces: superseded when the judgement is confident, else
+    (or when protected, or when the text is someone else's words) left for review, the review
+    pass's pair in its metadata."""
     assert plan.row is not None
-    for old, why in replaced:
-        if old.is_protected or foreign is not None:
+    for old, judged in replaced:
+        if old.is_protected or foreign is not None or not judged.confident:
             plan.review.append(old.id)
-            held = "is protected" if foreign is None else f"is not superseded by {foreign}"
-            plan.reason += f"; memory {old.id} {held}: left for review ({why})"
+            if old.is_protected:
+                held = "is protected"
+            elif foreign is not None:
+                held = f"is not superseded by {foreign}"
+            else:
+                held = "may be an older value"
+            plan.reason += f"; memory {old.id} {held}: left for review ({judged.why})"
         else:
             plan.supersede.append(old.id)
-            plan.reason += f"; supersedes #{old.id} ({why})"
+            plan.reason += f"; supersedes #{old.id} ({judged.why})"
     if plan.review:
         plan.row["metadata"]["pending_supersede"] = plan.review  # the review pass's pair
 
 
 def replaced_by(
     view: StoreView, scope: MemoryFilter, content: str, vector: Any
-) -> list[tuple[MemoryRecord, str]]:
+) -> list[tuple[MemoryRecord, relation.Relation]]:
     """The active memories of `scope` whose fact this text restates with a new value, and
-    how ("location Lyon -> Porto"): every one whose slot is this text's slot with another
-    value; without a slot, when change words say so ("switched to"), the nearest memory
-    at or above update_threshold whose numbers, dates or names differ."""
+    the judgement ("location Lyon -> Porto"): every one whose slot is this text's slot with
+    another value; without a slot, each of the nearest at or above update_threshold that
+    the relation judgement (agent/rules/relation.py) takes for an older value."""
     stated = facts.slot_of(content)
     if stated is not None:
         return _same_slot(view, scope, stated, vector)
-    said = facts.change_words(content)
+    said = relation.without_opening(content)
+    if said != content and vector is not None:
+        # "Actually, sorry, I meant I like apples": the fact is looked for without the words
+        # that open the correction, which only pull it away from the value it corrects.
+        vector = query_vector(view, describe.make_title(said), said, [])
+    found = []
+    for place, record in enumerate(_neighbours(view, scope, content, vector)):
+        if facts.slot_of(record.content) is not None:
+            continue  # a slot's value changes only by a statement of that slot
+        judged = relation.relate(record.content, content)
+        if judged.kind != relation.NEWER:
+            continue
+        if judged.nearest_only and place > 0:
+            judged = dataclasses.replace(judged, confident=False)
+        found.append((record, judged))
+    return found
+
+
+def _neighbours(
+    view: StoreView, scope: MemoryFilter, content: str, vector: Any
+) -> list[MemoryRecord]:
+    """The active memories of `scope` a text may state anew: the nearest by meaning at or
+    above NEIGHBOUR_FLOOR (by keywords when semantic search is off), nearest first."""
     semantic = view.semantic()
-    if said is None or semantic is None or vector is None:
-        return []
-    nearest = semantic.nearest_to(vector, scope, 1)
-    if not nearest or nearest[0][1] < view.update_threshold:
-        return []
-    record = view.store.require(nearest[0][0])
-    changed = facts.differences(record.content, content)
-    if not changed or facts.slot_of(record.content) is not None:
-        return []
-    return [(record, f"{said}: {'; '.join(changed)}")]
+    if semantic is None or vector is None:
+        hits = view.store.keyword_search(content, scope, limit=NEIGHBOURS)
+        return [record for record, _ in hits if record.status == "active"]
+    near = [
+        ident
+        for ident, cosine in semantic.nearest_to(vector, scope, NEIGHBOURS)
+        if cosine >= NEIGHBOUR_FLOOR
+    ]
+    records = view.store.get_many(near)
+    return [records[i] for i in near if i in records and records[i].status == "active"]
 
 
 def _same_slot(
     view: StoreView, scope: MemoryFilter, stated: facts.SlotValue, vector: Any
-) -> list[tuple[MemoryRecord, str]]:
+) -> list[tuple[MemoryRecord, relation.Relation]]:
     """The active memories of `scope` that state the slot with another value: looked for by
     the slot's cue words and value, and among the ten nearest by meaning."""
     seen: dict[int, MemoryRecord] = {}
@@ -217,7 +262,8 @@ def _same_slot(
         if old is None or old.slot != stated.slot or record.status != "active":
             continue
         if not facts.same_value(old.value, stated.value):
-            found.append((record, f"{stated.slot} {old.value} -> {stated.value}"))
+            why = f"{stated.slot} {old.value} -> {stated.value}"
+            found.append((record, relation.Relation(relation.NEWER, True, why)))
     return found
 
 
@@ -304,7 +350,7 @@ def _repeats(earlier: Plan, later: Plan) -> bool:
 
     norms = float(np.linalg.norm(earlier.vector) * np.linalg.norm(later.vector))
     cosine = float(np.dot(earlier.vector, later.vector)) / max(norms, 1e-12)
-    return cosine >= DUPLICATE_COSINE and not facts.differences(earlier_text, later_text)
+    return cosine >= DUPLICATE_COSINE and repeats_fact(relation.relate(earlier_text, later_text))
 
 
 def bank_scope(

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_console.api import MemoryAPI
+from memory_console.api import MemoryAPI, RememberResult
 from memory_console.embed.embedder import Embedder
 
 DIALOGUES = Path(__file__).resolve().parent.parent / "data" / "dialogues"
@@ -47,6 +47,8 @@ class Dialogue:
     expect: str  # a substring the first hit must hold, or "none"
     reject: str | None = None  # a substring the first hit must not hold (the other subject)
     absent: tuple[str, ...] = ()  # substrings no recalled memory may hold (forgotten)
+    kept: tuple[str, ...] = ()  # substrings an active memory must still hold (not forgotten)
+    chatter: tuple[int, ...] = ()  # turns (0-based) that state no fact: nothing stored
     secrets: tuple[str, ...] = ()  # said in prose: must never reach the store
     slot: bool = False
     multi_fact: bool = False
@@ -64,6 +66,8 @@ class Dialogue:
             expect=data["expect"],
             reject=data.get("reject"),
             absent=tuple(data.get("absent", ())),
+            kept=tuple(data.get("kept", ())),
+            chatter=tuple(data.get("chatter", ())),
             secrets=tuple(data.get("secrets", ())),
             slot=bool(data.get("slot", False)),
             multi_fact=bool(data.get("multi_fact", False)),
@@ -81,6 +85,7 @@ class Outcome:
     why: str
     leaked: dict[str, dict[str, int]] = field(default_factory=dict)
     reviewed: bool | None = None  # right after the supersede pass, every pair accepted
+    chatter_stored: tuple[int, ...] = ()  # chatter turns that stored a memory all the same
 
 
 def load(path: Path = LABELLED) -> list[Dialogue]:
@@ -92,9 +97,17 @@ def holds(text: str, part: str) -> bool:
     return part.casefold() in text.casefold()
 
 
-def judge(dialogue: Dialogue, hits: Sequence[tuple[str, float | None]]) -> tuple[bool, str]:
-    """Whether recall's hits answer the dialogue as labelled, and why not."""
+def judge(
+    dialogue: Dialogue,
+    hits: Sequence[tuple[str, float | None]],
+    active: Sequence[str] | None = None,
+) -> tuple[bool, str]:
+    """Whether recall's hits answer the dialogue as labelled, and why not. `active`: the
+    contents of the owner's active memories after the replay (for `kept`)."""
     first = hits[0][0] if hits else None
+    for keep in dialogue.kept if active is not None else ():
+        if not any(holds(text, keep) for text in active or ()):
+            return False, f"archived {keep!r}, which the request was not about"
     for text, _ in hits:
         for gone in dialogue.absent:
             if holds(text, gone):
@@ -119,12 +132,16 @@ def replay(dialogue: Dialogue, folder: Path, embedder: Embedder) -> Outcome:
 
     path = folder / f"{dialogue.id}.db"
     with MemoryAPI(path, owner=OWNER, embedder=embedder) as api:
+        chatter_stored = []
         for number, turn in enumerate(dialogue.turns):
-            api.remember(turn, now=START + number * TURN_GAP)
+            result = api.remember(turn, now=START + number * TURN_GAP)
+            if number in dialogue.chatter and stored_any(result):
+                chatter_stored.append(number)
         moment = START + len(dialogue.turns) * TURN_GAP
         recalled = api.recall(dialogue.query, k=K, now=moment)
         hits = [(r.content, r.scores.get("cosine")) for r in recalled]
-        right, why = judge(dialogue, hits)
+        active = [r.content for r in api.list_memories()]
+        right, why = judge(dialogue, hits, active)
         reviewed = None
         if dialogue.kind == "change":
             # What the operator gets by accepting every pair the supersede pass proposes.
@@ -136,7 +153,16 @@ def replay(dialogue: Dialogue, folder: Path, embedder: Embedder) -> Outcome:
             again = api.recall(dialogue.query, k=K, now=moment + 1)
             reviewed = judge(dialogue, [(r.content, r.scores.get("cosine")) for r in again])[0]
     assert not held.holds(path)
-    return Outcome(dialogue, hits, right, why, leaks(dialogue, folder), reviewed)
+    outcome = Outcome(dialogue, hits, right, why, leaks(dialogue, folder), reviewed)
+    outcome.chatter_stored = tuple(chatter_stored)
+    return outcome
+
+
+def stored_any(result: RememberResult) -> bool:
+    """Whether a remember call stored a new memory (itself or one of its statements)."""
+    if result.action == "stored":
+        return True
+    return any(stored_any(part) for part in result.parts)
 
 
 def leaks(dialogue: Dialogue, folder: Path) -> dict[str, dict[str, int]]:

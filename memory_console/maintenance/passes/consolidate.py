@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from memory_console.agent.rules.facts import differences
+from memory_console.agent.rules.relation import relate
 from memory_console.embed.embedder import content_hash, embedding_text
 from memory_console.maintenance.changes import ChangeSet, NewMemory, PassResult
 from memory_console.maintenance.frame import Frame
@@ -154,7 +155,12 @@ def plain(text: str) -> str:
 
 
 def vetoed(one: str, other: str) -> bool:
-    """Whether two similar texts state different facts or episodes, whatever their cosine."""
+    """Whether two similar texts state different facts or episodes, whatever their cosine:
+    the relation judgement (agent/rules/relation.py) takes them apart in either order ("X over
+    Y" / "Y over X", "A reports to B" / "B reports to A"), or they differ in a number, date,
+    negation or a short edit."""
+    if relate(one, other).blocks_merge or relate(other, one).blocks_merge:
+        return True
     one, other = plain(one), plain(other)
     return (
         markers(one) != markers(other)

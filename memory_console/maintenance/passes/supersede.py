@@ -19,6 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from memory_console.agent.rules.facts import differences, same_value, slot_of
+from memory_console.agent.rules.relation import NEWER, SAME, relate
 from memory_console.maintenance.changes import ChangeSet, PassResult
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
@@ -98,8 +99,11 @@ def find_pairs(frame: Frame, members: Sequence[MemoryRecord], p: SupersedeParams
             cosine = similar.get(key)
             if cosine is None or cosine < p.min_cosine:
                 continue
+            judged = relate(old.content, new.content)
             found = tuple(differences(old.content, new.content))
-            if found:
+            if judged.kind == NEWER and not found:
+                found = (judged.why,)
+            if found and judged.kind != SAME:
                 found_for.setdefault(old.id, []).append(Pair(old, new, "cosine", cosine, found))
     # A memory is superseded by its newest version that stays. Newest first, so each memory's
     # versions are settled before it: one whose versions are all superseded stays (a second run

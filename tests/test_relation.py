@@ -1,0 +1,100 @@
+"""The relation judgement's rules (agent/rules/relation.py): the same fact, a newer value, or
+different facts, word order included."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_console.agent.rules.relation import (
+    DIFFERENT,
+    NEWER,
+    SAME,
+    relate,
+    same_fact,
+    without_opening,
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Joana is Sam's sister.", "Sam's sister is Joana."),
+        ("Ana and Ben co-host a podcast.", "Ben and Ana co-host a podcast."),
+        ("I work at Google.", "I'm working at Google."),
+        ("I really love tea.", "I like tea."),
+        ("The user lives in Porto.", "I live in Porto."),
+    ],
+)
+def test_a_rewording_or_a_turn_around_a_word_that_reads_both_ways_is_the_same_fact(
+    old: str, new: str
+) -> None:
+    assert relate(old, new).kind == SAME
+    assert same_fact(old, new) and same_fact(new, old)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Ana reports to Ben.", "Ben reports to Ana."),
+        ("Prefers pytest over unittest.", "Prefers unittest over pytest."),
+        ("Joana is Sam's sister.", "Sam is Joana's sister."),
+        ("I like tea more than coffee.", "I like coffee more than tea."),
+    ],
+)
+def test_the_same_words_with_roles_swapped_are_a_newer_value_never_the_same_fact(
+    old: str, new: str
+) -> None:
+    judged = relate(old, new)
+    assert (judged.kind, judged.confident) == (NEWER, True)
+    assert judged.blocks_merge and not same_fact(old, new)
+
+
+def test_one_value_changed_in_a_long_frame_is_a_newer_value() -> None:
+    judged = relate(
+        "Paulo Smithe is a professor at the University of Lisbon.",
+        "Paulo Smithe is a professor at the University of Barcelona.",
+    )
+    assert (judged.kind, judged.confident, judged.nearest_only) == (NEWER, True, False)
+    assert judged.why == "name Lisbon vs Barcelona"
+    judged = relate(
+        "Courtney hikes in the mountains in summer.", "Courtney hikes in the mountains in winter."
+    )
+    assert (judged.kind, judged.why) == (NEWER, "summer -> winter")
+
+
+def test_in_a_short_frame_only_words_of_change_make_a_newer_value() -> None:
+    assert relate("I like bananas.", "I like apples.").kind == DIFFERENT  # both may hold
+    judged = relate("I like bananas.", "Actually, sorry, I meant I like apples.")
+    assert (judged.kind, judged.confident, judged.nearest_only) == (NEWER, True, True)
+
+
+def test_a_negation_added_is_a_newer_value() -> None:
+    assert relate("I live in Porto.", "I no longer live in Porto.").kind == NEWER
+
+
+def test_another_subject_is_another_fact_unless_the_frame_names_something_particular() -> None:
+    pianist = "{} is an accomplished pianist who has performed in several competitions."
+    judged = relate(pianist.format("Jonan Butley"), pianist.format("Jessa Lann"))
+    assert (judged.kind, judged.confident) == (DIFFERENT, True)
+    assert relate("I like hiking.", "Sam likes hiking.").kind == DIFFERENT
+    website = "{} developed a website to showcase Megan Lamberly's research findings."
+    assert relate(website.format("Micah Kahnell"), website.format("Jeffren Willard")).kind == NEWER
+
+
+def test_a_number_or_date_only_one_holds_is_never_the_same_fact() -> None:
+    judged = relate("My phone number is 555-0141.", "My phone number is 555-0187.")
+    assert judged.kind == NEWER and "555-0141 vs 555-0187" in judged.why
+    assert not same_fact("Dentist on March 3.", "Dentist on March 4.")
+
+
+def test_the_newer_saying_part_of_the_older_repeats_it_without_certainty() -> None:
+    judged = relate("I like hiking and swimming.", "I like hiking.")
+    assert (judged.kind, judged.confident) == (SAME, False)
+    assert not judged.blocks_merge
+    assert relate("Loves cheese pizza.", "Loves cheese and chicken pizza.").kind == NEWER
+
+
+def test_the_words_that_open_a_correction_are_set_aside() -> None:
+    assert without_opening("Actually, sorry, I meant I like apples.") == "I like apples."
+    assert without_opening("Correction: the meeting moved to 3pm.") == "The meeting moved to 3pm."
+    assert without_opening("I like apples.") == "I like apples."
