@@ -51,6 +51,7 @@ from memory_console.agent.results import (
 )
 from memory_console.agent.rules import remember as rules
 from memory_console.agent.rules import requests
+from memory_console.agent.rules.chatter import is_chatter
 from memory_console.agent.rules.remember import ActionsError
 from memory_console.agent.rules.speech import foreign_words
 from memory_console.agent.rules.statements import split_statements
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 
 ACTOR = "api"
 SESSION_ENDED = "session ended"  # the reason end_session archives with
+SMALL_TALK = "small talk: no fact about the user to remember"
 
 
 class MemoryAPI:
@@ -258,7 +260,10 @@ class MemoryAPI:
             else (rules.DIRECTIVE_CONFIDENCE if directive else rules.INFERRED_CONFIDENCE),
             source=source or ("user_directive" if directive else "session_review"),
         )
-        return declining(self._remember_said(text, said, extra, deciding, moment), declined)
+        return declining(
+            self._remember_said(text, said, extra, deciding, moment, inferred=not asked),
+            declined,
+        )
 
     def _remember_said(
         self,
@@ -267,18 +272,25 @@ class MemoryAPI:
         extra: dict[str, Any],
         deciding: Callable[..., Plan],
         moment: float,
+        *,
+        inferred: bool,
     ) -> RememberResult:
         """What the user said, screened already, stored: one memory per statement, every
-        statement decided before the writes, which go in one transaction."""
+        statement decided before the writes, which go in one transaction. From an inferred
+        message (no directive, not asked for), small talk is left out (rules/chatter.py)."""
         self._check()
         statements = split_statements(said)
+        if inferred:
+            statements = [part for part in statements if not is_chatter(part)]
+            if not statements:
+                return RememberResult("skipped", None, SMALL_TALK)
         left_out = max(0, len(statements) - MAX_STATEMENTS)
         statements = statements[:MAX_STATEMENTS]
         foreign = foreign_words(text)
         deciding = partial(deciding, foreign=foreign)
         if len(statements) < 2:
             extra["original_message"] = text[:ORIGINAL_LIMIT]
-            plan = deciding(said.strip(), metadata=extra)
+            plan = deciding(statements[0], metadata=extra)
             self._check()
             (done,) = act.write(self.store, [plan], moment, [text])
             return done

@@ -18,6 +18,7 @@ from memory_console.agent.rules.requests import (
     content_words,
     forget_subject,
     holds_every_word,
+    is_broad,
     phrase_reported,
     strong_match,
 )
@@ -115,6 +116,8 @@ def forget_phrase(
     subject = forget_subject(phrase)
     if subject is None:
         return ForgetResult(reason="the phrase names nothing to forget; nothing archived")
+    if is_broad(phrase):
+        return _forget_everything(store, phrase, subject, owner, semantic, now=now)
     if semantic is not None:
         scope = active_scope(owner)
         vector = semantic.embedder.embed_query(subject)
@@ -145,6 +148,64 @@ def forget_phrase(
             reason=f"{rule}; {found}: nothing archived",
         )
     return _archive(store, holding[0], phrase, rule, [], now)
+
+
+BROAD_LIMIT = 500  # "everything about X" archives at most this many memories in one call
+
+
+def _forget_everything(
+    store: Store,
+    phrase: str,
+    subject: str,
+    owner: str,
+    semantic: SemanticIndex | None,
+    *,
+    now: float,
+) -> ForgetResult:
+    """ "Forget everything about Alex": archive every active memory of the owner that names
+    the subject (holds each of its content words, give or take an ending), and list, not
+    archive, the nearest by meaning that do not: what clearly belongs to it goes, what may
+    belong to it is shown."""
+    words = content_words(subject)
+    if not words:
+        return ForgetResult(reason="the phrase names nothing to forget; nothing archived")
+    scope = active_scope(owner)
+    holding = [
+        record
+        for record, _ in store.keyword_search(" ".join(words), scope, limit=BROAD_LIMIT)
+        if record.status == "active" and holds_every_word(words, f"{record.title} {record.content}")
+    ]
+    holding.sort(key=lambda r: r.id)
+    kept = [r for r in holding if r.is_protected]
+    taken = [r for r in holding if not r.is_protected]
+    near: list[tuple[MemoryRecord, float | None]] = []
+    if semantic is not None:
+        vector = semantic.embedder.embed_query(subject)
+        nearest = semantic.nearest_to(vector, scope, CANDIDATES + len(holding))
+        named = {r.id for r in holding}
+        records = store.get_many([i for i, _ in nearest if i not in named])
+        scored: list[tuple[MemoryRecord, float | None]] = [
+            (records[i], round(c, 4)) for i, c in nearest if i in records
+        ]
+        near = scored[:CANDIDATES]
+    named_words = ", ".join(words)
+    if not taken:
+        held = f"; {len(kept)} protected, not archived" if kept else ""
+        return ForgetResult(
+            protected=kept,
+            candidates=near,
+            reason=f"no unprotected memory names {named_words}{held}; nothing archived",
+        )
+    reason = " ".join(phrase.split())[:REASON_LENGTH]
+    store.forget([r.id for r in taken], reason, now=now)
+    done = [store.require(r.id) for r in taken]
+    held = f"; {len(kept)} protected, not archived" if kept else ""
+    return ForgetResult(
+        done,
+        protected=kept,
+        candidates=near,
+        reason=f"archived {len(done)} memories naming {named_words}{held}",
+    )
 
 
 def _weak(nearest: list[tuple[int, float]], threshold: float) -> str:

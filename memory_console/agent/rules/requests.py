@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory_console.agent.rules import facts
 from memory_console.agent.rules.describe import words_of
 from memory_console.agent.rules.speech import quoted_at, someone_elses
 
@@ -32,13 +33,24 @@ LIST = "list"
 _LEAD = (
     r"(?:^|(?<=[.!?;:\n]))[>\"“”‘’«»„'\s]*"
     r"(?:(?:oh|ok|okay|hey|so|and|also|now|actually),?\s+){0,2}"
+    # A reason may come first: "For privacy reasons, please ...", "To be safe, ...".
+    r"(?:(?:for\s+(?:\w+\s+){0,2}reasons?|to\s+be\s+(?:safe|sure)|on\s+second\s+thought|"
+    r"just\s+in\s+case|because\s+[^,.!?;:\n]{1,60}),?\s+)?"
+    r"(?:(?:completely|fully|entirely|permanently|just)\s+)?"
     r"(?:(?:please|pls|kindly)\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?"
     r"|i\s+(?:want|need|would\s+like|'d\s+like|’d\s+like)\s+you\s+to\s+)?"
 )
+_STORED = r"(?:memories|memory|data|information|info|records?)"
 _EVERYTHING = (
     r"(?:everything|all)(?:\s+(?:you\s+(?:know|have|remember|stored)|about\s+me|of\s+me|"
     r"(?:of\s+)?(?:my|the)\s+(?:memories|data))){0,2}"
     r"|(?:all\s+)?(?:of\s+)?my\s+(?:memories|data|stored\s+(?:memories|data))|me"
+    # "all existing memories of me", "any stored data about me"
+    r"|(?:all|any|every)\s+(?:(?:existing|stored|saved|previous|past|of\s+the|the|your)\s+)*"
+    + _STORED
+    + r"\s+(?:of|about|on)\s+me"
+    # "the DB", "your memory", "the database"
+    r"|(?:the|your|my)\s+(?:db|database|memory|memories|memory\s+store)"
 )
 CLEAR_REQUEST = re.compile(
     _LEAD
@@ -152,7 +164,7 @@ def _request(message: str) -> Request | None:
     rest = forget.group("rest")
     if forget.group("verb").lower() != FORGET and not _PERSONAL_OBJECT.search(rest):
         return None
-    subject = forget_subject(rest)
+    subject = forget_subject(text)
     if subject is None:
         return None
     reported = _reported(message, text, forget.start())
@@ -180,11 +192,45 @@ def forget_subject(phrase: str) -> str | None:
     request = FORGET_REQUEST.search(text)
     if request is not None:
         text = request.group("rest")
+    pointing = _POINTING.search(text) is not None
     text = _SUBJECT_CLOSING.sub("", _SUBJECT_OPENING.sub("", text)).strip(" ,;:-")
     first = re.split(r"[\s,;:.!?]+", text.lower(), maxsplit=1)[0]
+    if text and (pointing or first in _NOTHING) and request is not None:
+        # "I don't want to talk about Alex anymore. Please forget everything about that
+        # relationship": what "that" points to is named in the sentence before.
+        return _named_before(" ".join(str(phrase).split())[: request.start()])
     if not text or first in _NOTHING or not words_of(text):
         return None
     return text
+
+
+# "... about that relationship": a subject that points back to what was said before.
+_POINTING = re.compile(
+    r"\b(?:about|of|regarding)\s+(?:that|this|those|these)(?:\s+[\w'-]+){0,2}\s*[.!?]*$",
+    re.IGNORECASE,
+)
+
+
+def _named_before(said: str) -> str | None:
+    """The names in the words before a request ("Alex"), which a "that ..." subject points
+    to; None when they name no one and nothing."""
+    names = facts.entities(said)
+    return " ".join(dict.fromkeys(names)) if names else None
+
+
+BROAD = re.compile(
+    r"\b(?:everything|anything|all|every\s+(?:memory|mention)|any\s+(?:memory|mention))\b"
+    r"[^.!?]{0,40}?\b(?:about|of|regarding|related\s+to|to\s+do\s+with)\s+\S",
+    re.IGNORECASE,
+)
+
+
+def is_broad(phrase: str) -> bool:
+    """Whether a forget phrase asks for everything about its subject ("forget everything
+    about Alex"), not for the one memory it means."""
+    text = " ".join(str(phrase).split())
+    request = FORGET_REQUEST.search(text)
+    return BROAD.search(request.group("rest") if request else text) is not None
 
 
 # -- matching a subject to memories -----------------------------------------------------------

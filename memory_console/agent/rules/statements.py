@@ -3,7 +3,8 @@
 See docs/ARCHITECTURE.md, "The agent API". Pure functions over text.
 
 The rule: each sentence is a statement, unless it leans on the one before (it opens with he,
-she, it, they, his, her, its, their, this, that, also, but, then ...), is a question, or is a
+she, it, they, his, her, its, their, this, that, also, but, then ...; or it is short, has no
+subject and points back: "Please update it.", "Love it here!"), is a question, or is a
 fragment of fewer than three words; those stay with their neighbour. Inside a sentence, clauses
 joined by "and" (or ";") are statements of their own only when each has its own subject and
 the subjects differ: "My sister lives in Oslo and my brother lives in Rome" is two, "Rex is a
@@ -53,6 +54,10 @@ REFERS_BACK = re.compile(
     r"(?i)^\s*(?:he|she|it|they|him|them|his|her|its|their|this|that|these|those|there|"
     r"also|and|but|or|so|then|too|which|who|both|each|though|although|however|because)\b"
 )
+# A word that stands for something said before, as the object of a subjectless sentence.
+POINTER = re.compile(r"(?i)\b(?:it|that|this|them|those|these|there|here)\b")
+CONTRACTED_START = re.compile(rf"(?i)^\s*(?:{CONTRACTED}|{PRONOUN})\b")
+POINTING_WORDS = 6  # a longer sentence that points back usually names what it means
 JOINER = re.compile(r"\s*(?:,\s*and\b|\band\b|;)\s+")
 
 
@@ -108,8 +113,20 @@ def subject_of(clause: str) -> tuple[str, int] | None:
 
 
 def leans_back(sentence: str) -> bool:
-    """Whether a sentence depends on the one before: it refers back, asks, or is a fragment."""
-    return bool(REFERS_BACK.match(sentence)) or is_fragment(sentence)
+    """Whether a sentence depends on the one before: it refers back, asks, is a fragment, or
+    has no subject of its own and points back ("Please update it.", "Love it here!")."""
+    return bool(REFERS_BACK.match(sentence)) or is_fragment(sentence) or points_back(sentence)
+
+
+def points_back(sentence: str) -> bool:
+    """A short sentence with no subject of its own whose object points back ("Please update
+    it.", "Love it here!", "Loved that one.")."""
+    words = sentence.split()
+    if len(words) > POINTING_WORDS or subject_of(sentence) is not None:
+        return False
+    if CONTRACTED_START.match(sentence):
+        return False
+    return POINTER.search(sentence) is not None
 
 
 def is_fragment(sentence: str) -> bool:
