@@ -116,3 +116,22 @@ def test_forget_everything_about_a_subject_archives_what_names_it_and_only_that(
         nothing = api.remember("Please forget everything about Rome.")
         assert nothing.forgotten is not None and not nothing.forgotten.archived
         assert [m.content for m in api.list_memories()] == ["I like sushi."]
+
+
+def test_on_public_turns_no_fact_is_taken_for_small_talk_and_most_small_talk_is() -> None:
+    """tests/data/public_statements: turns others wrote, labelled fact, chatter or refers."""
+    import json
+
+    set_path = Path(__file__).parent / "data" / "public_statements" / "statements.jsonl"
+    rows = [json.loads(line) for line in set_path.read_text(encoding="utf-8").splitlines()]
+
+    def small_talk(text: str) -> bool:
+        return all(is_chatter(part) for part in split_statements(text))
+
+    facts = [r["text"] for r in rows if r["label"] == "fact"]
+    chatter = [r["text"] for r in rows if r["label"] == "chatter"]
+    assert [text for text in facts if small_talk(text)] == []
+    assert sum(map(small_talk, chatter)) / len(chatter) >= 0.55
+    pointing = [r for r in rows if r["label"] == "refers" and r.get("prev_speaker") != "assistant"]
+    kept = sum(len(split_statements(f"{r['prev']} {r['text']}")) == 1 for r in pointing)
+    assert kept / len(pointing) >= 0.6

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from memory_console.agent.rules import facts
+from memory_console.agent.rules.statements import sentences
 
 # Words of greeting, thanks, leave-taking, assent, praise and filler: a statement made of these
 # (and words that join) states nothing.
@@ -32,6 +33,9 @@ PHATIC = frozenset(
     much so very lot lots again all really indeed too tons million bunch
     buddy friend mate pal doll dear sir madam siri ai bot assistant
     special owe one same back chat chatting talk talking again actually news guess some wake
+    companion try check out give advice suggestion suggestions recommendation recommendations
+    idea ideas useful interesting enjoyable practical sound sounds seem seems agree correct
+    true absolutely definitely exactly certainly totally
     """.split()
 )
 # Words that join or point: they neither make nor unmake small talk.
@@ -40,17 +44,34 @@ _LIGHT = frozenset(
     a an the and or but of to for with in on at by from as that this it it's its is are
     am was were be been being do does did have has had will would can could should shall
     may might must there here just that's you you're youre your yours u ya ur me i i'm
-    we about let's lets
+    we about let's lets them they those these i'll i've i'd
     """.split()
 )
 _FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're our ours us".split())
 _SECOND_PERSON = frozenset("you you're youre your yours yourself u ur ya".split())
+# An imperative or a question word that opens a request to the assistant ("Tell me a joke.",
+# "Suggest dinner options in San Francisco.", "What's the capital of France").
+ASKING = re.compile(
+    r"(?i)^\s*(?:(?:please|so|ok|okay|hey|now),?\s+)?(?:tell|give|share|suggest|recommend|define|"
+    r"explain|show|find|play|list|name|describe|write|translate|search|look\s+up|"
+    r"what|what's|whats|who|who's|where|where's|when|why|how|which|can|could|would|will|"
+    r"do|does|did|is|are)\b"
+)
+WANTS_TO_KNOW = re.compile(
+    r"(?i)^\s*(?:(?:hey|so|ok|okay|um),?\s+)?i\s+(?:need|want|would\s+like|'d\s+like)\s+"
+    r"(?:to\s+(?:know|hear|ask)|you\s+to\s+tell)\b|^\s*i\s+wonder\b"
+)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'’]*", re.IGNORECASE)
 
 
 def is_chatter(statement: str) -> bool:
-    """Whether a statement holds no fact about the user (see the module's rule)."""
-    text = statement.strip()
+    """Whether a statement holds no fact about the user: each of its sentences is small talk
+    (see the module's rule)."""
+    return all(_small_talk(sentence) for sentence in sentences(statement.strip()) or [""])
+
+
+def _small_talk(sentence: str) -> bool:
+    text = sentence.strip()
     if not text:
         return True
     words = [w.replace("’", "'") for w in _WORD.findall(text.casefold())]
@@ -59,11 +80,12 @@ def is_chatter(statement: str) -> bool:
     content = [w for w in words if w not in _LIGHT]
     if all(w in PHATIC for w in content):
         return True
-    if facts.numbers(text) or facts.dates(text) or facts.entities(text):
+    own = any(w in _FIRST_PERSON and w != "me" for w in words)
+    asks = text.endswith("?") or ASKING.match(text) is not None
+    if asks and not own:
+        return True  # asks the assistant something, with nothing of the user's own
+    if WANTS_TO_KNOW.match(text):
+        return True  # "i need to know whether you are a human": a question put as a want
+    if own or facts.numbers(text) or facts.dates(text) or facts.entities(text):
         return False
-    own = any(w in _FIRST_PERSON and w not in ("me",) for w in words)
-    if own:
-        return False
-    if any(w in _SECOND_PERSON for w in words):
-        return True  # said to the assistant, nothing of the user's own
-    return text.endswith("?")  # a question with nothing of the user's own
+    return any(w in _SECOND_PERSON for w in words)  # said to the assistant, nothing of the user's

@@ -55,9 +55,11 @@ REFERS_BACK = re.compile(
     r"also|and|but|or|so|then|too|which|who|both|each|though|although|however|because)\b"
 )
 # A word that stands for something said before, as the object of a subjectless sentence.
-POINTER = re.compile(r"(?i)\b(?:it|that|this|them|those|these|there|here)\b")
+POINTER = re.compile(r"(?i)(?<!^)\b(?:it|that|this|them|those|these|there|here|him)\b(?!')")
 CONTRACTED_START = re.compile(rf"(?i)^\s*(?:{CONTRACTED}|{PRONOUN})\b")
-POINTING_WORDS = 6  # a longer sentence that points back usually names what it means
+POINTING_WORDS = 10  # a longer sentence that points back usually names what it means
+POINTING_WITH_SUBJECT = 8  # and one with a subject of its own, past this many words
+ENTITY_WORD = re.compile(r"(?<![.!?]\s)\b(?!I\b|I')[A-Z][\w'-]*")  # a name past the first word
 JOINER = re.compile(r"\s*(?:,\s*and\b|\band\b|;)\s+")
 
 
@@ -119,14 +121,15 @@ def leans_back(sentence: str) -> bool:
 
 
 def points_back(sentence: str) -> bool:
-    """A short sentence with no subject of its own whose object points back ("Please update
-    it.", "Love it here!", "Loved that one.")."""
+    """A short sentence that points back and names nothing of its own: with no subject ("Please
+    update it.", "Love it here!"), or with one but an object that stands for what was said
+    before ("I found it very interesting.", "I'll try to watch this TV show.")."""
     words = sentence.split()
-    if len(words) > POINTING_WORDS or subject_of(sentence) is not None:
+    if len(words) > POINTING_WORDS or POINTER.search(sentence) is None:
         return False
-    if CONTRACTED_START.match(sentence):
-        return False
-    return POINTER.search(sentence) is not None
+    if subject_of(sentence) is None and not CONTRACTED_START.match(sentence):
+        return True
+    return len(words) <= POINTING_WITH_SUBJECT and not ENTITY_WORD.search(sentence, 1)
 
 
 def is_fragment(sentence: str) -> bool:
