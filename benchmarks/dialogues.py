@@ -79,6 +79,14 @@ def report(outcomes: list[Outcome], *, mcp: bool, verbose: bool) -> None:
         1 for o in leaks for s in o.dialogue.secrets if any(s in f for f in o.leaked.values())
     )
     print(f"  {'secrets stored':<22} {stored:>3}/{secrets:<3}")
+    chatter = sum(len(o.dialogue.chatter) for o in outcomes)
+    if chatter:
+        kept = sum(len(o.chatter_stored) for o in outcomes)
+        print(f"  {'small talk stored':<22} {kept:>3}/{chatter:<3}")
+    nothing = [o for o in outcomes if o.dialogue.kind == "forget" and not o.dialogue.absent]
+    if nothing:
+        right = sum(o.right for o in nothing)
+        print(f"  {'forget, nothing said':<22} {right:>3}/{len(nothing):<3} (nothing archived)")
     if verbose:
         for outcome in outcomes:
             if not outcome.right or outcome.leaked:

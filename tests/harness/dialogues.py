@@ -135,6 +135,10 @@ def replay(dialogue: Dialogue, folder: Path, embedder: Embedder) -> Outcome:
         chatter_stored = []
         for number, turn in enumerate(dialogue.turns):
             result = api.remember(turn, now=START + number * TURN_GAP)
+            if result.action == "confirm" and result.cleared and result.cleared.token:
+                # The user asked to clear everything; the agent asks "are you sure?" and the
+                # user says yes: the second call, with the token the first one returned.
+                api.clear(result.cleared.token, now=START + number * TURN_GAP + 1)
             if number in dialogue.chatter and stored_any(result):
                 chatter_stored.append(number)
         moment = START + len(dialogue.turns) * TURN_GAP
