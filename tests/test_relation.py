@@ -4,6 +4,8 @@ different facts, word order included."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from memory_console.agent.rules.relation import (
     DIFFERENT,
@@ -98,3 +100,32 @@ def test_the_words_that_open_a_correction_are_set_aside() -> None:
     assert without_opening("Actually, sorry, I meant I like apples.") == "I like apples."
     assert without_opening("Correction: the meeting moved to 3pm.") == "The meeting moved to 3pm."
     assert without_opening("I like apples.") == "I like apples."
+
+
+NAMES = st.sampled_from(["Ana", "Ben", "Joana", "Sam", "Priya", "Omar"])
+VERBS = st.sampled_from(["reports to", "mentors", "hired", "replaced", "interviewed"])
+
+
+@given(st.text(alphabet="abcdefghij ,.'", min_size=1, max_size=60))
+def test_a_statement_is_the_same_fact_as_itself(text: str) -> None:
+    assert relate(text, text).kind == SAME
+
+
+@given(NAMES, NAMES, VERBS)
+def test_swapping_who_does_what_to_whom_is_never_the_same_fact(
+    one: str, other: str, verb: str
+) -> None:
+    assume(one != other)
+    first, second = f"{one} {verb} {other}.", f"{other} {verb} {one}."
+    assert relate(first, second).kind == NEWER and relate(first, second).blocks_merge
+    assert not same_fact(first, second)
+
+
+@given(NAMES, NAMES, st.sampled_from(["sister", "manager", "neighbour"]))
+def test_a_turn_around_is_turns_both_ways_and_same_fact_is_symmetric(
+    one: str, other: str, role: str
+) -> None:
+    assume(one != other)
+    first, second = f"{one} is {other}'s {role}.", f"{other}'s {role} is {one}."
+    assert same_fact(first, second) and same_fact(second, first)
+    assert not same_fact(first, f"{other} is {one}'s {role}.")
