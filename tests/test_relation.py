@@ -129,3 +129,18 @@ def test_a_turn_around_is_turns_both_ways_and_same_fact_is_symmetric(
     first, second = f"{one} is {other}'s {role}.", f"{other}'s {role} is {one}."
     assert same_fact(first, second) and same_fact(second, first)
     assert not same_fact(first, f"{other} is {one}'s {role}.")
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("Works at Hooli as a staff engineer.", "The user works at Hooli as a staff engineer."),
+        ("The user's dog is named Rex.", "The user has a dog named Rex."),
+        ("Uses dark mode when coding (One Dark).", "Likes a dark editor theme, usually One Dark."),
+        ("Prefers answers in bullet points.", "Wants answers in bullet points."),
+    ],
+)
+def test_a_stored_fact_without_its_subject_is_not_another_subject(one: str, other: str) -> None:
+    """A memory often leaves its subject, the user, unsaid, or opens with its verb: that is
+    no change of subject, and never keeps a paraphrase from a merge."""
+    assert not relate(one, other).blocks_merge and not relate(other, one).blocks_merge

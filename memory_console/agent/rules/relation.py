@@ -31,6 +31,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from memory_console.agent.rules import facts
+from memory_console.agent.rules.statements import subject_of
 
 SAME = "same"
 NEWER = "newer"
@@ -61,7 +62,7 @@ class Relation:
 # Words a rewording adds or drops freely.
 _DROPPED = frozenset(
     "a an the really very just also still all quite pretty so too actually well oh sorry "
-    "please ok okay anyway basically currently now today these days".split()
+    "please ok okay anyway basically currently now today these days always usually".split()
 )
 # Words that join or place: a span of only these changes no value.
 _LIGHT = frozenset(
@@ -69,13 +70,14 @@ _LIGHT = frozenset(
     "it its this there as by from about into than 's".split()
 )
 _NEGATIONS = frozenset(["not", "no", "never", "nobody", "nothing", "longer"])
-_FIRST_PERSON = {"me": "i", "my": "i", "mine": "i", "myself": "i", "user": "i"}
+_FIRST_PERSON = {"me": "i", "myself": "i", "user": "i", "mine": "my"}
 _FORMS = {
     "is": "be", "are": "be", "am": "be", "was": "be", "were": "be", "been": "be",
     "being": "be", "has": "have", "had": "have", "does": "do", "did": "do",
     "loves": "like", "love": "like", "loved": "like", "likes": "like", "liked": "like",
     "enjoys": "like", "enjoy": "like", "enjoyed": "like", "prefers": "like",
     "prefer": "like", "favours": "like", "favors": "like", "adore": "like", "adores": "like",
+    "wants": "like", "want": "like",
 }  # fmt: skip
 # Words around which order reads both ways: "A is B" / "B is A", "A and B" / "B and A".
 _SYMMETRIC = frozenset(["be", "and", "&", "with", "or"])
@@ -133,7 +135,21 @@ def words(text: str) -> tuple[str, ...]:
         if word in _DROPPED:
             continue
         found.append(stem(word))
+    if found[:1] == ["i"]:  # a memory often leaves its subject, the user, unsaid
+        del found[0]
     return tuple(found)
+
+
+def subject(text: str) -> str | None:
+    """The subject a statement opens with ("sam", "the payments service", "i" for the user),
+    or None when it opens with its verb, as a stored fact may ("Likes a dark theme")."""
+    found = subject_of(without_opening(text))
+    if found is None:
+        return None
+    said = found[0].replace("the user's", "my").replace("the user", "i")
+    # The user and what is the user's ("my dog") are one subject: "My dog is named Rex" and
+    # "I have a dog named Rex" say one thing.
+    return "i" if said in ("i", "we") or said.startswith(("my ", "our ")) else said
 
 
 def without_opening(text: str) -> str:
@@ -189,7 +205,7 @@ def _judge(old: str, new: str, differing: list[str]) -> Relation:
     if len(spans) == 1:
         return _one_value(spans[0], frame, old, new, cue, differing)
     first = spans[0]
-    if first.op == "replace" and first.i1 == 0 and first.j1 == 0:
+    if first.op == "replace" and first.i1 == first.j1 == 0 and _subjects_differ(first, old, new):
         return Relation(DIFFERENT, True, f"another subject ({first})")
     if cue and frame >= 2 or frame >= MIN_FRAME and frame * 2 >= max(len(a), len(b)):
         return Relation(NEWER, bool(cue), "; ".join(map(str, spans)), frame < MIN_FRAME)
@@ -200,12 +216,17 @@ def _one_value(
     span: Span, frame: int, old: str, new: str, cue: str | None, differing: list[str]
 ) -> Relation:
     """Two statements that differ in one place."""
+    at_start = span.i1 == 0 and span.j1 == 0
+    if at_start and _subjects_differ(span, old, new):
+        if span.op == "replace" and _names_in_frame(old, new):
+            return Relation(NEWER, True, f"another subject for the same thing ({span})")
+        return Relation(DIFFERENT, True, f"another subject ({span})")
     if span.op == "delete" and not differing:  # the newer says part of the older
         return Relation(SAME, False, f"states part of it (without {span.old!r})")
     if span.op == "insert":
         return Relation(NEWER, frame >= 2, f"adds {span.new!r}")
-    if span.i1 == 0 and span.j1 == 0 and not _names_in_frame(old, new):
-        return Relation(DIFFERENT, True, f"another subject ({span})")
+    if at_start:  # no subject on one side: the verb changed ("Uses ..." / "Likes ...")
+        return Relation(NEWER, bool(cue), f"{span} (another verb)", nearest_only=True)
     if frame >= MIN_FRAME or (frame >= 1 and cue):
         return Relation(NEWER, True, str(span), frame < MIN_FRAME)
     return Relation(DIFFERENT, False, f"{span} in a short frame")
@@ -245,6 +266,16 @@ def _spans(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[list[Span], int]:
         elif not all(word in _LIGHT for word in (*a[i1:i2], *b[j1:j2])):
             spans.append(Span(op, i1, i2, j1, j2, " ".join(a[i1:i2]), " ".join(b[j1:j2])))
     return spans, frame
+
+
+def _subjects_differ(span: Span, old: str, new: str) -> bool:
+    """Whether a span at the start is a change of subject: one side's subject was replaced,
+    or a subject stands where the other side leaves it unsaid ("Likes hiking" / "Sam likes
+    hiking")."""
+    if span.op == "replace":
+        one, other = subject(old), subject(new)
+        return one is not None and other is not None and one != other
+    return subject(new if span.op == "insert" else old) not in (None, "i")
 
 
 def _names_in_frame(old: str, new: str) -> bool:
