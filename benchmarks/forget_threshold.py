@@ -30,6 +30,7 @@ from memory_console.agent.rules.requests import (
     content_words,
     forget_subject,
     holds_every_word,
+    ruled_out,
     strong_match,
 )
 from memory_console.embed.embedder import Embedder, embedding_text
@@ -87,10 +88,18 @@ def score(
     return (right / archived if archived else 1.0), right / wanted, archived, wrong
 
 
-def semantic_choice(data: Labelled, table: np.ndarray, threshold: float, margin: float):
+def semantic_choice(
+    data: Labelled, table: np.ndarray, threshold: float, margin: float, judged: bool = False
+):
+    """What forget() archives at `threshold` and `margin`; judged=True leaves out, as forget()
+    does, the memories the relation judgement rules out (requests.ruled_out)."""
     chosen = []
-    for row in table:
-        best = strong_match(list(enumerate(row.tolist())), threshold, margin)
+    for number, row in enumerate(table):
+        scored = list(enumerate(row.tolist()))
+        if judged:
+            subject = forget_subject(data.phrases[number]) or data.phrases[number]
+            scored = [(j, c) for j, c in scored if not ruled_out(subject, data.contents[j])]
+        best = strong_match(scored, threshold, margin)
         chosen.append(set() if best is None else {data.keys[best]})
     return score(data, chosen)
 
@@ -187,6 +196,16 @@ def main() -> int:
             f"  at {t:.2f}: precision {precision:.2f}, recall {recall_at:.2f}"
             + (f"; wrong: {wrong}" if wrong else "")
         )
+    from memory_console.store.settings import FORGET_THRESHOLD
+
+    for at in (FORGET_THRESHOLD, round(FORGET_THRESHOLD - 0.06, 2)):
+        for judged in (False, True):
+            precision, recall_at, _, wrong = semantic_choice(data, table, at, FORGET_MARGIN, judged)
+            how = "with the relation judgement" if judged else "cosine alone"
+            print(
+                f"forget() at {at} margin {FORGET_MARGIN}, {how}: precision "
+                f"{precision:.2f}, recall {recall_at:.2f}" + (f"; wrong: {wrong}" if wrong else "")
+            )
     precision, recall, archived, wrong = keyword_choice(data)
     print(
         f"keyword rule (no embedder): precision {precision:.2f}, recall {recall:.2f}, "

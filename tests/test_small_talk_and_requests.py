@@ -135,3 +135,21 @@ def test_on_public_turns_no_fact_is_taken_for_small_talk_and_most_small_talk_is(
     pointing = [r for r in rows if r["label"] == "refers" and r.get("prev_speaker") != "assistant"]
     kept = sum(len(split_statements(f"{r['prev']} {r['text']}")) == 1 for r in pointing)
     assert kept / len(pointing) >= 0.6
+
+
+def test_forget_that_i_say_one_thing_never_archives_a_memory_stating_another(
+    tmp_path: Path,
+) -> None:
+    """However near by cosine (the threshold set low here so that only the judgement stands
+    between them), "forget that I'm allergic to shellfish" does not archive the peanuts."""
+    with MemoryAPI(tmp_path / "m.db", owner="u", forget_threshold=0.2) as api:
+        api.remember("Remember that I'm allergic to peanuts.")  # health data: asked for
+        api.remember("Acme's office is in Berlin.")
+        for said in ("Forget that I'm allergic to shellfish.", "Forget that I live in Berlin."):
+            done = api.remember(said)
+            assert done.action == "forgot" and done.forgotten is not None
+            assert done.forgotten.archived == [], done.reason
+        assert len(api.list_memories()) == 2
+        done = api.remember("Forget that I'm allergic to peanuts.")
+        assert done.forgotten is not None
+        assert [m.content for m in done.forgotten.archived] == ["I'm allergic to peanuts."]

@@ -20,6 +20,7 @@ from memory_console.agent.rules.requests import (
     holds_every_word,
     is_broad,
     phrase_reported,
+    ruled_out,
     strong_match,
 )
 from memory_console.store import MemoryFilter, MemoryRecord, Store
@@ -122,8 +123,15 @@ def forget_phrase(
         scope = active_scope(owner)
         vector = semantic.embedder.embed_query(subject)
         nearest = semantic.nearest_to(vector, scope, CANDIDATES + 1)
-        best = strong_match(nearest, threshold)
         records = store.get_many([ident for ident, _ in nearest])
+        # A memory the judgement says states another fact than the user's "forget that I ..."
+        # is not taken, however near ("I'm allergic to peanuts" for "... to shellfish").
+        nearest = [
+            (i, c)
+            for i, c in nearest
+            if i in records and not ruled_out(subject, records[i].content)
+        ]
+        best = strong_match(nearest, threshold)
         scored: list[tuple[MemoryRecord, float | None]] = [
             (records[i], round(c, 4)) for i, c in nearest if i in records
         ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory_console.agent.rules import facts
+from memory_console.agent.rules import facts, relation
 from memory_console.agent.rules.describe import words_of
 from memory_console.agent.rules.speech import quoted_at, someone_elses
 
@@ -242,6 +242,25 @@ def is_broad(phrase: str) -> bool:
 FORGET_MARGIN = 0.05
 # Words that say what to do, not what to forget.
 _REQUEST_WORDS = frozenset({"forget", "delete", "erase", "remove", "know", "remember", "user"})
+
+
+_STATEMENT = re.compile(r"(?i)^\s*(?:i|i'm|i've|i'd|i'll|we|we're|we've|the user)\s")
+
+
+def ruled_out(subject: str, content: str) -> str | None:
+    """Why a memory is not what a forget subject names, by the relation judgement
+    (rules/relation.py), or None. Only a subject that is the user's statement of their own
+    ("I'm allergic to shellfish", "I live in Berlin") is judged: a memory stating another fact
+    or another value of it ("I'm allergic to peanuts", "Acme's office is in Berlin") is not
+    what it names. A subject that is a phrase ("my home address") names part of a memory and
+    is not judged."""
+    if not _STATEMENT.match(subject) or relation.subject(subject) is None:
+        return None
+    named, stated = relation.words(subject), set(relation.words(content))
+    if all(word in stated for word in named):
+        return None  # the memory says it, and perhaps more
+    judged = relation.relate(content, subject)
+    return None if judged.kind == relation.SAME else f"{judged.kind}: {judged.why}"
 
 
 def strong_match(
