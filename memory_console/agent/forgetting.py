@@ -124,19 +124,25 @@ def forget_phrase(
         vector = semantic.embedder.embed_query(subject)
         nearest = semantic.nearest_to(vector, scope, CANDIDATES + 1)
         records = store.get_many([ident for ident, _ in nearest])
+        nearest = [(i, c) for i, c in nearest if i in records]
         # A memory the judgement says states another fact than the user's "forget that I ..."
-        # is not taken, however near ("I'm allergic to peanuts" for "... to shellfish").
-        nearest = [
-            (i, c)
-            for i, c in nearest
-            if i in records and not ruled_out(subject, records[i].content)
-        ]
-        best = strong_match(nearest, threshold)
+        # is not taken, however near ("I'm allergic to peanuts" for "... to shellfish"); it is
+        # still listed among the candidates.
+        ruled = {i: why for i, _ in nearest if (why := ruled_out(subject, records[i].content))}
+        best = strong_match([(i, c) for i, c in nearest if i not in ruled], threshold)
         scored: list[tuple[MemoryRecord, float | None]] = [
-            (records[i], round(c, 4)) for i, c in nearest if i in records
+            (records[i], round(c, 4)) for i, c in nearest
         ]
         if best is None:
-            return ForgetResult(candidates=scored[:CANDIDATES], reason=_weak(nearest, threshold))
+            first = max(nearest, key=lambda pair: pair[1], default=None)
+            if first is not None and first[0] in ruled and first[1] >= threshold:
+                reason = (
+                    f"the nearest, {first[0]} (cosine {first[1]:.3f}), states another fact "
+                    f"({ruled[first[0]]}); nothing archived"
+                )
+            else:
+                reason = _weak(nearest, threshold)
+            return ForgetResult(candidates=scored[:CANDIDATES], reason=reason)
         cosine = dict(nearest)[best]
         how = f"cosine {cosine:.3f} >= forget_threshold {threshold:g}"
         others = [(r, c) for r, c in scored if r.id != best][:CANDIDATES]
