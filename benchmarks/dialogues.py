@@ -83,10 +83,11 @@ def report(outcomes: list[Outcome], *, mcp: bool, verbose: bool) -> None:
     if chatter:
         kept = sum(len(o.chatter_stored) for o in outcomes)
         print(f"  {'small talk stored':<22} {kept:>3}/{chatter:<3}")
-    nothing = [o for o in outcomes if o.dialogue.kind == "forget" and not o.dialogue.absent]
-    if nothing:
-        right = sum(o.right for o in nothing)
-        print(f"  {'forget, nothing said':<22} {right:>3}/{len(nothing):<3} (nothing archived)")
+    for subkind in ("targeted", "clear_all", "never_said", "not_a_request"):
+        part = [o for o in outcomes if o.dialogue.subkind == subkind]
+        if part:
+            right = sum(o.right for o in part)
+            print(f"  {'forget: ' + subkind:<22} {right:>3}/{len(part):<3}")
     if verbose:
         for outcome in outcomes:
             if not outcome.right or outcome.leaked:

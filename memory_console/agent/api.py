@@ -222,7 +222,14 @@ class MemoryAPI:
         who = owner or self.owner
         request = requests.find_request(text)
         if request is not None:
-            return self._route(request, who, moment)
+            done = self._route(request, who, moment)
+            rest = requests.after_request(text) if request.kind == requests.FORGET else ""
+            if not rest:
+                return done
+            # "Actually, forget that I like to play chess. I more enjoy playing table top
+            # games": the request is carried out, and what follows it is kept as any text.
+            kept = self.remember(rest, who, metadata=metadata, now=moment)
+            return replace(done, parts=(kept,))
         reported = requests.reported_request(text)
         declined = reported.declined if reported is not None else None
         self._check()

@@ -118,7 +118,11 @@ def forget_phrase(
     if subject is None:
         return ForgetResult(reason="the phrase names nothing to forget; nothing archived")
     if is_broad(phrase):
-        return _forget_everything(store, phrase, subject, owner, semantic, now=now)
+        broad = _forget_everything(store, phrase, subject, owner, semantic, now=now)
+        if broad.archived or broad.protected or semantic is None:
+            return broad
+        # Nothing names it word for word: the one memory the phrase means, if any, as for a
+        # narrow request ("forget everything about the parking": "I parked on level two").
     if semantic is not None:
         scope = active_scope(owner)
         vector = semantic.embedder.embed_query(subject)
@@ -142,6 +146,11 @@ def forget_phrase(
                 )
             else:
                 reason = _weak(nearest, threshold)
+                holder = only_holder(store, owner, subject)
+                if holder is not None and not ruled_out(subject, holder.content):
+                    how = f"{reason.split(';')[0]}; the one memory holding every word of it"
+                    others = [(r, c) for r, c in scored if r.id != holder.id][:CANDIDATES]
+                    return _archive(store, holder, phrase, how, others, now)
             return ForgetResult(candidates=scored[:CANDIDATES], reason=reason)
         cosine = dict(nearest)[best]
         how = f"cosine {cosine:.3f} >= forget_threshold {threshold:g}"
@@ -164,6 +173,24 @@ def forget_phrase(
     return _archive(store, holding[0], phrase, rule, [], now)
 
 
+def only_holder(store: Store, owner: str, subject: str) -> MemoryRecord | None:
+    """The one active memory of the owner whose title and content hold every content word of
+    a forget subject (give or take an ending), found by keyword search; None when none or
+    several do: a phrase weak by cosine still means the one memory that says all its words
+    ("forget about the park": "I parked on level 2")."""
+    words = content_words(subject)
+    if not words:
+        return None
+    hits = store.keyword_search(" ".join(words), active_scope(owner), limit=HOLDER_LIMIT)
+    holding = [
+        record
+        for record, _ in hits
+        if record.status == "active" and holds_every_word(words, f"{record.title} {record.content}")
+    ]
+    return holding[0] if len(holding) == 1 else None
+
+
+HOLDER_LIMIT = 50  # keyword hits looked at for the one memory holding every word
 BROAD_LIMIT = 500  # "everything about X" archives at most this many memories in one call
 
 

@@ -53,6 +53,7 @@ class Dialogue:
     slot: bool = False
     multi_fact: bool = False
     split: str | None = None  # a public set's part: "dev" (tuned on) or "held" (set aside)
+    subkind: str | None = None  # forget in a public set: targeted, clear_all, never_said ...
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Dialogue:
@@ -72,6 +73,7 @@ class Dialogue:
             slot=bool(data.get("slot", False)),
             multi_fact=bool(data.get("multi_fact", False)),
             split=data.get("split"),
+            subkind=data.get("subkind"),
         )
 
 

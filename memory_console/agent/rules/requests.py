@@ -49,6 +49,8 @@ _EVERYTHING = (
     r"|(?:all|any|every)\s+(?:(?:existing|stored|saved|previous|past|of\s+the|the|your)\s+)*"
     + _STORED
     + r"\s+(?:of|about|on)\s+me"
+    # "all memories", "all the data", "every memory"
+    r"|(?:all|every)\s+(?:(?:of\s+)?(?:the|your|my)\s+)?(?:memories|memory|data|information)"
     # "the DB", "your memory", "the database"
     r"|(?:the|your|my)\s+(?:db|database|memory|memories|memory\s+store)"
 )
@@ -191,7 +193,7 @@ def forget_subject(phrase: str) -> str | None:
     text = " ".join(str(phrase).split())
     request = FORGET_REQUEST.search(text)
     if request is not None:
-        text = request.group("rest")
+        text = request_sentence(request.group("rest"))
     pointing = _POINTING.search(text) is not None
     text = _SUBJECT_CLOSING.sub("", _SUBJECT_OPENING.sub("", text)).strip(" ,;:-")
     first = re.split(r"[\s,;:.!?]+", text.lower(), maxsplit=1)[0]
@@ -209,6 +211,28 @@ _POINTING = re.compile(
     r"\b(?:about|of|regarding)\s+(?:that|this|those|these)(?:\s+[\w'-]+){0,2}\s*[.!?]*$",
     re.IGNORECASE,
 )
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'“])|\s+[-–—]\s+")
+
+
+def request_sentence(rest: str) -> str:
+    """What follows a request's verb up to the end of its sentence (or a dash clause): "forget
+    that I like chess. I more enjoy ..." names chess only."""
+    return _SENTENCE_END.split(rest, maxsplit=1)[0]
+
+
+def after_request(message: str) -> str:
+    """The sentences of a message after the one that holds its request to forget ("Actually,
+    forget that I like to play chess. I more enjoy playing table top games"), which remember
+    keeps as any text; "" when there are none."""
+    text = " ".join(str(message).split())
+    request = FORGET_REQUEST.search(text)
+    if request is None:
+        return ""
+    rest = request.group("rest")
+    found = re.search(r"(?<=[.!?])\s+(?=[A-Z\"'“])", rest)
+    return rest[found.end() :].strip() if found else ""
 
 
 def _named_before(said: str) -> str | None:
@@ -244,7 +268,22 @@ FORGET_MARGIN = 0.05
 _REQUEST_WORDS = frozenset({"forget", "delete", "erase", "remove", "know", "remember", "user"})
 
 
-_STATEMENT = re.compile(r"(?i)^\s*(?:i|i'm|i've|i'd|i'll|we|we're|we've|the user)\s")
+_STATEMENT = re.compile(r"(?i)^\s*(?:i|i'm|i've|i'd|i'll|we|we're|we've|the user|my)\s")
+_OWN = frozenset({"i", "my"})
+# After "my <noun>", a verb that can only be one: "my son lives", "my locker number is" (not
+# "my old work schedule", where "work" is a noun).
+_FINITE = re.compile(
+    r"(?i)^my\s+(?:[\w'-]+\s+){1,3}?(?:is|are|was|were|has|had|[a-z]+(?:es|ed)|"
+    r"[a-z]+[^s\W]s)\b"
+)
+
+
+def _is_statement(subject: str) -> bool:
+    """Whether a forget subject is the user's statement of their own ("I live in Berlin", "my
+    son lives in Ohio"), not a phrase ("my old work schedule")."""
+    if not _STATEMENT.match(subject) or relation.subject(subject) is None:
+        return False
+    return not subject.lower().startswith("my ") or _FINITE.match(subject) is not None
 
 
 def ruled_out(subject: str, content: str) -> str | None:
@@ -254,10 +293,10 @@ def ruled_out(subject: str, content: str) -> str | None:
     or another value of it ("I'm allergic to peanuts", "Acme's office is in Berlin") is not
     what it names. A subject that is a phrase ("my home address") names part of a memory and
     is not judged."""
-    if not _STATEMENT.match(subject) or relation.subject(subject) is None:
+    if not _is_statement(subject):
         return None
     named, stated = relation.words(subject), set(relation.words(content))
-    if all(word in stated for word in named):
+    if all(word in stated for word in named if word not in _OWN):
         return None  # the memory says it, and perhaps more
     judged = relation.relate(content, subject)
     return None if judged.kind == relation.SAME else f"{judged.kind}: {judged.why}"
@@ -288,7 +327,17 @@ def _same_word(wanted: str, word: str) -> bool:
     shorter, longer = sorted((wanted, word), key=len)
     if len(shorter) >= 4 and longer.startswith(shorter):
         return True
-    return len(shorter) >= 5 and wanted[:5] == word[:5]
+    if len(shorter) >= 5 and wanted[:5] == word[:5]:
+        return True
+    one, other = _stem(wanted), _stem(word)
+    return len(one) >= 4 and one == other  # parking / parked
+
+
+def _stem(word: str) -> str:
+    for ending in ("ing", "ed", "es", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
 
 
 def holds_every_word(words: list[str], text: str) -> bool:
