@@ -144,3 +144,35 @@ def test_a_stored_fact_without_its_subject_is_not_another_subject(one: str, othe
     """A memory often leaves its subject, the user, unsaid, or opens with its verb: that is
     no change of subject, and never keeps a paraphrase from a merge."""
     assert not relate(one, other).blocks_merge and not relate(other, one).blocks_merge
+
+
+def test_the_same_names_in_other_places_are_roles_swapped_even_with_a_word_changed() -> None:
+    judged = relate(
+        "Joselito Jonson has published a book featuring portraits of Alek Stenford and Antario "
+        "Florez.",
+        "Alek Stenford published a book featuring portraits of Joselito Jonson and Antario Florez.",
+    )
+    assert (judged.kind, judged.confident) == (NEWER, True) and judged.blocks_merge
+    # Names that only trade places around "and" are one group: no swap of roles.
+    assert relate("Kara and Lori plan a podcast.", "Lori and Kara plan a podcast.").kind == SAME
+
+
+def test_two_people_described_alike_are_two_facts_whatever_the_frame_names() -> None:
+    for one, other in [
+        ("Lina Bowden is an accomplished violinist.", "Lina Turrell is an accomplished violinist."),
+        (
+            "Stefan Waltris is a marine biologist who has conducted research in the Pacific Ocean.",
+            "Alen Jansen is a marine biologist who has conducted research in the Pacific Ocean.",
+        ),
+    ]:
+        judged = relate(one, other)
+        assert (judged.kind, judged.confident) == (DIFFERENT, True), judged
+
+
+def test_the_words_of_a_directive_are_no_part_of_the_fact() -> None:
+    judged = relate("Please remember that I like bananas.", "Please remember that I like grapes.")
+    assert judged.kind == DIFFERENT and not judged.confident  # both may hold
+    judged = relate(
+        "Please remember that I like bananas.", "Actually, sorry, I meant I like kiwis."
+    )
+    assert judged.kind == NEWER

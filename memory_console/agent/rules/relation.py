@@ -101,7 +101,8 @@ _CONTRACTIONS = (
 # What opens a correction before the statement itself ("Actually, sorry, I meant ...").
 _OPENING = re.compile(
     r"^(?:(?:actually|sorry|oh|well|wait|oops|no|correction|update|my bad|i meant|i mean|"
-    r"to be clear|let me correct that)\b[\s,:;.!-]*)+",
+    r"to be clear|let me correct that|by the way|btw|yeah|yes|so|and|also|hi|hey|fyi|"
+    r"(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?)\b[\s,:;.!—–-]*)+",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"'s\b|[\w@+$€£%]+(?:[.:/-][\w@%]+)*")
@@ -195,6 +196,9 @@ def _judge(old: str, new: str, differing: list[str]) -> Relation:
         if pivot is not None:
             return Relation(SAME, True, f"the same fact, turned around {pivot!r}")
         return Relation(NEWER, True, f"roles swapped ({_region(a, b)})")
+    swapped = _names_swapped(old, new)
+    if swapped is not None:
+        return Relation(NEWER, True, f"roles swapped ({swapped})")
     spans, frame = _spans(a, b)
     if not spans:
         if differing:
@@ -205,7 +209,7 @@ def _judge(old: str, new: str, differing: list[str]) -> Relation:
     if len(spans) == 1:
         return _one_value(spans[0], frame, old, new, cue, differing)
     first = spans[0]
-    if first.op == "replace" and first.i1 == first.j1 == 0 and _subjects_differ(first, old, new):
+    if first.op == "replace" and _in_subject(first, old, new) and _subjects_differ(first, old, new):
         return Relation(DIFFERENT, True, f"another subject ({first})")
     if cue and frame >= 2 or frame >= MIN_FRAME and frame * 2 >= max(len(a), len(b)):
         return Relation(NEWER, bool(cue), "; ".join(map(str, spans)), frame < MIN_FRAME)
@@ -217,7 +221,7 @@ def _one_value(
 ) -> Relation:
     """Two statements that differ in one place."""
     at_start = span.i1 == 0 and span.j1 == 0
-    if at_start and _subjects_differ(span, old, new):
+    if _in_subject(span, old, new) and _subjects_differ(span, old, new):
         if span.op == "replace" and _names_in_frame(old, new):
             return Relation(NEWER, True, f"another subject for the same thing ({span})")
         return Relation(DIFFERENT, True, f"another subject ({span})")
@@ -225,6 +229,8 @@ def _one_value(
         return Relation(SAME, False, f"states part of it (without {span.old!r})")
     if span.op == "insert":
         return Relation(NEWER, frame >= 2, f"adds {span.new!r}")
+    if not frame:
+        return Relation(DIFFERENT, bool(differing), "little in common")
     if at_start:  # no subject on one side: the verb changed ("Uses ..." / "Likes ...")
         return Relation(NEWER, bool(cue), f"{span} (another verb)", nearest_only=True)
     if frame >= MIN_FRAME or (frame >= 1 and cue):
@@ -268,6 +274,17 @@ def _spans(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[list[Span], int]:
     return spans, frame
 
 
+def _in_subject(span: Span, old: str, new: str) -> bool:
+    """Whether a span starts within both statements' subjects ("Lina Bowden" / "Lina Turrell"
+    differ from the second word on), or at the start of both."""
+    if span.i1 == 0 and span.j1 == 0:
+        return True
+    one, other = subject(old), subject(new)
+    if one is None or other is None:
+        return False
+    return span.i1 < len(words(one)) and span.j1 < len(words(other))
+
+
 def _subjects_differ(span: Span, old: str, new: str) -> bool:
     """Whether a span at the start is a change of subject: one side's subject was replaced,
     or a subject stands where the other side leaves it unsaid ("Likes hiking" / "Sam likes
@@ -279,10 +296,72 @@ def _subjects_differ(span: Span, old: str, new: str) -> bool:
 
 
 def _names_in_frame(old: str, new: str) -> bool:
-    """Whether the two share a name (a capitalised word past the sentence's start, a
-    number or a date): the frame then names something particular."""
-    shared = set(facts.entities(old)) & set(facts.entities(new))
-    return bool(shared or set(facts.numbers(old)) & set(facts.numbers(new)))
+    """Whether what the two say of their subjects names something particular that both share
+    (a name, a number), said with a verb of doing, not of being: "X developed a website for
+    Megan's research" / "Y developed ..." is one thing done by another; "X is a biologist who
+    works in the Pacific" / "Y is ..." describes two people."""
+    one, other = _predicate(old), _predicate(new)
+    if one is None or other is None or _DESCRIBING.match(one) or _DESCRIBING.match(other):
+        return False
+    shared = set(facts.entities(one)) & set(facts.entities(other))
+    return bool(shared or set(facts.numbers(one)) & set(facts.numbers(other)))
+
+
+# A predicate that describes its subject rather than tells what it did.
+_DESCRIBING = re.compile(
+    r"(?i)^\s*(?:is|are|was|were|has\s+been|have\s+been|'s|'re|remains?|seems?|"
+    r"looks?|becomes?|became)\b"
+)
+
+
+def _predicate(text: str) -> str | None:
+    """What a statement says of its subject, from its verb on; None without a subject."""
+    text = without_opening(text)
+    found = subject_of(text)
+    if found is None:
+        return None
+    match = re.match(r"(?i)\s*(?:the\s+user|[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+", text)
+    verb_end = found[1]
+    start = text.rfind(" ", 0, verb_end)  # the verb itself begins after the last space
+    return text[start + 1 :] if match is not None else None
+
+
+def _names_swapped(old: str, new: str) -> str | None:
+    """The names two statements give the same words but in other places ("Jo has published a
+    book of portraits of Al and Tam" / "Al published a book of portraits of Jo and Tam"), or
+    None: the same people and nearly the same words, in another order. Names joined by "and"
+    form one group, in either order."""
+    one, other = _name_groups(old), _name_groups(new)
+    names = sorted(name for group in one for name in group)
+    if len(names) < 2 or one == other or names != sorted(n for g in other for n in g):
+        return None
+    plain = [w for w in words(old) if w not in _LIGHT]
+    said = [w for w in words(new) if w not in _LIGHT]
+    if len(set(plain) ^ set(said)) > SWAP_SLACK:
+        return None
+    first = " / ".join(" and ".join(sorted(group)) for group in one)
+    return f"{first} -> {' / '.join(' and '.join(sorted(group)) for group in other)}"
+
+
+SWAP_SLACK = 2  # words in one and not the other that a role swap may still differ by
+
+
+def _name_groups(text: str) -> list[frozenset[str]]:
+    """The names of a statement in order, those joined by "and" (or a comma) as one group."""
+    found = list(facts.ENTITY.finditer(text))
+    groups: list[set[str]] = []
+    end = -1
+    for match in found:
+        name = match.group(0)
+        if name.casefold() in ("i", "i'm", "i've", "the"):
+            continue
+        between = text[end : match.start()] if end >= 0 else ""
+        if groups and re.fullmatch(r"\s*(?:,|,?\s+and|&)\s*", between):
+            groups[-1].add(name)
+        else:
+            groups.append({name})
+        end = match.end()
+    return [frozenset(group) for group in groups]
 
 
 def _symmetric_turn(a: tuple[str, ...], b: tuple[str, ...]) -> str | None:
