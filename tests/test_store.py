@@ -370,3 +370,24 @@ def test_undo_works_as_a_stack_on_one_memory(store: Store) -> None:
     third = store.last_event_ids("test", ["protected"], NOW + 6)
     store.edit(ident, {"title": "even later"}, now=NOW + 7)
     assert store.undo_event_group(third, now=NOW + 8).unchanged == [ident]
+
+
+@pytest.fixture(name="either_store")
+def _either_store(backend_store: Store) -> Store:
+    return backend_store
+
+
+def test_an_edit_of_the_metadata_is_written_as_its_event_says(
+    either_store: Store,
+) -> None:
+    """The metadata column was written twice by one UPDATE, and the older value won: the
+    event said the edit happened while the memory kept its old metadata."""
+    store = either_store
+    ident = store.add({"owner": "a", "content": "tea", "metadata": {"k": 1}}, now=NOW)
+    store.edit(ident, {"metadata": {"k": 2}, "content": "green tea"}, now=NOW + 1)
+    record = store.require(ident)
+    assert (record.metadata, record.content) == ({"k": 2}, "green tea")
+    (edited,) = [e for e in store.history(ident) if e.kind == "edited"]
+    assert edited.after["metadata"] == {"k": 2}
+    store.forget([ident], "gone", now=NOW + 3)
+    assert store.require(ident).metadata == {"k": 2, "forget_reason": "gone"}

@@ -972,6 +972,7 @@ class Store:
         extra = extra or {}
         own = sorted({name for more in extra.values() for name in more} - set(values))
         fields = [*values, *own]
+        columns = [f for f in fields if f != "metadata"]  # metadata is written on its own
         wanted = list(dict.fromkeys(int(i) for i in ids))
         result = ChangeResult()
         with self.transaction(f"{kind} {memories(len(wanted))}") as conn:
@@ -996,7 +997,9 @@ class Store:
                     continue
                 before = {f: b for f, b in stored.items() if b != wanted_values[f]}
                 after = {f: wanted_values[f] for f in before}
-                metadata = current[ident][-1]
+                # An edit of the metadata itself is its new value, and the reason (if any) is
+                # kept in that; either way the metadata column is written once, below.
+                metadata = wanted_values.pop("metadata", None) or current[ident][-1]
                 meta = json.loads(metadata or "{}")
                 if reason is not None:
                     meta["forget_reason"] = reason
@@ -1005,9 +1008,10 @@ class Store:
                     meta.pop("forget_reason", None)
                 if meta != json.loads(metadata or "{}"):
                     # Written with the event, so that its undo puts the metadata back too.
-                    before["metadata"], after["metadata"] = metadata or "{}", dumps(meta)
+                    before.setdefault("metadata", current[ident][-1] or "{}")
+                    after["metadata"] = dumps(meta)
                     metadata = dumps(meta)
-                updates.append([*(wanted_values[f] for f in fields), moment, metadata, ident])
+                updates.append([*(wanted_values[f] for f in columns), moment, metadata, ident])
                 events.append(
                     (
                         ident,
@@ -1023,9 +1027,9 @@ class Store:
                 )
                 result.changed.append(ident)
             if updates:
-                assignments = ", ".join(f"{f} = ?" for f in fields)
+                assignments = "".join(f"{f} = ?, " for f in columns)
                 conn.executemany(
-                    f"UPDATE memory SET {assignments}, updated_at = ?, metadata = ?, "
+                    f"UPDATE memory SET {assignments}updated_at = ?, metadata = ?, "
                     "revision = revision + 1 WHERE id = ?",
                     updates,
                 )
