@@ -77,6 +77,11 @@ class Dialect:
         """One row, one column: the matching ids joined by commas (numpy parses them)."""
         return f"SELECT group_concat(id) FROM memory {where_sql}"
 
+    def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
+        """A condition keeping rows whose `column` begins with `prefix`, case and all: a
+        range of the binary collation, which the column's index serves."""
+        return f"({column} >= ? AND {column} < ?)", [prefix, prefix + "\U0010ffff"]
+
     def text_filter(self, col: str, text: str) -> tuple[str, list[Any]] | None:
         """A condition keeping memories that hold every word of `text` (None: no word)."""
         match = fts_query(text, require_all=True)

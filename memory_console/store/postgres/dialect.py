@@ -63,6 +63,10 @@ class PostgresDialect(Dialect):
     def id_list(self, where_sql: str) -> str:
         return f"SELECT string_agg(id::text, ',') FROM memory {where_sql}"
 
+    def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
+        # The database's collation need not order text byte by byte: starts_with is exact.
+        return f"starts_with({column}, ?)", [prefix]
+
     def text_filter(self, col: str, text: str) -> tuple[str, list[Any]] | None:
         words = terms(text)
         if not words:

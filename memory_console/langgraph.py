@@ -1,0 +1,545 @@
+"""A LangGraph store over a memory-console store: `MemoryConsoleStore`.
+
+    from langgraph.graph import StateGraph
+    from memory_console.langgraph import MemoryConsoleStore
+
+    store = MemoryConsoleStore.open("memories.db", graph="support-bot")
+    graph = builder.compile(store=store)   # nodes read and write through config's store
+
+See docs/ARCHITECTURE.md, "LangGraph's store". Needs the optional extra
+`memory-console[langgraph]`. An item is one memory:
+
+- its owner is the namespace's label at `owner_part` (the first by default); the whole
+  namespace and the key make its address, kept in the memory's `external_id`
+  ("langgraph:" + the namespace as a JSON list + the key as a JSON string), which no other
+  item shares;
+- its `value` is kept whole in metadata.langgraph.value; the text to embed and search (the
+  memory's content) is taken from the value as the index config's `fields` say (default: the
+  whole value);
+- every write is the store's own (events with actor "langgraph:GRAPH", the history of each
+  edit); secrets are screened as the agent API screens them and a refused put raises
+  `MemoryRefused`, naming why.
+
+The operator wins: an item the console archived, forgot, superseded or purged is not returned
+by `get` or `search`, and the agent's next `put` of its key makes a new memory; a protected
+item is returned, and its `delete` raises `MemoryRefused`. `delete` archives (restorable).
+TTL: an item's time to live counts from its last write, or from its last read when reads
+refresh it (each such read is an access of the memory, as recall's); an expired item is not
+returned, and `sweep_ttl()` archives the expired ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+try:
+    from langgraph.store.base import BaseStore
+except ImportError as missing:  # pragma: no cover - the extra is part of the test install
+    raise ImportError(
+        "memory_console.langgraph needs LangGraph: pip install 'memory-console[langgraph]'"
+    ) from missing
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+)
+from langgraph.store.base import validate_op_namespace as _validate_op
+from langgraph.store.base.embed import get_text_at_path, tokenize_path
+
+from memory_console.agent.decide import screen
+from memory_console.agent.rules import describe
+from memory_console.agent.rules.classify import classify_type
+from memory_console.store import MemoryFilter, MemoryRecord, Store
+from memory_console.timeutil import now_ts
+
+PREFIX = "langgraph:"  # every address an item keeps in external_id begins so
+ACTOR = "langgraph"  # the events' actor, "langgraph:GRAPH"
+IMPORTANCE = 0.5  # what an item starts with, as an inferred memory of the agent API
+SEARCH_POOL = 5_000  # at most this many ids of a namespace narrow a search exactly
+
+
+class MemoryRefused(ValueError):
+    """A write or delete the store refuses (a secret in the value, a protected item): `reason`
+    says why, in the words the agent API and the MCP server use."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """Where an item lives: its namespace and key, and the external_id that holds both."""
+
+    namespace: tuple[str, ...]
+    key: str
+
+    @property
+    def external_id(self) -> str:
+        return namespace_prefix(self.namespace, exact=True) + json.dumps(self.key)
+
+    @classmethod
+    def parse(cls, external_id: str) -> Address | None:
+        """The address an external_id holds, or None when it is not one of ours."""
+        if not external_id.startswith(PREFIX):
+            return None
+        try:
+            namespace, end = json.JSONDecoder().raw_decode(external_id, len(PREFIX))
+            key = json.loads(external_id[end:])
+        except ValueError:
+            return None
+        if not isinstance(namespace, list) or not isinstance(key, str):
+            return None
+        return cls(tuple(str(label) for label in namespace), key)
+
+
+def namespace_prefix(namespace: Sequence[str], *, exact: bool) -> str:
+    """The beginning every external_id of a namespace shares: of the namespace itself
+    (exact=True), or of it and every namespace below it."""
+    listed = json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
+    return PREFIX + (listed if exact else listed[:-1] + ("," if namespace else ""))
+
+
+class MemoryConsoleStore(BaseStore):
+    """LangGraph's BaseStore over a memory-console Store (see the module's docstring).
+
+    store: an open Store (its actor names the events) or a path or URL, opened with actor
+    "langgraph:GRAPH" and closed by close(). owner_part: which namespace label names the
+    owner. index: LangGraph's index config; only `fields` is read (the embedding is the
+    store's own local model; a put's index=False still stores the item's text, which search
+    finds). ttl: LangGraph's TTL config (default_ttl in minutes, refresh_on_read). semantic:
+    False keeps search to keywords; embedder: an already loaded Embedder to share."""
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        store: Store | str | os.PathLike[str],
+        *,
+        graph: str = "graph",
+        owner_part: int = 0,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        semantic: bool = True,
+        embedder: Any = None,
+    ) -> None:
+        if owner_part < 0:
+            raise ValueError("owner_part must be >= 0")
+        self.graph = graph
+        self.actor = f"{ACTOR}:{graph}"
+        self._owns = not isinstance(store, Store)
+        self.store = store if isinstance(store, Store) else Store(store, actor=self.actor)
+        self.owner_part = owner_part
+        self.index_config = index
+        fields = list((index or {}).get("fields") or ["$"])
+        self._fields = [(field, tokenize_path(field)) for field in fields]
+        self.ttl_config = ttl
+        self._semantic_wanted = semantic
+        self._embedder = embedder  # an already loaded Embedder to share (else loaded here)
+        self._engine: Any = None
+
+    @classmethod
+    def open(cls, target: str | os.PathLike[str], **options: Any) -> MemoryConsoleStore:
+        """The store at a path (SQLite) or postgresql:// URL, opened for this adapter."""
+        return cls(target, **options)
+
+    def __enter__(self) -> MemoryConsoleStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        semantic = self._engine.semantic if self._engine is not None else None
+        if semantic is not None and semantic.on_change in self.store.listeners:
+            self.store.listeners.remove(semantic.on_change)
+        if self._owns:
+            self.store.close()
+
+    @property
+    def engine(self) -> Any:
+        """The search engine, with semantic search once the embedder loads (first use)."""
+        if self._engine is None:
+            from memory_console.embed.embedder import ModelError
+            from memory_console.embed.search import SearchEngine
+
+            engine = SearchEngine(self.store)
+            if self._semantic_wanted:
+                try:
+                    if self._embedder is None:
+                        engine.prepare_semantic()
+                    else:
+                        from memory_console.embed.semantic import SemanticIndex
+
+                        index = SemanticIndex(self.store, self._embedder)
+                        index.sync()
+                        self.store.listeners.append(index.on_change)
+                        engine.semantic = index
+                except (ModelError, OSError):
+                    pass  # keyword search then, as the agent API falls back
+            self._engine = engine
+        return self._engine
+
+    # -- BaseStore ----------------------------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Carry out the ops in order; puts to the same address in one batch keep the last."""
+        ops = list(ops)
+        for op in ops:
+            _validate_op(op)
+        last_put = {(op.namespace, op.key): n for n, op in enumerate(ops) if isinstance(op, PutOp)}
+        results: list[Result] = []
+        for number, op in enumerate(ops):
+            if isinstance(op, GetOp):
+                results.append(self._get(op))
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            elif isinstance(op, PutOp):
+                if last_put[(op.namespace, op.key)] == number:
+                    self._put(op)
+                results.append(None)
+            else:
+                raise TypeError(f"unknown operation {type(op).__name__}")
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """batch() in a worker thread: the store's calls block."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
+
+    # -- the operations -----------------------------------------------------------------------
+
+    def _active(self, address: Address) -> MemoryRecord | None:
+        """The active memory an address names (the newest, should there be more)."""
+        found = self.store.read(_active_by_external_id, address.external_id)
+        records = self.store.get_many(found)
+        live = [records[i] for i in found if i in records]
+        return max(live, key=lambda r: (r.updated_at, r.id)) if live else None
+
+    def _get(self, op: GetOp) -> Item | None:
+        now = now_ts()
+        record = self._active(Address(tuple(op.namespace), op.key))
+        if record is None or self._expired(record, now):
+            return None
+        if self._refresh(op.refresh_ttl, record):
+            self.store.record_access([record.id], now=now, query=f"get {op.key}")
+        return _item(record)
+
+    def _put(self, op: PutOp) -> None:
+        address = Address(tuple(op.namespace), op.key)
+        now = now_ts()
+        current = self._active(address)
+        if op.value is None:
+            if current is not None:
+                self._delete(current, now)
+            return
+        text = self._text(op.value, op.index)
+        value_text = json.dumps(op.value, ensure_ascii=False, default=str)
+        refused = screen(f"{text}\n{value_text}", {}, user_requested=False)
+        if refused is not None:
+            raise MemoryRefused(f"not stored: {refused}")
+        metadata = {
+            "langgraph": {
+                "namespace": list(address.namespace),
+                "key": address.key,
+                "value": op.value,
+                "graph": self.graph,
+                **self._ttl_fields(op.ttl),
+            }
+        }
+        fields = {
+            "title": describe.make_title(text),
+            "content": text,
+            "keywords": describe.extract_keywords(text),
+            "metadata": metadata,
+        }
+        if current is not None:
+            changed = {k: v for k, v in fields.items() if getattr(current, k) != v}
+            if changed:
+                self.store.edit(current.id, changed, now=now)
+            return
+        self.store.add(
+            {
+                **fields,
+                "owner": self._owner(address.namespace),
+                "topic": describe.infer_topic(text),
+                "tier": "long_term",
+                "memory_type": classify_type(text)[0],
+                "source": "import",
+                "importance": IMPORTANCE,
+                "confidence": IMPORTANCE,
+                "external_id": address.external_id,
+            },
+            now=now,
+        )
+
+    def _delete(self, record: MemoryRecord, now: float) -> None:
+        if record.is_protected:
+            raise MemoryRefused(f"memory {record.id} is protected: not archived")
+        self.store.forget([record.id], f"deleted by {self.actor}", now=now)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        now = now_ts()
+        prefix = tuple(op.namespace_prefix)
+        wanted = op.offset + op.limit
+        if op.query:
+            hits = self._query_hits(prefix, op.query, op.filter, wanted, now)
+        else:
+            hits = [(r, None) for r in self._listed(prefix, op.filter, wanted, now)]
+        page = hits[op.offset : op.offset + op.limit]
+        refreshed = [r.id for r, _ in page if self._refresh(op.refresh_ttl, r)]
+        if refreshed:
+            self.store.record_access(refreshed, now=now, query=op.query or "search")
+        return [_item(record, score, search=True) for record, score in page]
+
+    def _query_hits(
+        self,
+        prefix: tuple[str, ...],
+        query: str,
+        value_filter: dict[str, Any] | None,
+        wanted: int,
+        now: float,
+    ) -> list[tuple[MemoryRecord, float | None]]:
+        """The best items under `prefix` for `query` by the hybrid search, best first."""
+        scope = MemoryFilter(status="active")
+        if prefix and self.owner_part < len(prefix):
+            scope = MemoryFilter(status="active", owner=prefix[self.owner_part])
+        pool = self.store.read(_ids_under, namespace_prefix(prefix, exact=False), SEARCH_POOL + 1)
+        pool += self.store.read(_ids_under, namespace_prefix(prefix, exact=True), SEARCH_POOL + 1)
+        exact = len(pool) <= SEARCH_POOL
+        if exact:
+            if not pool:
+                return []
+            scope = MemoryFilter(status="active", ids=tuple(sorted(set(pool))))
+        found: list[tuple[MemoryRecord, float | None]] = []
+        depth = max(wanted * 4, 40)
+        while True:
+            hits = self.engine.search(query, mode="hybrid", k=depth, memory_filter=scope, now=now)
+            found = []
+            for hit in hits:
+                record = hit.record
+                if not self._mine(record, prefix) or self._expired(record, now):
+                    continue
+                if value_filter and not matches(_value(record), value_filter):
+                    continue
+                found.append((record, _score(hit)))
+            if len(found) >= wanted or len(hits) < depth or depth >= 10_000:
+                return found
+            depth *= 4
+
+    def _listed(
+        self, prefix: tuple[str, ...], value_filter: dict[str, Any] | None, wanted: int, now: float
+    ) -> list[MemoryRecord]:
+        """The items under `prefix` (and passing the filter), most recently updated first."""
+        ids = self.store.read(_ids_under, namespace_prefix(prefix, exact=False), None)
+        ids += self.store.read(_ids_under, namespace_prefix(prefix, exact=True), None)
+        records = self.store.get_many(sorted(set(ids)))
+        ordered = sorted(records.values(), key=lambda r: (-r.updated_at, -r.id))
+        kept = []
+        for record in ordered:
+            if self._expired(record, now):
+                continue
+            if value_filter and not matches(_value(record), value_filter):
+                continue
+            kept.append(record)
+            if len(kept) >= wanted:
+                break
+        return kept
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        addresses = self.store.read(_addresses, PREFIX)
+        namespaces = sorted({a.namespace for a in addresses})
+        if op.match_conditions:
+            namespaces = [
+                ns for ns in namespaces if all(_matches(c, ns) for c in op.match_conditions)
+            ]
+        if op.max_depth is not None:
+            namespaces = sorted({ns[: op.max_depth] for ns in namespaces})
+        return namespaces[op.offset : op.offset + op.limit]
+
+    # -- TTL ----------------------------------------------------------------------------------
+
+    def _ttl_fields(self, ttl: float | None | Any) -> dict[str, Any]:
+        minutes = ttl if isinstance(ttl, (int, float)) else None
+        if ttl is not None and not isinstance(ttl, (int, float)):  # NOT_PROVIDED
+            minutes = (self.ttl_config or {}).get("default_ttl")
+        if minutes is None:
+            return {}
+        if not math.isfinite(float(minutes)) or float(minutes) <= 0:
+            raise ValueError("ttl must be a positive number of minutes")
+        return {"ttl_minutes": float(minutes)}
+
+    def _expired(self, record: MemoryRecord, now: float) -> bool:
+        minutes = (record.metadata.get("langgraph") or {}).get("ttl_minutes")
+        if not isinstance(minutes, (int, float)):
+            return False
+        since = max(record.updated_at, record.last_accessed_at or 0.0)
+        return now >= since + float(minutes) * 60.0
+
+    def _refresh(self, asked: bool | None, record: MemoryRecord) -> bool:
+        """Whether a read refreshes this item's TTL (and so is an access of the memory)."""
+        if "ttl_minutes" not in (record.metadata.get("langgraph") or {}):
+            return False
+        if asked is not None:
+            return asked
+        return bool((self.ttl_config or {}).get("refresh_on_read", True))
+
+    def sweep_ttl(self) -> int:
+        """Archive every item whose time to live has run out; returns how many."""
+        now = now_ts()
+        expired = [
+            record.id
+            for chunk in _chunks([a for a in self.store.read(_ids_under, PREFIX, None)], 500)
+            for record in self.store.get_many(chunk).values()
+            if record.status == "active" and self._expired(record, now)
+        ]
+        if expired:
+            self.store.forget(expired, f"time to live ran out ({self.actor})", now=now)
+        return len(expired)
+
+    # -- mapping ------------------------------------------------------------------------------
+
+    def _owner(self, namespace: tuple[str, ...]) -> str:
+        return namespace[min(self.owner_part, len(namespace) - 1)]
+
+    def _text(self, value: Mapping[str, Any], index: Any) -> str:
+        """The text to embed and search: the value's fields the index names (the put's own
+        list, else the store's), or the whole value."""
+        fields = self._fields
+        if isinstance(index, list):
+            fields = [(field, tokenize_path(field)) for field in index]
+        parts: list[str] = []
+        for field, path in fields:
+            if field == "$":
+                parts.append(json.dumps(value, ensure_ascii=False, default=str))
+            else:
+                parts.extend(get_text_at_path(value, path))
+        text = " ".join(part for part in parts if part.strip()).strip()
+        return text or json.dumps(value, ensure_ascii=False, default=str)
+
+    def _mine(self, record: MemoryRecord, prefix: tuple[str, ...]) -> bool:
+        address = Address.parse(record.external_id or "")
+        return address is not None and address.namespace[: len(prefix)] == prefix
+
+
+def matches(value: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    """Whether an item's value passes a LangGraph filter: each key's value equal, or compared
+    by the operators $eq, $ne, $gt, $gte, $lt, $lte (numbers), nested dicts key by key."""
+    return all(_passes(value.get(key), condition) for key, condition in wanted.items())
+
+
+def _passes(actual: Any, condition: Any) -> bool:
+    if isinstance(condition, dict):
+        operators = {k: v for k, v in condition.items() if k.startswith("$")}
+        if operators:
+            return all(_operator(actual, name, bound) for name, bound in operators.items())
+        return isinstance(actual, dict) and matches(actual, condition)
+    return bool(actual == condition)
+
+
+def _operator(actual: Any, name: str, bound: Any) -> bool:
+    if name == "$eq":
+        return bool(actual == bound)
+    if name == "$ne":
+        return bool(actual != bound)
+    try:
+        left, right = float(actual), float(bound)
+    except (TypeError, ValueError):
+        return False
+    comparisons = {"$gt": left > right, "$gte": left >= right, "$lt": left < right}
+    comparisons["$lte"] = left <= right
+    if name not in comparisons:
+        raise ValueError(f"unknown filter operator {name}")
+    return comparisons[name]
+
+
+def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    """A list_namespaces condition: a prefix or suffix of labels, "*" matching any one."""
+    path = tuple(condition.path)
+    if len(path) > len(namespace):
+        return False
+    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[-len(path) :]
+    return all(want in ("*", have) for want, have in zip(path, part, strict=True))
+
+
+def _value(record: MemoryRecord) -> dict[str, Any]:
+    value = (record.metadata.get("langgraph") or {}).get("value")
+    return value if isinstance(value, dict) else {}
+
+
+def _score(hit: Any) -> float:
+    """The score a search hit is ordered by (hybrid: the fused rank score, 1.0 at the top)."""
+    return round(float(hit.score), 6)
+
+
+def _item(record: MemoryRecord, score: float | None = None, *, search: bool = False) -> Any:
+    """The LangGraph item a memory is (a SearchItem with its score from a search)."""
+    address = Address.parse(record.external_id or "")
+    assert address is not None
+    created = datetime.fromtimestamp(record.created_at, UTC)
+    updated = datetime.fromtimestamp(record.updated_at, UTC)
+    value = _value(record)
+    if score is not None or search:
+        return SearchItem(address.namespace, address.key, value, created, updated, score)
+    return Item(
+        value=value,
+        key=address.key,
+        namespace=address.namespace,
+        created_at=created,
+        updated_at=updated,
+    )
+
+
+def _chunks(items: list[int], size: int) -> Iterator[list[int]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+# -- readers (each runs on the store's connection) ---------------------------------------------
+
+
+def _active_by_external_id(conn: Any, external_id: str) -> list[int]:
+    rows = conn.execute(
+        "SELECT id FROM memory WHERE external_id = ? AND status = 'active'", (external_id,)
+    ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def _ids_under(conn: Any, prefix: str, limit: int | None) -> list[int]:
+    """The active memories whose external_id begins with `prefix` (at most `limit`)."""
+    from memory_console.store.dialect import of as dialect_of
+
+    condition, params = dialect_of(conn).starts_with("external_id", prefix)
+    sql = f"SELECT id FROM memory WHERE status = 'active' AND {condition}"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return [int(row[0]) for row in conn.execute(sql, params).fetchall()]
+
+
+def _addresses(conn: Any, prefix: str) -> list[Address]:
+    from memory_console.store.dialect import of as dialect_of
+
+    condition, params = dialect_of(conn).starts_with("external_id", prefix)
+    rows = conn.execute(
+        f"SELECT DISTINCT external_id FROM memory WHERE status = 'active' AND {condition}",
+        params,
+    ).fetchall()
+    found = (Address.parse(str(row[0])) for row in rows)
+    return [address for address in found if address is not None]
