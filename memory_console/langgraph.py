@@ -228,7 +228,7 @@ class MemoryConsoleStore(BaseStore):
 
     def _active(self, address: Address) -> MemoryRecord | None:
         """The active memory an address names (the newest, should there be more)."""
-        found = self.store.read(_active_by_external_id, address.external_id)
+        found = self.store.active_by_external_id(address.external_id)
         records = self.store.get_many(found)
         live = [records[i] for i in found if i in records]
         return max(live, key=lambda r: (r.updated_at, r.id)) if live else None
@@ -321,8 +321,7 @@ class MemoryConsoleStore(BaseStore):
         scope = MemoryFilter(status="active")
         if prefix and self.owner_part < len(prefix):
             scope = MemoryFilter(status="active", owner=prefix[self.owner_part])
-        pool = self.store.read(_ids_under, namespace_prefix(prefix, exact=False), SEARCH_POOL + 1)
-        pool += self.store.read(_ids_under, namespace_prefix(prefix, exact=True), SEARCH_POOL + 1)
+        pool = _ids_under(self.store, prefix, SEARCH_POOL + 1)
         exact = len(pool) <= SEARCH_POOL
         if exact:
             if not pool:
@@ -348,9 +347,7 @@ class MemoryConsoleStore(BaseStore):
         self, prefix: tuple[str, ...], value_filter: dict[str, Any] | None, wanted: int, now: float
     ) -> list[MemoryRecord]:
         """The items under `prefix` (and passing the filter), most recently updated first."""
-        ids = self.store.read(_ids_under, namespace_prefix(prefix, exact=False), None)
-        ids += self.store.read(_ids_under, namespace_prefix(prefix, exact=True), None)
-        records = self.store.get_many(sorted(set(ids)))
+        records = self.store.get_many(sorted(set(_ids_under(self.store, prefix, None))))
         ordered = sorted(records.values(), key=lambda r: (-r.updated_at, -r.id))
         kept = []
         for record in ordered:
@@ -364,8 +361,8 @@ class MemoryConsoleStore(BaseStore):
         return kept
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        addresses = self.store.read(_addresses, PREFIX)
-        namespaces = sorted({a.namespace for a in addresses})
+        found = (Address.parse(e) for _, e in self.store.active_external_prefix(PREFIX))
+        namespaces = sorted({a.namespace for a in found if a is not None})
         if op.match_conditions:
             namespaces = [
                 ns for ns in namespaces if all(_matches(c, ns) for c in op.match_conditions)
@@ -406,7 +403,7 @@ class MemoryConsoleStore(BaseStore):
         now = now_ts()
         expired = [
             record.id
-            for chunk in _chunks([a for a in self.store.read(_ids_under, PREFIX, None)], 500)
+            for chunk in _chunks([i for i, _ in self.store.active_external_prefix(PREFIX)], 500)
             for record in self.store.get_many(chunk).values()
             if record.status == "active" and self._expired(record, now)
         ]
@@ -512,34 +509,8 @@ def _chunks(items: list[int], size: int) -> Iterator[list[int]]:
         yield items[start : start + size]
 
 
-# -- readers (each runs on the store's connection) ---------------------------------------------
-
-
-def _active_by_external_id(conn: Any, external_id: str) -> list[int]:
-    rows = conn.execute(
-        "SELECT id FROM memory WHERE external_id = ? AND status = 'active'", (external_id,)
-    ).fetchall()
-    return [int(row[0]) for row in rows]
-
-
-def _ids_under(conn: Any, prefix: str, limit: int | None) -> list[int]:
-    """The active memories whose external_id begins with `prefix` (at most `limit`)."""
-    from memory_console.store.dialect import of as dialect_of
-
-    condition, params = dialect_of(conn).starts_with("external_id", prefix)
-    sql = f"SELECT id FROM memory WHERE status = 'active' AND {condition}"
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    return [int(row[0]) for row in conn.execute(sql, params).fetchall()]
-
-
-def _addresses(conn: Any, prefix: str) -> list[Address]:
-    from memory_console.store.dialect import of as dialect_of
-
-    condition, params = dialect_of(conn).starts_with("external_id", prefix)
-    rows = conn.execute(
-        f"SELECT DISTINCT external_id FROM memory WHERE status = 'active' AND {condition}",
-        params,
-    ).fetchall()
-    found = (Address.parse(str(row[0])) for row in rows)
-    return [address for address in found if address is not None]
+def _ids_under(store: Store, prefix: tuple[str, ...], limit: int | None) -> list[int]:
+    """The active memories in the namespace `prefix` or below it (about `limit` at most)."""
+    ids = [i for i, _ in store.active_external_prefix(namespace_prefix(prefix, exact=True), limit)]
+    below = store.active_external_prefix(namespace_prefix(prefix, exact=False), limit)
+    return ids + [i for i, _ in below]

@@ -538,6 +538,24 @@ class Store:
             )
         return found
 
+    def active_by_external_id(self, external_id: str) -> list[int]:
+        """The ids of the active memories that keep this external id."""
+        rows = self._query(
+            "SELECT id FROM memory WHERE external_id = ? AND status = 'active'", (external_id,)
+        )
+        return [int(row[0]) for row in rows]
+
+    def active_external_prefix(
+        self, prefix: str, limit: int | None = None
+    ) -> list[tuple[int, str]]:
+        """(id, external id) of the active memories whose external id begins with `prefix`,
+        case and all (at most `limit`): read from the external_id index on SQLite."""
+        condition, params = self.dialect.starts_with("external_id", prefix)
+        sql = f"SELECT id, external_id FROM memory WHERE status = 'active' AND {condition}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [(int(row[0]), str(row[1])) for row in self._query(sql, params)]
+
     def existing_ids(self, ids: Sequence[int]) -> list[int]:
         found: list[int] = []
         for chunk, marks in chunks(ids):
