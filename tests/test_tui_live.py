@@ -147,6 +147,38 @@ async def test_a_cli_command_in_another_process_shows(demo_store: Store) -> None
         assert app.context.outside == 1
 
 
+LANGGRAPH_WRITER = """
+import sys
+from memory_console.langgraph import MemoryConsoleStore
+with MemoryConsoleStore.open(sys.argv[1], graph="trip-planner", semantic=False) as store:
+    store.put(("zz-traveller", "prefs"), "seat", {"text": "Prefers aisle seats"}, index=["text"])
+"""
+
+
+async def test_what_a_langgraph_agent_puts_elsewhere_arrives_under_its_owner(
+    demo_store: Store,
+) -> None:
+    """A graph's put through MemoryConsoleStore in another process: the owner arrives in the
+    tree, and its memory names the graph as the actor of its creation."""
+    app = watching(demo_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        tree = screen.query_one(TopicsTree)
+        environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+        argv = [sys.executable, "-c", LANGGRAPH_WRITER, where(demo_store)]
+        subprocess.run(argv, check=True, env=environment, timeout=60)
+        await until(
+            pilot,
+            lambda: any("zz-traveller" in str(node.label) for node in tree.root.children),
+            "the graph's owner in the topics tree",
+        )
+        (record,) = demo_store.iter_memories(MemoryFilter(owner="zz-traveller"))
+        assert [e.actor for e in demo_store.history(record.id)] == ["langgraph:trip-planner"]
+        assert record.content == "Prefers aisle seats"
+
+
 async def test_the_story_and_a_hidden_screen_catch_up(demo_store: Store) -> None:
     first, second = active_ids(demo_store, 2)
     app = watching(demo_store)
