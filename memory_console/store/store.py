@@ -541,7 +541,9 @@ class Store:
     def active_by_external_id(self, external_id: str) -> list[int]:
         """The ids of the active memories that keep this external id."""
         rows = self._query(
-            "SELECT id FROM memory WHERE external_id = ? AND status = 'active'", (external_id,)
+            "SELECT id FROM memory WHERE external_id IS NOT NULL AND external_id = ? "
+            "AND +status = 'active'",
+            (external_id,),
         )
         return [int(row[0]) for row in rows]
 
@@ -551,7 +553,11 @@ class Store:
         """(id, external id) of the active memories whose external id begins with `prefix`,
         case and all (at most `limit`): read from the external_id index on SQLite."""
         condition, params = self.dialect.starts_with("external_id", prefix)
-        sql = f"SELECT id, external_id FROM memory WHERE status = 'active' AND {condition}"
+        # "IS NOT NULL" lets the partial index of external_id serve the range.
+        sql = (
+            "SELECT id, external_id FROM memory WHERE external_id IS NOT NULL AND "
+            f"{condition} AND +status = 'active'"
+        )
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [(int(row[0]), str(row[1])) for row in self._query(sql, params)]
