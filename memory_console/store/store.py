@@ -542,7 +542,7 @@ class Store:
         """The ids of the active memories that keep this external id."""
         rows = self._query(
             "SELECT id FROM memory WHERE external_id IS NOT NULL AND external_id = ? "
-            "AND +status = 'active'",
+            f"AND {self.dialect.unindexed('status', 'external_id')}status = 'active'",
             (external_id,),
         )
         return [int(row[0]) for row in rows]
@@ -556,7 +556,7 @@ class Store:
         # "IS NOT NULL" lets the partial index of external_id serve the range.
         sql = (
             "SELECT id, external_id FROM memory WHERE external_id IS NOT NULL AND "
-            f"{condition} AND +status = 'active'"
+            f"{condition} AND {self.dialect.unindexed('status', 'external_id')}status = 'active'"
         )
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
