@@ -540,9 +540,10 @@ class Store:
 
     def active_by_external_id(self, external_id: str) -> list[int]:
         """The ids of the active memories that keep this external id."""
+        plus = self.dialect.unindexed("status", "external_id")  # the status index aside
         rows = self._query(
             "SELECT id FROM memory WHERE external_id IS NOT NULL AND external_id = ? "
-            f"AND {self.dialect.unindexed('status', 'external_id')}status = 'active'",
+            f"AND {plus}status = 'active'",
             (external_id,),
         )
         return [int(row[0]) for row in rows]
@@ -553,10 +554,11 @@ class Store:
         """(id, external id) of the active memories whose external id begins with `prefix`,
         case and all (at most `limit`): read from the external_id index on SQLite."""
         condition, params = self.dialect.starts_with("external_id", prefix)
+        plus = self.dialect.unindexed("status", "external_id")  # the status index aside
         # "IS NOT NULL" lets the partial index of external_id serve the range.
         sql = (
             "SELECT id, external_id FROM memory WHERE external_id IS NOT NULL AND "
-            f"{condition} AND {self.dialect.unindexed('status', 'external_id')}status = 'active'"
+            f"{condition} AND {plus}status = 'active'"
         )
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
