@@ -34,7 +34,7 @@ import asyncio
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -153,6 +153,9 @@ class MemoryConsoleStore(BaseStore):
         self._semantic_wanted = semantic
         self._embedder = embedder  # an already loaded Embedder to share (else loaded here)
         self._engine: Any = None
+        # Items written since the last search, whose vectors the next search computes in one
+        # batch: a put does not wait for the embedder (store changes of kind, ids).
+        self._unembedded: list[tuple[str, int]] = []
 
     @classmethod
     def open(cls, target: str | os.PathLike[str], **options: Any) -> MemoryConsoleStore:
@@ -273,9 +276,39 @@ class MemoryConsoleStore(BaseStore):
         if current is not None:
             changed = {k: v for k, v in fields.items() if getattr(current, k) != v}
             if changed:
-                self.store.edit(current.id, changed, now=now)
+                self._unembedded_write(
+                    "edited", lambda: _edit(self.store, current.id, changed, now)
+                )
             return
-        self.store.add(
+        self._unembedded_write("added", lambda: self._add(fields, address, text, now))
+
+    def _unembedded_write(self, kind: str, write: Callable[[], int]) -> None:
+        """A write whose vector waits for the next search (see _embed_pending)."""
+        semantic = self._engine.semantic if self._engine is not None else None
+        listener = semantic.on_change if semantic is not None else None
+        if listener is None or listener not in self.store.listeners:
+            write()  # no index loaded yet: it embeds what lacks a vector when it loads
+            return
+        self.store.listeners.remove(listener)
+        try:
+            ident = write()
+        finally:
+            self.store.listeners.append(listener)
+        self._unembedded.append((kind, ident))
+
+    def _embed_pending(self) -> None:
+        """Embed the items written since the last search, in one batch per kind."""
+        pending, self._unembedded = self._unembedded, []
+        semantic = self._engine.semantic if self._engine is not None else None
+        if semantic is None:
+            return
+        for kind in ("added", "edited"):
+            ids = sorted({ident for done, ident in pending if done == kind})
+            if ids:
+                semantic.on_change(kind, ids)
+
+    def _add(self, fields: dict[str, Any], address: Address, text: str, now: float) -> int:
+        return self.store.add(
             {
                 **fields,
                 "owner": self._owner(address.namespace),
@@ -297,6 +330,9 @@ class MemoryConsoleStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         now = now_ts()
+        if op.query:
+            self.engine  # noqa: B018 - loaded before the pending items are embedded
+            self._embed_pending()
         prefix = tuple(op.namespace_prefix)
         wanted = op.offset + op.limit
         if op.query:
@@ -502,6 +538,11 @@ def _item(record: MemoryRecord, score: float | None = None, *, search: bool = Fa
         created_at=created,
         updated_at=updated,
     )
+
+
+def _edit(store: Store, ident: int, changed: dict[str, Any], now: float) -> int:
+    store.edit(ident, changed, now=now)
+    return ident
 
 
 def _chunks(items: list[int], size: int) -> Iterator[list[int]]:

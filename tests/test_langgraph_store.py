@@ -331,3 +331,18 @@ def test_another_process_sees_what_the_adapter_wrote(db: str, embedder: Embedder
     assert out.stdout.strip() == "Zoe keeps bees"
     with Store(db) as store:
         assert [r.content for r in store.iter_memories()] == ["Zoe keeps bees"]
+
+
+def test_what_is_put_after_a_search_is_embedded_by_the_next_one(lg: MemoryConsoleStore) -> None:
+    """A put does not wait for the embedder; the next search embeds what was put since the
+    last one, in one batch, before it reads (an edit's new text included)."""
+    ns = ("users", "zed")
+    lg.put(ns, "warm", {"text": "Zed keeps a sourdough starter"})
+    assert [i.key for i in lg.search(ns, query="bread")] == ["warm"]
+    lg.put(ns, "drink", {"text": "Zed drinks green tea every morning"})
+    assert lg._unembedded  # waiting for the next search
+    assert lg.search(ns, query="what does Zed drink?", limit=1)[0].key == "drink"
+    lg.put(ns, "drink", {"text": "Zed drinks black coffee at night"})
+    found = lg.search(ns, query="coffee late in the evening", limit=1)
+    assert found[0].value == {"text": "Zed drinks black coffee at night"}
+    assert not lg._unembedded
