@@ -169,34 +169,22 @@ class MemoryConsoleStore(BaseStore):
         self.close()
 
     def close(self) -> None:
-        semantic = self._engine.semantic if self._engine is not None else None
-        if semantic is not None and semantic.on_change in self.store.listeners:
-            self.store.listeners.remove(semantic.on_change)
+        from memory_console.embed.search import stop_following
+
+        stop_following(self.store, self._engine)
         if self._owns:
             self.store.close()
 
     @property
     def engine(self) -> Any:
-        """The search engine, with semantic search once the embedder loads (first use)."""
+        """The search engine, with semantic search once the embedder loads (first use); a
+        missing model leaves keyword search, as the agent API does."""
         if self._engine is None:
-            from memory_console.embed.embedder import ModelError
-            from memory_console.embed.search import SearchEngine
+            from memory_console.embed.search import agent_engine
 
-            engine = SearchEngine(self.store)
-            if self._semantic_wanted:
-                try:
-                    if self._embedder is None:
-                        engine.prepare_semantic()
-                    else:
-                        from memory_console.embed.semantic import SemanticIndex
-
-                        index = SemanticIndex(self.store, self._embedder)
-                        index.sync()
-                        self.store.listeners.append(index.on_change)
-                        engine.semantic = index
-                except (ModelError, OSError):
-                    pass  # keyword search then, as the agent API falls back
-            self._engine = engine
+            self._engine, _ = agent_engine(
+                self.store, semantic=self._semantic_wanted, embedder=self._embedder
+            )
         return self._engine
 
     # -- BaseStore ----------------------------------------------------------------------------

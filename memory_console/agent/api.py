@@ -125,9 +125,9 @@ class MemoryAPI:
 
     def close(self) -> None:
         """Stop following the store's changes; close the store if the API opened it."""
-        semantic = self._engine.semantic if self._engine is not None else None
-        if semantic is not None and semantic.on_change in self.store.listeners:
-            self.store.listeners.remove(semantic.on_change)
+        from memory_console.embed.search import stop_following
+
+        stop_following(self.store, self._engine)
         if self._owns_store:
             self.store.close()
 
@@ -137,24 +137,14 @@ class MemoryAPI:
     def engine(self) -> SearchEngine:
         """The search engine, with semantic search when the embedder loads (first use only)."""
         if self._engine is None:
-            from memory_console.embed.embedder import ModelError
-            from memory_console.embed.search import SearchEngine
+            from memory_console.embed.search import agent_engine
 
-            engine = SearchEngine(self.store)
-            if self._semantic_wanted:
-                try:
-                    if self._embedder is None:
-                        engine.prepare_semantic(manifest=self._manifest)
-                    else:
-                        from memory_console.embed.semantic import SemanticIndex
-
-                        index = SemanticIndex(self.store, self._embedder)
-                        index.sync()
-                        self.store.listeners.append(index.on_change)
-                        engine.semantic = index
-                except (ModelError, OSError) as error:
-                    self.semantic_error = str(error)
-            self._engine = engine
+            self._engine, self.semantic_error = agent_engine(
+                self.store,
+                semantic=self._semantic_wanted,
+                embedder=self._embedder,
+                manifest=self._manifest,
+            )
         return self._engine
 
     @property

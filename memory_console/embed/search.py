@@ -14,6 +14,7 @@ from memory_console.store import MemoryFilter, Store
 from memory_console.timeutil import now_ts
 
 if TYPE_CHECKING:
+    from memory_console.embed.embedder import Embedder
     from memory_console.embed.semantic import SemanticIndex
 
 Progress = Callable[[int, int], None]
@@ -229,3 +230,41 @@ class SearchEngine:
                 )
             )
         return hits
+
+
+def agent_engine(
+    store: Store,
+    *,
+    semantic: bool = True,
+    embedder: Embedder | None = None,
+    manifest: str | None = None,
+) -> tuple[SearchEngine, str | None]:
+    """The search engine an agent-side caller (the agent API, the LangGraph store) reads
+    through, and why semantic search is off (None when it is on or was not wanted): the index
+    loaded with `embedder` when one is shared, else with the model from `manifest`, and
+    following the store's changes. A missing model leaves keyword search."""
+    from memory_console.embed.embedder import ModelError
+
+    engine = SearchEngine(store)
+    if not semantic:
+        return engine, None
+    try:
+        if embedder is None:
+            engine.prepare_semantic(manifest=manifest)
+        else:
+            from memory_console.embed.semantic import SemanticIndex
+
+            index = SemanticIndex(store, embedder)
+            index.sync()
+            store.listeners.append(index.on_change)
+            engine.semantic = index
+    except (ModelError, OSError) as error:
+        return engine, str(error)
+    return engine, None
+
+
+def stop_following(store: Store, engine: SearchEngine | None) -> None:
+    """Take an engine's semantic index off the store's listeners (before the store closes)."""
+    semantic = engine.semantic if engine is not None else None
+    if semantic is not None and semantic.on_change in store.listeners:
+        store.listeners.remove(semantic.on_change)
