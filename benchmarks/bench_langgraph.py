@@ -168,7 +168,8 @@ def store_copy(db: Path | None, count: int, folder: Path) -> Path:
 
 def make_items(path: Path) -> list[Loaded]:
     """Make every active memory a LangGraph item as MemoryConsoleStore keeps one (external_id,
-    metadata.langgraph, its user as owner), one edit per user; returns the items in id order."""
+    namespace, metadata.langgraph, its user as owner), one edit per user; returns the items in
+    id order."""
     from memory_console.langgraph import Address
     from memory_console.store import MemoryFilter, Store
 
@@ -191,6 +192,7 @@ def make_items(path: Path) -> list[Loaded]:
             }
             by_user.setdefault(namespace[1], {})[record.id] = {
                 "external_id": Address(namespace, item.key).external_id,
+                "namespace": ".".join(namespace[:1] + namespace[2:]),  # all but the owner's
                 "metadata": json.dumps({**record.metadata, "langgraph": langgraph}),
             }
         for user, extra in by_user.items():

@@ -9,7 +9,8 @@
 See docs/ARCHITECTURE.md, "LangGraph's store". Needs the optional extra
 `memory-console[langgraph]`. An item is one memory:
 
-- its owner is the namespace's label at `owner_part` (the first by default); the whole
+- its owner is the namespace's label at `owner_part` (the first by default), its namespace
+  the other labels joined by "." (what the console's tree and filters show); the whole
   namespace and the key make its address, kept in the memory's `external_id`
   ("langgraph:" + the namespace as a JSON list + the key as a JSON string), which no other
   item shares;
@@ -300,6 +301,7 @@ class MemoryConsoleStore(BaseStore):
             {
                 **fields,
                 "owner": self._owner(address.namespace),
+                "namespace": self._namespace(address.namespace),
                 "topic": describe.infer_topic(text),
                 "tier": "long_term",
                 "memory_type": classify_type(text)[0],
@@ -438,7 +440,17 @@ class MemoryConsoleStore(BaseStore):
     # -- mapping ------------------------------------------------------------------------------
 
     def _owner(self, namespace: tuple[str, ...]) -> str:
-        return namespace[min(self.owner_part, len(namespace) - 1)]
+        return namespace[self._owner_at(namespace)]
+
+    def _owner_at(self, namespace: tuple[str, ...]) -> int:
+        return min(self.owner_part, len(namespace) - 1)
+
+    def _namespace(self, namespace: tuple[str, ...]) -> str | None:
+        """The memory's namespace: the item's without the owner's label, joined by "."
+        (LangGraph allows no "." in a label), or None when the owner's label is all of it."""
+        owner_at = self._owner_at(namespace)
+        rest = namespace[:owner_at] + namespace[owner_at + 1 :]
+        return ".".join(rest) or None
 
     def _text(self, value: Mapping[str, Any], index: Any) -> str:
         """The text to embed and search: the value's fields the index names (the put's own

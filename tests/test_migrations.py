@@ -143,14 +143,14 @@ def test_the_generated_tables_are_those_stores_already_hold() -> None:
 
     tables = [s for s in schema_statements(with_indexes=False) if s.startswith("CREATE TABLE")]
     digest = hashlib.sha256("\n".join(tables).encode()).hexdigest()
-    assert SCHEMA_VERSION == 9
-    assert digest == "20b1349158401c22b403c914eeeb117411d33d3c1ec19a96706eba5798f44cc2"
+    assert SCHEMA_VERSION == 10
+    assert digest == "f124ddf6ed4328c783c2b0e140b3d72dd517346423b297084f1b6b44e9128eef"
 
 
 def test_a_schema_seven_store_gets_partial_indexes(db_path: Path) -> None:
     """Schema 8: the indexes of columns NULL in almost every memory hold only the memories
     with a value, and lookups by value still go through them."""
-    from memory_console.store.tables import PARTIAL_INDEXES
+    from memory_console.store.migrations import SCHEMA_EIGHT_PARTIAL as PARTIAL_INDEXES
 
     with Store(db_path) as store:
         first, second = store.add_many([{"content": "old"}, {"content": "new"}], now=NOW)
@@ -178,12 +178,19 @@ def test_a_schema_seven_store_gets_partial_indexes(db_path: Path) -> None:
         conn.close()
 
 
+def without_namespace(conn: sqlite3.Connection) -> None:
+    """Take schema 10's namespace column and its index away, as stores before it were."""
+    conn.execute("DROP INDEX ix_memory_namespace")
+    conn.execute("ALTER TABLE memory DROP COLUMN namespace")
+
+
 def as_schema_eight(db_path: Path) -> None:
     """Make a store's key tables what schema 8 made them: INTEGER PRIMARY KEY without
     AUTOINCREMENT (SQLite then hands out max(id) + 1, reusing a deleted memory's id)."""
     conn = sqlite3.connect(db_path)
     try:
         conn.execute("BEGIN")
+        without_namespace(conn)
         for table in ("memory", "memory_event", "maintenance_run"):
             (sql,) = conn.execute(
                 "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
@@ -249,3 +256,42 @@ def test_a_schema_eight_store_hands_out_each_id_once_after_migrating(db_path: Pa
     finally:
         conn.close()
     assert main(["--db", str(db_path), "check"]) == 0
+
+
+def test_a_schema_nine_store_gets_namespaces(db_path: Path) -> None:
+    """Schema 10: a memory may live in a namespace (a LangGraph item's). A schema 9 store
+    gains the column, NULL in every memory it holds, and its partial index; the tree's
+    counts and the namespace filter then work on it, and the index serves them."""
+    from memory_console.store import MemoryFilter
+
+    with Store(db_path) as store:
+        store.add_many([{"content": f"fact {i}", "owner": "alice"} for i in range(3)], now=NOW)
+    conn = sqlite3.connect(db_path)
+    without_namespace(conn)
+    conn.execute("PRAGMA user_version = 9")
+    conn.commit()
+    conn.close()
+    with Store(db_path) as store:
+        assert store.migration_backup is not None
+        assert {r.namespace for r in store.page().rows} == {None}
+        (new,) = store.add_many(
+            [{"content": "a trip to Lisbon", "owner": "alice", "namespace": "memories.trips"}],
+            now=NOW,
+        )
+        places = {
+            (r.owner, r.namespace, r.topic): r.count
+            for r in store.place_counts(MemoryFilter(status="active"))
+        }
+        assert places == {("alice", None, "general"): 3, ("alice", "memories.trips", "general"): 1}
+        assert [r.id for r in store.page(MemoryFilter(namespace="memories.trips")).rows] == [new]
+        assert len(store.page(MemoryFilter(namespace="")).rows) == 3
+    assert version(db_path) == SCHEMA_VERSION and "ix_memory_namespace" in indexes(db_path)
+    conn = sqlite3.connect(db_path)
+    try:
+        plan = conn.execute(
+            "EXPLAIN QUERY PLAN SELECT owner, namespace, topic, count(*) FROM memory "
+            "WHERE +status = 'active' AND namespace IS NOT NULL GROUP BY namespace, owner, topic"
+        ).fetchall()
+        assert "COVERING INDEX ix_memory_namespace" in plan[0][3]
+    finally:
+        conn.close()

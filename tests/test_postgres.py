@@ -427,6 +427,8 @@ SCHEMA_SEVEN = (
     "CREATE INDEX ix_memory_consolidated_into ON memory (consolidated_into)",
     "CREATE INDEX ix_memory_external_id ON memory (external_id)",
     "CREATE INDEX ix_memory_superseded_by ON memory (superseded_by)",
+    "DROP INDEX ix_memory_namespace",  # schema 10's
+    "ALTER TABLE memory DROP COLUMN namespace",
     "UPDATE console_meta SET value = '7' WHERE key = 'schema_version'",
 )
 
@@ -472,7 +474,7 @@ def test_a_schema_seven_postgresql_store_is_migrated_whole(
     columns = server_rows(
         pg_url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'memory'"
     )
-    assert ("search",) not in columns
+    assert ("search",) not in columns and ("namespace",) in columns
     capsys.readouterr()
     assert main(["check", "--db", pg_url]) == 0, capsys.readouterr()
 

@@ -109,7 +109,8 @@ def test_a_column_added_to_the_tables_reaches_every_derived_list(tmp_path: Path)
         from memory_console.store import bulk_load
         from memory_console.store.records import MEMORY_COLUMNS
         from memory_console.store.validate import DEFAULTS, INSERT_COLUMNS, complete_memory
-        assert MEMORY_COLUMNS[-4:-1] == ("external_id", "mood", "revision"), MEMORY_COLUMNS
+        at = MEMORY_COLUMNS.index("mood")
+        assert MEMORY_COLUMNS[at - 1 : at + 2] == ("external_id", "mood", "revision")
         assert "mood" in INSERT_COLUMNS and "mood" in undo.PLAIN_FIELDS
         assert DEFAULTS["mood"] == "calm"
         assert complete_memory({{"content": "x"}}, 0.0)["mood"] == "calm"

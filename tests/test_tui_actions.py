@@ -283,8 +283,8 @@ async def test_sort_filter_and_topic_narrow_the_table(demo_store: Store) -> None
         assert screen.count == demo_store.count(MemoryFilter(text="coffee"))
         owner, topic, count = demo_store.counts_by("owner", "topic")[0]
         tree = screen.query_one("#topics")
-        node = next(n for n in tree.root.children if n.data == (owner, None))
-        leaf = next(n for n in node.children if n.data == (owner, topic))
+        node = next(n for n in tree.root.children if n.data == (owner, None, None))
+        leaf = next(n for n in node.children if n.data == (owner, None, topic))
         tree.select_node(leaf)  # type: ignore[attr-defined]
         await settle(pilot)
         assert screen.view.memory_filter.owner == owner

@@ -176,7 +176,17 @@ async def test_what_a_langgraph_agent_puts_elsewhere_arrives_under_its_owner(
         )
         (record,) = demo_store.iter_memories(MemoryFilter(owner="zz-traveller"))
         assert [e.actor for e in demo_store.history(record.id)] == ["langgraph:trip-planner"]
-        assert record.content == "Prefers aisle seats"
+        assert record.content == "Prefers aisle seats" and record.namespace == "prefs"
+        # Under its owner, the item's namespace holds its topic; choosing the namespace
+        # narrows the table to what the graph put there.
+        owner = next(n for n in tree.root.children if n.data == ("zz-traveller", None, None))
+        (space,) = owner.children
+        assert space.data == ("zz-traveller", "prefs", None) and space.allow_expand
+        assert [leaf.data for leaf in space.children] == [("zz-traveller", "prefs", record.topic)]
+        tree.select_node(space)
+        await settle(pilot)
+        assert screen.view.memory_filter.namespace == "prefs"
+        assert [r.id for r in screen.table.records] == [record.id]
 
 
 async def test_the_story_and_a_hidden_screen_catch_up(demo_store: Store) -> None:

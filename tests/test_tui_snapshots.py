@@ -3,10 +3,13 @@ and at 120x40: every screen shows its key facts whole on both."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memory_console.store import MemoryFilter, Store
-from tests.helpers import SNAPSHOT_SIZES, console, press, settle
+from tests.helpers import NOW, SNAPSHOT_SIZES, console, press, settle
 
 SIZES = SNAPSHOT_SIZES
 
@@ -25,6 +28,49 @@ def story_memory(store: Store) -> int:
 @SIZES
 def test_main_screen(snap_compare: Any, demo_store: Store, size: tuple[int, int]) -> None:
     assert snap_compare(console(demo_store), terminal_size=size, run_before=settle)
+
+
+@SIZES
+def test_main_screen_with_langgraph_namespaces(
+    snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
+) -> None:
+    """What LangGraph agents put, under each owner by namespace (italic), beside the
+    topics of the owner's memories in none; one namespace is chosen."""
+    from memory_console import langgraph
+
+    monkeypatch.setattr(langgraph, "now_ts", lambda: NOW)  # the console's fixed `now`
+    path = tmp_path / "memories.db"
+    with Store(path, actor="cli") as store:
+        store.add_many(
+            [
+                {"owner": "alice", "topic": "preferences", "content": "Takes her coffee black"},
+                {"owner": "alice", "topic": "contacts", "content": "Her sister Joana is a nurse"},
+            ],
+            now=NOW - 86_400,
+        )
+        with langgraph.MemoryConsoleStore(store, graph="trip-planner", semantic=False) as agent:
+            for namespace, key, text in (
+                (("alice", "memories"), "diet", "Vegetarian since 2019"),
+                (("alice", "memories"), "seat", "Prefers aisle seats on long flights"),
+                (("alice", "memories", "trips"), "lisbon", "Planning a trip to Lisbon in May"),
+                (("bob", "memories"), "editor", "Uses Neovim with a dark theme"),
+            ):
+                agent.put(namespace, key, {"text": text}, index=["text"])
+    with Store(path, actor="tui") as store:
+
+        async def choose_namespace(pilot: Any) -> None:
+            from memory_console.tui.widgets.topics import TopicsTree
+
+            await settle(pilot)
+            tree = pilot.app.screen.query_one(TopicsTree)
+            alice = next(n for n in tree.root.children if n.data == ("alice", None, None))
+            chosen = next(n for n in alice.children if n.data[1] == "memories")
+            tree.select_node(chosen)  # which folds it, as Enter does
+            await settle(pilot)
+            chosen.expand()
+            await settle(pilot)
+
+        assert snap_compare(console(store), terminal_size=size, run_before=choose_namespace)
 
 
 @SIZES

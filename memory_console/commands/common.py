@@ -287,6 +287,14 @@ def describe_setup(args: argparse.Namespace) -> None:
 # selects exactly what `list` lists: (flags, argparse keywords).
 FILTER_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--owner", {"type": text, "help": "only this owner's memories"}),
+    (
+        "--namespace",
+        {
+            "type": text,
+            "help": "only memories in this namespace (a LangGraph item's, labels joined by "
+            "'.'; '' for those in none)",
+        },
+    ),
     ("--topic", {"type": text, "help": "only memories of this topic"}),
     ("--status", {"choices": STATUSES, "help": "only memories with this status"}),
     ("--type", {"dest": "memory_type", "choices": MEMORY_TYPES, "help": "only this type"}),
@@ -346,6 +354,7 @@ def filter_of(args: argparse.Namespace) -> MemoryFilter:
             raise UserError(f"--{name.replace('_', '-')} must be between 0 and 1")
     return MemoryFilter(
         owner=args.owner,
+        namespace=args.namespace,
         topic=args.topic,
         tier=args.tier,
         memory_type=args.memory_type,

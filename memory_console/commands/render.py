@@ -186,6 +186,7 @@ def print_memory(
     fields.add_column()
     for name, value in (
         ("owner / topic", f"{record.owner} / {record.topic}"),
+        *([("namespace", record.namespace)] if record.namespace else []),
         ("type / tier", f"{record.memory_type} / {record.tier}"),
         ("confidence", confidence_field(record, confidence_now(record, now, params))),
         ("importance", f"{record.importance:.2f}"),

@@ -41,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     search.add_argument("--k", type=int, default=10, help="how many hits (default 10)")
     common.add_filter(search, "--owner")
+    common.add_filter(search, "--namespace")
     common.add_filter(search, "--topic")
     common.add_filter(
         search,
@@ -129,6 +130,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             )
         memory_filter = MemoryFilter(
             owner=args.owner,
+            namespace=args.namespace,
             topic=args.topic,
             status=args.status,
             tiers=tuple(dict.fromkeys(args.tier)) if args.tier else None,

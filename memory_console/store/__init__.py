@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         MemoryFilter,
         MemoryRecord,
         Page,
+        PlaceCount,
     )
     from memory_console.store.settings import (
         StoreSettings,
@@ -50,7 +51,15 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "StoreError",
         "ValidationError",
     ),
-    "records": ("ChangeResult", "Cursor", "EventRecord", "MemoryFilter", "MemoryRecord", "Page"),
+    "records": (
+        "ChangeResult",
+        "Cursor",
+        "EventRecord",
+        "MemoryFilter",
+        "MemoryRecord",
+        "Page",
+        "PlaceCount",
+    ),
     "settings": ("StoreSettings",),
     "store": ("Store",),
 }
@@ -66,6 +75,7 @@ __all__ = [
     "MemoryRecord",
     "NotFoundError",
     "Page",
+    "PlaceCount",
     "PurgeResult",
     "ReadOnlyError",
     "Store",

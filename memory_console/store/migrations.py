@@ -99,12 +99,20 @@ def make_partial_indexes(conn: Any) -> None:
     """Schema 8 (both backends): the indexes of consolidated_into, external_id and
     superseded_by, columns NULL in almost every memory, hold only the memories that have a
     value (store/tables.py, EXTRA_INDEXES), so most writes no longer touch them."""
-    from memory_console.store.tables import PARTIAL_INDEXES, extra_index_statements
+    from memory_console.store.tables import extra_index_statements
 
-    for name in PARTIAL_INDEXES:
+    for name in SCHEMA_EIGHT_PARTIAL:
         conn.execute(f"DROP INDEX IF EXISTS {name}")
-    for statement in extra_index_statements(PARTIAL_INDEXES):
+    for statement in extra_index_statements(SCHEMA_EIGHT_PARTIAL):
         conn.execute(statement)
+
+
+# The indexes schema 8 made partial (later schemas add their own, on columns it had not).
+SCHEMA_EIGHT_PARTIAL = (
+    "ix_memory_consolidated_into",
+    "ix_memory_external_id",
+    "ix_memory_superseded_by",
+)
 
 
 def make_ids_live_once(conn: sqlite3.Connection) -> None:
@@ -126,7 +134,10 @@ def make_ids_live_once(conn: sqlite3.Connection) -> None:
         ).fetchone()
         if done is not None and "AUTOINCREMENT" in done[0]:
             continue  # like IF NOT EXISTS: a migration may meet it done
-        names = ", ".join(f'"{name}"' for name in column_names(table))
+        # The columns the table has now: a later schema's columns are made by the new DDL
+        # and keep their defaults (their own migration then finds them made).
+        held = {row[1] for row in conn.execute(f"PRAGMA table_info('{table}')")}
+        names = ", ".join(f'"{name}"' for name in column_names(table) if name in held)
         conn.execute(
             created[table].replace(f"CREATE TABLE {table} ", f"CREATE TABLE {table}_9 ", 1)
         )
@@ -145,6 +156,26 @@ def make_ids_live_once(conn: sqlite3.Connection) -> None:
     ids.raise_sqlite_sequences(conn)
 
 
+def add_namespace(conn: Any, *, made: bool = False) -> None:
+    """Schema 10 (both backends): a memory may live in a namespace of its agent's own (a
+    LangGraph item's, without the owner's label), which the topics tree and the filters show;
+    a partial index holds only the memories in one. made: schema 9's rebuild of an older
+    SQLite store already made the column."""
+    from memory_console.store.tables import extra_index_statements
+
+    if not made:
+        conn.execute("ALTER TABLE memory ADD COLUMN namespace VARCHAR")
+    conn.execute("DROP INDEX IF EXISTS ix_memory_namespace")
+    for statement in extra_index_statements(("ix_memory_namespace",)):
+        conn.execute(statement)
+
+
+def add_namespace_sqlite(conn: sqlite3.Connection) -> None:
+    """Schema 10 on SQLite: add_namespace, knowing whether schema 9 made the column."""
+    held = {row[1] for row in conn.execute("PRAGMA table_info('memory')")}
+    add_namespace(conn, made="namespace" in held)
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: add_status_owner_topic_index,
     2: add_store_settings,
@@ -154,4 +185,5 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     6: add_vector_log,
     7: make_partial_indexes,
     8: make_ids_live_once,
+    9: add_namespace_sqlite,
 }

@@ -76,6 +76,7 @@ class MemoryRecord:
     external_id: str | None
     revision: int
     superseded_by: int | None = None  # the newer memory that restates this fact
+    namespace: str | None = None  # where in its agent's hierarchy it lives (LangGraph's)
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> MemoryRecord:
@@ -155,6 +156,8 @@ class MemoryFilter:
     """What the console's filter bar and `list` narrow the memories to; None means any."""
 
     owner: str | None = None
+    # Only memories in this namespace (exactly; "" for memories in none).
+    namespace: str | None = None
     topic: str | None = None
     tier: str | None = None
     memory_type: str | None = None
@@ -172,6 +175,16 @@ class MemoryFilter:
     # Memories with at least one event by this actor (an MCP client's mcp:CLIENT@OWNER, api,
     # tui, cli, a pass): what one agent or person stored, recalled or changed.
     actor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceCount:
+    """How many memories one owner holds in one namespace (None: in none) and topic."""
+
+    owner: str
+    namespace: str | None
+    topic: str
+    count: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,7 @@ from memory_console.store.records import (
     MemoryFilter,
     MemoryRecord,
     Page,
+    PlaceCount,
     chunks,
     with_evaluated_at,
 )
@@ -610,6 +611,11 @@ class Store:
             if value is not None:
                 clauses.append(f"{self.dialect.unindexed(name, sort)}{col}{name} = ?")
                 params.append(value)
+        if memory_filter.namespace == "":
+            clauses.append(f"{col}namespace IS NULL")
+        elif memory_filter.namespace is not None:
+            clauses.append(f"{self.dialect.unindexed('namespace', sort)}{col}namespace = ?")
+            params.append(memory_filter.namespace)
         if memory_filter.is_protected is not None:
             clauses.append(f"{self.dialect.unindexed('is_protected', sort)}{col}is_protected = ?")
             params.append(int(memory_filter.is_protected))
@@ -747,6 +753,40 @@ class Store:
         return self._query(
             f"SELECT {group}, count(*) FROM memory {where_sql} GROUP BY {group} ORDER BY {group}",
             params,
+        )
+
+    def place_counts(self, memory_filter: MemoryFilter | None = None) -> list[PlaceCount]:
+        """The topics tree's counts: memories per owner, namespace (None: in none) and topic.
+
+        Two covered index reads: every memory by owner and topic, then the namespaced ones
+        (their partial index) by owner, namespace and topic, which are taken from the first."""
+        clauses, params = self.where(memory_filter or MemoryFilter())
+        where_sql = " AND ".join(clauses) or "1 = 1"
+        counts: dict[tuple[str, str | None, str], int] = {
+            (owner, None, topic): count
+            for owner, topic, count in self._query(
+                f"SELECT owner, topic, count(*) FROM memory WHERE {where_sql} "
+                "GROUP BY owner, topic",
+                params,
+            )
+        }
+        # Every other index set aside: the partial one holds only the namespaced memories.
+        clauses, params = self.where(memory_filter or MemoryFilter(), sort="namespace")
+        for owner, namespace, topic, count in self._query(
+            "SELECT owner, namespace, topic, count(*) FROM memory WHERE "
+            + " AND ".join([*clauses, "namespace IS NOT NULL"])
+            + " GROUP BY namespace, owner, topic",
+            params,
+        ):
+            counts[(owner, namespace, topic)] = count
+            counts[(owner, None, topic)] -= count
+        return sorted(
+            (
+                PlaceCount(owner, namespace, topic, count)
+                for (owner, namespace, topic), count in counts.items()
+                if count
+            ),
+            key=lambda row: (row.owner, row.namespace or "", row.topic),
         )
 
     def keyword_search(

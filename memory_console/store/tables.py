@@ -48,6 +48,10 @@ class Memory(MemoryBase, table=True):
     # The memory that states this fact's newer value (schema 5; docs/ARCHITECTURE.md, "Data
     # model"): set with status archived by Store.supersede, cleared by its undo or a restore.
     superseded_by: int | None = Field(default=None)  # indexed: EXTRA_INDEXES
+    # Where in its agent's own hierarchy the memory lives (schema 10): a LangGraph item's
+    # namespace without the owner's label, its labels joined by "." (which no label holds).
+    # NULL: the memory is in no namespace, as every memory not written through LangGraph.
+    namespace: str | None = Field(default=None)  # indexed: EXTRA_INDEXES
 
 
 class MemoryEvent(SQLModel, table=True):
@@ -170,6 +174,9 @@ EXTRA_INDEXES: tuple[tuple[str, str, tuple[str, ...], str | None], ...] = (
     ("ix_memory_consolidated_into", "memory", ("consolidated_into",), "IS NOT NULL"),
     ("ix_memory_external_id", "memory", ("external_id",), "IS NOT NULL"),
     ("ix_memory_superseded_by", "memory", ("superseded_by",), "IS NOT NULL"),
+    # Schema 10: the namespaced memories, which the topics tree counts by owner, namespace
+    # and topic (covered) and a namespace filter finds; the others have no entry.
+    ("ix_memory_namespace", "memory", ("namespace", "owner", "topic", "status"), "IS NOT NULL"),
 )
 # The partial ones, by name (schema 8 made them partial; the migration makes them again).
 PARTIAL_INDEXES = tuple(name for name, _, _, where in EXTRA_INDEXES if where)

@@ -174,6 +174,16 @@ def check_count(name: str, value: Any) -> int:
     return value
 
 
+def check_namespace(value: Any) -> str | None:
+    """A namespace path: labels joined by ".", none of them empty (None or "": no namespace)."""
+    if value is None or value == "":
+        return None
+    text = check_text("namespace", value, MAX_TITLE)
+    if any(not label.strip() for label in text.split(".")):
+        raise ValidationError(f"namespace has an empty label: {brief(text)}")
+    return text
+
+
 def check_field(name: str, value: Any) -> Any:
     """The database value of one field, or ValidationError naming the field."""
     if name in ("title",):
@@ -208,6 +218,8 @@ def check_field(name: str, value: Any) -> Any:
         if not isinstance(value, bool | int) or value not in (0, 1):
             raise ValidationError(f"is_protected must be true or false, not {brief(value)}")
         return int(bool(value))
+    if name == "namespace":
+        return check_namespace(value)
     if name in ("consolidated_into", "superseded_by"):
         if value is None:
             return None

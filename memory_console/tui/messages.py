@@ -9,7 +9,7 @@ from typing import Any
 from textual.message import Message
 
 from memory_console.embed.hits import SearchHit
-from memory_console.store import ChangeResult, ErasureScope, PurgeResult
+from memory_console.store import ChangeResult, ErasureScope, PlaceCount, PurgeResult
 from memory_console.tui.actions import DoneAction
 from memory_console.tui.paging import PageSlice, View
 from memory_console.tui.story_data import Story
@@ -37,9 +37,9 @@ class CountLoaded(Message):
 
 @dataclass
 class TopicsLoaded(Message):
-    """(owner, topic, count) rows for the topics tree."""
+    """(owner, namespace, topic, count) rows for the topics tree."""
 
-    counts: list[tuple[str, str, int]]
+    counts: list[PlaceCount]
 
 
 @dataclass

@@ -31,7 +31,7 @@ from memory_console.tui.widgets.memory_table import MemoryTable
 from memory_console.tui.widgets.search_bar import SearchBar
 from memory_console.tui.widgets.search_readiness import SearchReadiness
 from memory_console.tui.widgets.status_line import SORT_NAMES, StatusLine
-from memory_console.tui.widgets.topics import TopicsTree
+from memory_console.tui.widgets.topics import Place, TopicsTree
 
 SEARCH_LIMIT = 100
 
@@ -100,7 +100,7 @@ class MainScreen(MemoryActionsScreen):
         super().__init__()
         self.figure = figure
         self.view = View()
-        self.place: tuple[str | None, str | None] = (None, None)
+        self.place: Place = (None, None, None)
         self.page: PageSlice | None = None
         self.page_confidence_now: dict[int, float] = {}  # the page's rows', by id
         self.count: int | None = None
@@ -215,11 +215,9 @@ class MainScreen(MemoryActionsScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="topics")
     def load_topics(self, status: str | None) -> None:
-        rows = self.context.store.counts_by(
-            "owner", "topic", memory_filter=MemoryFilter(status=status)
-        )
+        rows = self.context.store.place_counts(MemoryFilter(status=status))
         if not get_current_worker().is_cancelled:
-            self.post_message(TopicsLoaded([(str(o), str(t), int(n)) for o, t, n in rows]))
+            self.post_message(TopicsLoaded(rows))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="detail")
     def load_detail(self, memory_id: int) -> None:
@@ -272,7 +270,7 @@ class MainScreen(MemoryActionsScreen):
     @on(TopicsLoaded)
     def _topics_loaded(self, message: TopicsLoaded) -> None:
         self.query_one(TopicsTree).show_counts(message.counts, self.place)
-        owners = sorted({owner for owner, _, _ in message.counts})
+        owners = sorted({row.owner for row in message.counts})
         self.query_one(FilterBar).set_owners(owners)
 
     @on(StoryLoaded)
@@ -382,20 +380,23 @@ class MainScreen(MemoryActionsScreen):
 
     @on(FilterBar.Changed)
     def _filters_changed(self, message: FilterBar.Changed) -> None:
-        self.set_filter(message.values, self.place[1])
+        self.set_filter(message.values, *self.place[1:])
 
     @on(TopicsTree.Chosen)
     def _topic_chosen(self, message: TopicsTree.Chosen) -> None:
         if message.topic is not None:
             self.table.focus()  # a topic chosen: on to its memories
-        self.place = (message.owner, message.topic)
+        self.place = (message.owner, message.namespace_path, message.topic)
         bar = self.query_one(FilterBar)
         bar.set_owner(message.owner)
-        self.set_filter(replace(bar.values, owner=message.owner), message.topic)
+        self.set_filter(
+            replace(bar.values, owner=message.owner), message.namespace_path, message.topic
+        )
 
-    def set_filter(self, values: FilterValues, topic: str | None) -> None:
+    def set_filter(self, values: FilterValues, namespace: str | None, topic: str | None) -> None:
         memory_filter = MemoryFilter(
             owner=values.owner,
+            namespace=namespace,
             topic=topic,
             tier=values.tier,
             memory_type=values.memory_type,
@@ -420,7 +421,7 @@ class MainScreen(MemoryActionsScreen):
         bar = self.query_one(FilterBar)
         bar.set_status(memory_filter.status)
         bar.set_owner(memory_filter.owner)
-        self.place = (memory_filter.owner, memory_filter.topic)
+        self.place = (memory_filter.owner, memory_filter.namespace, memory_filter.topic)
         self.origin = label
         status_changed = memory_filter.status != self.view.memory_filter.status
         self.view = replace(self.view, memory_filter=memory_filter)

@@ -75,6 +75,7 @@ def memory_fields(
     # Every field is stored text (another program may have written any of them).
     return [
         ("owner/topic", literal(f"{record.owner} / {record.topic}")),
+        *([("namespace", literal(record.namespace))] if record.namespace else []),
         ("type/tier", literal(f"{record.memory_type} / {record.tier}")),
         ("confidence", confidence),
         ("importance", f"{record.importance:.2f}"),
