@@ -285,16 +285,35 @@ class MemoryConsoleStore(BaseStore):
             self.store.listeners.append(listener)
         self._unembedded.append((kind, ident))
 
-    def _embed_pending(self) -> None:
-        """Embed the items written since the last search, in one batch per kind."""
+    def _query_vector(self) -> Callable[[str], Any]:
+        """How a search embeds its query: at its first call (made while the keyword half
+        runs beside it), with what was put since the last search in the same batches; the
+        vector is kept for the search's later passes."""
+        self.engine  # noqa: B018 - loaded before the pending items are embedded
+        kept: list[Any] = []
+
+        def embed(text: str) -> Any:
+            if not kept:
+                vector = self._embed_pending(text)
+                if vector is None:
+                    vector = self.engine.semantic.embedder.embed_query(text)
+                kept.append(vector)
+            return kept[0]
+
+        return embed
+
+    def _embed_pending(self, query: str) -> Any:
+        """Embed the items written since the last search and the query in the same batches
+        (one model run); the query's vector, or None when there is no semantic index."""
         pending, self._unembedded = self._unembedded, []
         semantic = self._engine.semantic if self._engine is not None else None
         if semantic is None:
-            return
-        for kind in ("added", "edited"):
-            ids = sorted({ident for done, ident in pending if done == kind})
-            if ids:
-                semantic.on_change(kind, ids)
+            return None
+        changes = [
+            (kind, sorted({ident for done, ident in pending if done == kind}))
+            for kind in ("added", "edited")
+        ]
+        return semantic.catch_up([(kind, ids) for kind, ids in changes if ids], query)
 
     def _add(self, fields: dict[str, Any], address: Address, text: str, now: float) -> int:
         return self.store.add(
@@ -320,9 +339,6 @@ class MemoryConsoleStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         now = now_ts()
-        if op.query:
-            self.engine  # noqa: B018 - loaded before the pending items are embedded
-            self._embed_pending()
         prefix = tuple(op.namespace_prefix)
         wanted = op.offset + op.limit
         if op.query:
@@ -343,47 +359,113 @@ class MemoryConsoleStore(BaseStore):
         wanted: int,
         now: float,
     ) -> list[tuple[MemoryRecord, float | None]]:
-        """The best items under `prefix` for `query` by the hybrid search, best first."""
-        scope = MemoryFilter(status="active")
+        """The best items under `prefix` for `query` by the hybrid search, best first.
+
+        With the owner in the prefix, the search runs among the owner's memories (a label of
+        the vector index, a column of the keyword index) and each half's candidates are
+        narrowed to the prefix before they are fused, so the ranking is the prefix's own;
+        when that leaves too few, or the owner is not in the prefix, it runs among the
+        prefix's memories by id (up to SEARCH_POOL), else among all, read until enough."""
+        vector = self._query_vector()
+        depth = max(wanted * 4, 40)
         if prefix and self.owner_part < len(prefix):
-            scope = MemoryFilter(status="active", owner=prefix[self.owner_part])
+            owner = MemoryFilter(status="active", owner=prefix[self.owner_part])
+            found, exhausted = self._hits_within(
+                owner, prefix, (query, vector), value_filter, depth, now, narrowed=True
+            )
+            if exhausted or len(found) >= wanted:
+                return found
+        scope = MemoryFilter(status="active")
         pool = _ids_under(self.store, prefix, SEARCH_POOL + 1)
-        exact = len(pool) <= SEARCH_POOL
-        if exact:
+        if len(pool) <= SEARCH_POOL:
             if not pool:
                 return []
             scope = MemoryFilter(status="active", ids=tuple(sorted(set(pool))))
-        found: list[tuple[MemoryRecord, float | None]] = []
-        depth = max(wanted * 4, 40)
         while True:
-            hits = self.engine.search(query, mode="hybrid", k=depth, memory_filter=scope, now=now)
-            found = []
-            for hit in hits:
-                record = hit.record
-                if not self._mine(record, prefix) or self._expired(record, now):
-                    continue
-                if value_filter and not matches(_value(record), value_filter):
-                    continue
-                found.append((record, _score(hit)))
-            if len(found) >= wanted or len(hits) < depth or depth >= 10_000:
+            found, exhausted = self._hits_within(
+                scope, prefix, (query, vector), value_filter, depth, now, narrowed=False
+            )
+            if exhausted or len(found) >= wanted or depth >= 10_000:
                 return found
             depth *= 4
+
+    def _hits_within(
+        self,
+        scope: MemoryFilter,
+        prefix: tuple[str, ...],
+        query: tuple[str, Callable[[str], Any]],
+        value_filter: dict[str, Any] | None,
+        depth: int,
+        now: float,
+        *,
+        narrowed: bool,
+    ) -> tuple[list[tuple[MemoryRecord, float | None]], bool]:
+        """The items under `prefix` among the search's `depth` best within `scope` (narrowed:
+        each half's candidates kept to the prefix before fusion), and whether the search
+        found all there are (fewer than `depth`, none of them narrowed away)."""
+        exact, below = (namespace_prefix(prefix, exact=flag) for flag in (True, False))
+        removed = False
+
+        def under_prefix(ids: set[int]) -> set[int]:
+            nonlocal removed
+            addresses = self.store.external_ids_of(ids)
+            kept = {
+                ident
+                for ident, external_id in addresses.items()
+                if external_id is not None and external_id.startswith((exact, below))
+            }
+            removed = removed or len(kept) < len(ids)
+            return kept
+
+        text, embed = query
+        hits = self.engine.search(
+            text,
+            k=depth,
+            memory_filter=scope,
+            now=now,
+            narrow=under_prefix if narrowed else None,
+            embed=embed,
+        )
+        found: list[tuple[MemoryRecord, float | None]] = []
+        for hit in hits:
+            record = hit.record
+            if not self._mine(record, prefix) or self._expired(record, now):
+                continue
+            if value_filter and not matches(_value(record), value_filter):
+                continue
+            found.append((record, _score(hit)))
+        return found, len(hits) < depth and not removed
 
     def _listed(
         self, prefix: tuple[str, ...], value_filter: dict[str, Any] | None, wanted: int, now: float
     ) -> list[MemoryRecord]:
-        """The items under `prefix` (and passing the filter), most recently updated first."""
-        records = self.store.get_many(sorted(set(_ids_under(self.store, prefix, None))))
-        ordered = sorted(records.values(), key=lambda r: (-r.updated_at, -r.id))
-        kept = []
-        for record in ordered:
-            if self._expired(record, now):
-                continue
-            if value_filter and not matches(_value(record), value_filter):
-                continue
-            kept.append(record)
-            if len(kept) >= wanted:
-                break
+        """The items under `prefix` (and passing the filter), most recently updated first:
+        their ids and times from the external_id index, the records read a chunk at a time
+        until enough pass."""
+        dated = [
+            pair
+            for flag in (True, False)
+            for pair in self.store.active_external_prefix_updated(
+                namespace_prefix(prefix, exact=flag)
+            )
+        ]
+        ordered = [ident for ident, _ in sorted(dated, key=lambda p: (-p[1], -p[0]))]
+        kept: list[MemoryRecord] = []
+        start, chunk = 0, max(wanted * 2, 20)
+        while start < len(ordered):
+            ids = ordered[start : start + chunk]
+            start += chunk
+            records = self.store.get_many(ids)
+            for ident in ids:
+                record = records.get(ident)
+                if record is None or self._expired(record, now):
+                    continue
+                if value_filter and not matches(_value(record), value_filter):
+                    continue
+                kept.append(record)
+                if len(kept) >= wanted:
+                    return kept
+            chunk *= 2
         return kept
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:

@@ -346,3 +346,83 @@ def test_what_is_put_after_a_search_is_embedded_by_the_next_one(lg: MemoryConsol
     found = lg.search(ns, query="coffee late in the evening", limit=1)
     assert found[0].value == {"text": "Zed drinks black coffee at night"}
     assert not lg._unembedded
+
+
+def test_a_search_narrowed_within_the_owner_ranks_as_the_prefix_alone(
+    lg: MemoryConsoleStore,
+) -> None:
+    """With the owner in the prefix the search runs among the owner's memories and keeps
+    each half's candidates under the prefix before fusing them: the same order and scores
+    as a search among the prefix's memories by id. The owner's other namespace, crowded
+    with better matches, takes nothing from it, and a prefix too small for the first pass
+    is searched whole."""
+    notes = ("sam", "notes")
+    mine = ("sam", "memories")
+    lg.batch(
+        [
+            PutOp(notes, f"n{n}", {"text": f"Coffee note {n}: coffee beans and a coffee grinder"})
+            for n in range(120)
+        ]
+        + [
+            PutOp(mine, "cup", {"text": "Sam takes one cup of coffee after lunch"}),
+            PutOp(mine, "tea", {"text": "Sam drinks green tea every morning"}),
+            PutOp(mine, "bike", {"text": "Sam rides a bike to work"}),
+        ]
+    )
+    # owner_part beyond the prefix: the owner is not known, the search runs by the ids.
+    by_ids = MemoryConsoleStore(
+        lg.store, graph="test-graph", owner_part=9, index={"fields": ["text"]}
+    )
+    by_ids._engine = lg.engine
+    for limit in (1, 2, 3):
+        narrowed = lg.search(mine, query="coffee", limit=limit)
+        whole = by_ids.search(mine, query="coffee", limit=limit)
+        assert [i.key for i in narrowed] == [i.key for i in whole]
+        assert [i.score for i in narrowed] == pytest.approx([i.score for i in whole])
+        assert len(narrowed) == limit and narrowed[0].key == "cup"
+        assert all(item.namespace == mine for item in narrowed)
+    assert {i.namespace for i in lg.search(("sam",), query="coffee", limit=5)} == {notes}
+
+
+def test_a_search_without_a_query_lists_the_newest_first(lg: MemoryConsoleStore) -> None:
+    ns = ("ann", "memories")
+    for n in range(30):
+        lg.put(ns, f"k{n}", {"text": f"fact {n}", "kind": "fact" if n % 3 else "other"})
+    lg.put(ns, "k4", {"text": "fact 4, edited", "kind": "fact"})
+    listed = [i.key for i in lg.search(ns, filter={"kind": "fact"}, limit=25)]
+    assert listed[0] == "k4" and len(listed) == 20 and len(set(listed)) == 20
+    updated = [i.updated_at for i in lg.search(ns, limit=40)]
+    assert updated == sorted(updated, reverse=True) and len(updated) == 30
+    assert [i.key for i in lg.search(ns, filter={"kind": "other"}, limit=3, offset=9)] == ["k0"]
+
+
+def test_the_console_counts_and_filters_by_namespace(
+    lg: MemoryConsoleStore, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An item's namespace without its owner's label is the memory's namespace: the topics
+    tree counts by it and --namespace selects it ('' the memories in none)."""
+    import json
+
+    from memory_console.cli import main
+
+    lg.put(("alice", "memories"), "diet", {"text": "Vegetarian since 2019"})
+    lg.put(("alice", "memories", "trips"), "lisbon", {"text": "Planning a trip to Lisbon"})
+    lg.put(("alice",), "seat", {"text": "Prefers aisle seats"})
+    lg.store.add({"owner": "alice", "content": "Her sister Joana is a nurse"})
+    places: dict[tuple[str, str | None], int] = {}
+    for row in lg.store.place_counts(MemoryFilter(status="active")):
+        places[(row.owner, row.namespace)] = places.get((row.owner, row.namespace), 0) + row.count
+    assert places == {("alice", None): 2, ("alice", "memories"): 1, ("alice", "memories.trips"): 1}
+    for namespace, wanted in (("memories", ["diet"]), ("memories.trips", ["lisbon"])):
+        capsys.readouterr()
+        assert main(["list", "--db", db, "--namespace", namespace, "--json"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        keys = [Address.parse(row["external_id"]).key for row in rows]  # type: ignore[union-attr]
+        assert keys == wanted and {row["namespace"] for row in rows} == {namespace}
+    capsys.readouterr()
+    assert main(["list", "--db", db, "--namespace", "", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sorted(row["content"] for row in rows) == [
+        "Her sister Joana is a nurse",
+        "Prefers aisle seats",
+    ]

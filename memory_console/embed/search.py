@@ -14,6 +14,8 @@ from memory_console.store import MemoryFilter, Store
 from memory_console.timeutil import now_ts
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from memory_console.embed.embedder import Embedder
     from memory_console.embed.semantic import SemanticIndex
 
@@ -124,9 +126,14 @@ class SearchEngine:
         k: int = 20,
         memory_filter: MemoryFilter | None = None,
         now: float | None = None,
+        narrow: Callable[[set[int]], set[int]] | None = None,
+        embed: Callable[[str], np.ndarray] | None = None,
     ) -> list[SearchHit]:
         """The k best memories for the query, however weak (each says so in its relevance);
-        an operator's search never reinforces."""
+        an operator's search never reinforces. `narrow`: of the candidates each half found
+        within the filter, the ids to keep, before they are fused (a caller's finer scope
+        than a filter can say: the fusion ranks within it). `embed`: how to embed the
+        query, when the caller has its own way (it runs while the keyword half does)."""
         mode = mode or self.default_mode()
         if mode not in SEARCH_MODES:
             raise ValueError(f"unknown search mode {mode!r}; one of {', '.join(SEARCH_MODES)}")
@@ -138,6 +145,9 @@ class SearchEngine:
         moment = now_ts() if now is None else now
         if mode == "keyword":
             matches = self.store.keyword_matches(query, memory_filter, k)
+            if narrow is not None:
+                kept = narrow({ident for ident, _, _ in matches})
+                matches = [match for match in matches if match[0] in kept]
             records = self.store.get_many([ident for ident, _, _ in matches])
             return [
                 SearchHit(
@@ -159,13 +169,17 @@ class SearchEngine:
             else None
         )
         try:
-            vector = self.semantic.embedder.embed_query(query)
+            vector = (embed or self.semantic.embedder.embed_query)(query)
             semantic = self.semantic.nearest_to(vector, memory_filter, max(k, CANDIDATES))
         except BaseException:
             if pending is not None:
                 wait([pending])  # never leave the ranking running behind a failed search
             raise
         keyword = pending.result() if pending is not None else []
+        if narrow is not None:
+            kept = narrow({ident for ident, _, _ in keyword} | {ident for ident, _ in semantic})
+            keyword = [match for match in keyword if match[0] in kept]
+            semantic = [pair for pair in semantic if pair[0] in kept]
         found = {ident for ident, _ in semantic}
         cosines = self.semantic.cosines(
             vector, [ident for ident, _, _ in keyword if ident not in found]

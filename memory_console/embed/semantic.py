@@ -181,6 +181,17 @@ class SemanticIndex:
         progress: Progress | None = None,
         cancelled: Cancelled | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
+        """See _embed_and_store."""
+        new_ids, vectors, _ = self._embed_and_store(items, progress, cancelled)
+        return new_ids, vectors
+
+    def _embed_and_store(
+        self,
+        items: Sequence[tuple[int, str]],
+        progress: Progress | None = None,
+        cancelled: Cancelled | None = None,
+        queries: Sequence[str] = (),
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Vectors for (id, text) items: reused by content hash where stored, else embedded;
         written in batches. Returns (ids, matrix) of everything written.
 
@@ -188,7 +199,11 @@ class SemanticIndex:
         of one length share a batch as in one `Embedder.embed` call over them all (per-item
         batches padded short texts to long ones and embedded a text once per batch holding
         it). Vectors are written WRITE_ROWS at a time: a commit per batch cost a tenth of
-        the embedding time."""
+        the embedding time.
+
+        `queries` are embedded in the same batches as the new texts (a search's query beside
+        what was written since the last one: one model run instead of two); their vectors
+        come third, in order, stored nowhere."""
         written = Written(self.store, self.model_id, progress, len(items))
         fresh: dict[str, str] = {}  # content hash -> text, of texts no stored vector has
         waiting: dict[str, list[int]] = {}  # content hash -> the ids that need its vector
@@ -207,7 +222,10 @@ class SemanticIndex:
                     waiting.setdefault(digest, []).append(ident)
             written.flush()
             written.report()
+        asked = {f"\0query {number}": query for number, query in enumerate(queries)}
+        fresh.update(asked)  # no content hash begins with NUL
         by_length = sorted(fresh, key=lambda digest: len(fresh[digest]))
+        query_vectors = np.empty((len(asked), self.embedder.dim), dtype=np.float32)
         for start in range(0, len(by_length), BATCH):
             if cancelled is not None and cancelled():
                 written.flush()
@@ -215,6 +233,9 @@ class SemanticIndex:
             digests = by_length[start : start + BATCH]
             vectors = self.embedder.embed([fresh[digest] for digest in digests])
             for digest, vector in zip(digests, vectors, strict=True):
+                if digest in asked:
+                    query_vectors[int(digest.rsplit(" ", 1)[1])] = vector
+                    continue
                 data = vector.astype(np.float32).tobytes()
                 for ident in waiting.pop(digest):
                     written.add(ident, digest, data)
@@ -222,7 +243,7 @@ class SemanticIndex:
                 written.flush()
             written.report()
         written.flush()
-        return written.result(self.embedder.dim)
+        return (*written.result(self.embedder.dim), query_vectors)
 
     def sync(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> int:
         """Drop other models' vectors, load the index, embed what is missing or stale.
@@ -296,13 +317,38 @@ class SemanticIndex:
 
     def on_change(self, kind: str, ids: list[int]) -> None:
         """Store listener: keep vectors and index in step with one change."""
+        self.catch_up([(kind, ids)])
+
+    def catch_up(
+        self, changes: Sequence[tuple[str, list[int]]], query: str | None = None
+    ) -> np.ndarray | None:
+        """Keep vectors and index in step with these changes, as on_change does one by one,
+        their new texts embedded together; with a query, it is embedded in the same batches
+        and its vector returned (None when the index is not ready)."""
         if not self.ready:
-            return
+            return None
+        items: list[tuple[int, str]] = []
+        scope_of: dict[int, tuple[str, str]] = {}
+        for kind, ids in changes:
+            items += self._changed_items(kind, ids, scope_of)
+        unique = list(dict(items).items())  # a memory added, then edited: its text once
+        new_ids, vectors, asked = self._embed_and_store(unique, queries=[query] if query else [])
+        if len(new_ids):
+            self.index.add(
+                new_ids, vectors, self._labels([scope_of[int(ident)] for ident in new_ids])
+            )
+        return asked[0] if query else None
+
+    def _changed_items(
+        self, kind: str, ids: list[int], scope_of: dict[int, tuple[str, str]]
+    ) -> list[tuple[int, str]]:
+        """The (id, text) items one change leaves to embed (the index's removals and labels
+        done); scope_of gains each changed memory's (owner, topic)."""
         if kind in REMOVING:
             self.index.remove(ids)
-            return
+            return []
         if kind not in ("added", "edited", "restored"):
-            return
+            return []
         rows = table.texts_of(self.store, ids)
         active = {row[0] for row in rows}
         gone = [ident for ident in ids if ident not in active]
@@ -323,12 +369,8 @@ class SemanticIndex:
                 for ident, text in items
                 if stored.get(ident) != content_hash(text) or ident not in self.index
             ]
-        new_ids, vectors = self.embed_and_store(items)
-        if len(new_ids):
-            scope_of = {row[0]: (row[4], row[5]) for row in rows}
-            self.index.add(
-                new_ids, vectors, self._labels([scope_of[int(ident)] for ident in new_ids])
-            )
+        scope_of.update((row[0], (row[4], row[5])) for row in rows)
+        return items
 
     def cosines(self, vector: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
         """The cosine of each indexed id to a (query) vector; ids without a vector are left out."""

@@ -565,6 +565,25 @@ class Store:
             sql += f" LIMIT {int(limit)}"
         return [(int(row[0]), str(row[1])) for row in self._query(sql, params)]
 
+    def active_external_prefix_updated(self, prefix: str) -> list[tuple[int, float]]:
+        """(id, updated_at) of the active memories whose external id begins with `prefix`
+        (as active_external_prefix reads them), for a caller that lists them newest first."""
+        condition, params = self.dialect.starts_with("external_id", prefix)
+        plus = self.dialect.unindexed("status", "external_id")  # the status index aside
+        sql = (
+            "SELECT id, updated_at FROM memory WHERE external_id IS NOT NULL AND "
+            f"{condition} AND {plus}status = 'active'"
+        )
+        return [(int(row[0]), float(row[1])) for row in self._query(sql, params)]
+
+    def external_ids_of(self, ids: Iterable[int]) -> dict[int, str | None]:
+        """The external id of each of these memories that exists (None: it has none)."""
+        found: dict[int, str | None] = {}
+        for chunk, marks in chunks(list(dict.fromkeys(int(i) for i in ids))):
+            rows = self._query(f"SELECT id, external_id FROM memory WHERE id IN ({marks})", chunk)
+            found.update((int(row[0]), row[1]) for row in rows)
+        return found
+
     def existing_ids(self, ids: Sequence[int]) -> list[int]:
         found: list[int] = []
         for chunk, marks in chunks(ids):
