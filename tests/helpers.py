@@ -117,6 +117,7 @@ def synthetic_rows(count: int, seed: int = 1) -> Iterator[tuple[Any, ...]]:
             "{}",
             None,
             None,
+            None,
         )
 
 

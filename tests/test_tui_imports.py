@@ -23,6 +23,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "MemoryFilter",
             "Cursor",
             "Page",
+            "PlaceCount",  # the topics tree's counts
             "ChangeResult",
             "StoreError",
             "StoreBusyError",
