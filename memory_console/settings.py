@@ -26,6 +26,10 @@ class Settings:
     merge_timeout: float = 60.0  # seconds the merge command has for one question
     merge_budget: float = 600.0  # seconds it has for every question of one apply or review
     page_size: int = 100
+    # Megabytes of the vector index file a search keeps mapped; a larger file has each
+    # scanned chunk's pages dropped after it is scored. None: every page stays while the
+    # machine has room (the kernel reclaims them under pressure, as any file's cache).
+    vector_memory_mb: int | None = None
 
     def with_overrides(self, **values: Any) -> Settings:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
@@ -64,6 +68,7 @@ SETTING_KINDS = {
     "merge_timeout": "seconds, more than 0 and at most 86,400",
     "merge_budget": "seconds, more than 0 and at most 86,400",
     "page_size": f"a whole number from 1 to {MAX_PAGE_SIZE:,}",
+    "vector_memory_mb": "a whole number of megabytes, 0 or more",
 }
 
 
@@ -98,12 +103,13 @@ def parse_setting(name: str, value: Any, source: str) -> Any:
         if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
             return truthy(value)
         raise SettingsError(f"{wrong} (1/0, true/false, yes/no, on/off)")
-    if name == "page_size":
+    if name in ("page_size", "vector_memory_mb"):
         try:
             number = int(str(value).strip()) if not isinstance(value, bool | float) else None
         except ValueError:
             number = None
-        if number is None or not 1 <= number <= MAX_PAGE_SIZE:
+        low, high = (1, MAX_PAGE_SIZE) if name == "page_size" else (0, 2**40)
+        if number is None or not low <= number <= high:
             raise SettingsError(wrong)
         return number
     if name in ("merge_timeout", "merge_budget"):
@@ -195,7 +201,25 @@ def load_settings() -> Settings:
         variable = ENV_PREFIX + name.upper()
         if variable in os.environ:
             values[name] = parse_setting(name, os.environ[variable], variable)
-    return Settings(**{name: value for name, value in values.items() if value is not None})
+    settings = Settings(**{name: value for name, value in values.items() if value is not None})
+    global _vector_memory
+    _vector_memory = settings.vector_memory_mb
+    return settings
+
+
+_UNREAD: Any = object()
+_vector_memory: int | None = _UNREAD  # as load_settings read it (the CLI and console)
+
+
+def vector_memory_bytes() -> int | None:
+    """The vector index's memory budget in bytes (None: no budget), as the settings say:
+    read by load_settings, else (a program using the library) from the variable."""
+    global _vector_memory
+    if _vector_memory is _UNREAD:
+        variable = ENV_PREFIX + "VECTOR_MEMORY_MB"
+        raw = os.environ.get(variable)
+        _vector_memory = parse_setting("vector_memory_mb", raw, variable) if raw else None
+    return None if _vector_memory is None else _vector_memory * 2**20
 
 
 def resolve_db(cli_db: str | None, settings: Settings) -> Path | str:

@@ -396,6 +396,8 @@ def test_quiet_silences_notes_not_errors(demo: Path, tmp_path: Path) -> None:
         ("MEMORY_CONSOLE_PAGE_SIZE", "abc", "a whole number from 1 to 100,000"),
         ("MEMORY_CONSOLE_PAGE_SIZE", "0", "a whole number from 1 to 100,000"),
         ("MEMORY_CONSOLE_READ_ONLY", "maybe", "true or false"),
+        ("MEMORY_CONSOLE_VECTOR_MEMORY_MB", "-1", "a whole number of megabytes, 0 or more"),
+        ("MEMORY_CONSOLE_VECTOR_MEMORY_MB", "lots", "a whole number of megabytes, 0 or more"),
         ("MEMORY_CONSOLE_MERGE_COMMAND", "summarise 'unclosed", "a command line"),
     ],
 )

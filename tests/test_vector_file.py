@@ -234,8 +234,10 @@ def test_a_purge_leaves_no_byte_of_the_purged_vectors(
         same_answers(semantic, reopened, queries(embedder.dim, 2))
 
 
-def test_mapped_search_is_exact_against_a_float32_scan(tmp_path: Path) -> None:
-    """Labels, id sets and an overlay together, at sizes that take each search path."""
+@pytest.mark.parametrize("budget", [None, 4096], ids=["pages kept", "pages released"])
+def test_mapped_search_is_exact_against_a_float32_scan(tmp_path: Path, budget: int | None) -> None:
+    """Labels, id sets and an overlay together, at sizes that take each search path, with
+    the file's pages kept mapped and released under a budget smaller than the file."""
     rng = np.random.default_rng(11)
     dim, count = 16, 5_000
     ids = np.sort(rng.choice(100_000, count, replace=False)).astype(np.int64)
@@ -250,7 +252,8 @@ def test_mapped_search_is_exact_against_a_float32_scan(tmp_path: Path) -> None:
     path = writer.finish("store", "model", 0)
     file = vector_file.read_file(path)
     codes = [{v: c for c, v in enumerate(file.codes[n])} for n in ("owner", "topic")]
-    mapped = MappedIndex(file, labels=2)
+    mapped = MappedIndex(file, labels=2, budget=budget)
+    assert mapped.releases is (budget is not None)
     # File codes differ from the reference's: compare through the label values.
     relabel = np.array(
         [[codes[0][f"o{a}"], codes[1][f"t{b}"]] for a, b in labels.tolist()], np.int32
@@ -377,3 +380,23 @@ def test_a_sync_after_a_recorded_check_reads_only_what_the_log_names(
     nearest = later.nearest("who drives a car", MemoryFilter(status="active"), 1)
     assert nearest[0][0] == second
     assert SemanticIndex(store, embedder).sync() == 0
+
+
+def test_the_scan_keeps_its_pages_unless_the_settings_state_a_smaller_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No budget by default: the pages stay mapped (the kernel reclaims them under
+    pressure). MEMORY_CONSOLE_VECTOR_MEMORY_MB below the file's size releases each chunk."""
+    from memory_console import settings
+
+    writer = vector_file._Writer(tmp_path / "x.db-vectors", 1000, 384)
+    vectors = np.random.default_rng(5).standard_normal((1000, 384)).astype(np.float32)
+    writer.add(np.arange(1, 1001, dtype=np.int64), vectors, [("o", "t")] * 1000)
+    file = vector_file.read_file(writer.finish("store", "model", 0))  # 1.5 MB of vectors
+    for value, releases in ((None, False), ("0", True), ("1", True), ("2", False)):
+        monkeypatch.setattr(settings, "_vector_memory", settings._UNREAD)
+        if value is None:
+            monkeypatch.delenv("MEMORY_CONSOLE_VECTOR_MEMORY_MB", raising=False)
+        else:
+            monkeypatch.setenv("MEMORY_CONSOLE_VECTOR_MEMORY_MB", value)
+        assert MappedIndex(file, labels=2).releases is releases, value

@@ -1,7 +1,10 @@
 """An exact cosine index over the memory-mapped vector file, with an in-memory overlay.
 
-The file's rows are scanned in chunks straight from the page cache (each chunk's pages are
-released after it is scored, so a million rows never sit in this process's memory at once);
+The file's rows are scanned in chunks straight from the mapped file. Its pages stay mapped
+while the machine has room (the kernel reclaims a file's clean pages under pressure), so a
+scan runs at memory speed, as numpy's over an array; under a stated budget smaller than the
+file (the setting vector_memory_mb), each chunk's pages are released after it is scored, so
+a million rows never sit in this process's memory at once;
 rows changed since the file was written, or by this process since it was opened, are masked
 there and live in a small VectorIndex beside it. Searches merge both: the same top k as one
 float32 scan over every current vector.
@@ -24,11 +27,32 @@ SCAN_ROWS = 32_768
 GATHER_FRACTION = 0.2
 
 
+class Unset:
+    """No budget given: the settings' applies."""
+
+
+UNSET = Unset()
+
+
 class MappedIndex:
     """VectorIndex's interface over a mapped VectorFile plus an overlay of changed rows."""
 
-    def __init__(self, file: VectorFile, labels: int, overlay_capacity: int = 0) -> None:
+    def __init__(
+        self,
+        file: VectorFile,
+        labels: int,
+        overlay_capacity: int = 0,
+        budget: int | None | Unset = UNSET,
+    ) -> None:
+        """budget: bytes of the file's vectors a scan may keep mapped (None: no limit; by
+        default the settings' vector_memory_mb)."""
+        if isinstance(budget, Unset):
+            from memory_console.settings import vector_memory_bytes
+
+            budget = vector_memory_bytes()
         self.file = file
+        # Release each scanned chunk only when the vectors would overrun the budget.
+        self.releases = budget is not None and len(file) * 4 * file.dim > budget
         self._lock = threading.RLock()
         # Rows of the file that no longer hold their memory's current vector (or none).
         self._masked = np.zeros(len(file), dtype=bool)
@@ -167,7 +191,8 @@ class MappedIndex:
         for start in range(0, len(file), SCAN_ROWS):
             stop = min(start + SCAN_ROWS, len(file))
             np.dot(file.vectors[start:stop], vector, out=scores[start:stop])
-            file.release(start, stop)
+            if self.releases:
+                file.release(start, stop)
         if rows is None:
             rows = np.flatnonzero(keep) if not keep.all() else None
         if rows is None:
