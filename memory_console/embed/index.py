@@ -109,6 +109,11 @@ class VectorIndex:
             found, _ = self._rows_of(np.array([item], dtype=np.int64))
             return bool(found[0])
 
+    def known(self, ids: Iterable[int] | np.ndarray) -> np.ndarray:
+        """Whether each id has a vector here (one vectorised lookup for many)."""
+        with self._lock:
+            return self._rows_of(_as_ids(ids))[0]
+
     def __repr__(self) -> str:
         return f"VectorIndex(dim={self._dim}, len={self._count}, capacity={self.capacity})"
 

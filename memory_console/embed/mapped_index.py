@@ -97,6 +97,15 @@ class MappedIndex:
             found, _ = self._file_rows(np.array([item], dtype=np.int64))
             return bool(found[0])
 
+    def known(self, ids: Iterable[int] | np.ndarray) -> np.ndarray:
+        """Whether each id has a vector here (one vectorised lookup for many)."""
+        wanted = _as_ids(ids)
+        with self._lock:
+            found, _ = self._file_rows(wanted)
+            if not found.all():
+                found[~found] = self._overlay.known(wanted[~found])
+            return found
+
     def ids(self) -> np.ndarray:
         with self._lock:
             live = self.file.ids[~self._masked]

@@ -377,7 +377,10 @@ class SemanticIndex:
         if self.in_database:
             assert isinstance(self.index, DatabaseIndex)
             return self.index.cosines(vector, list(ids))
-        present = [ident for ident in ids if ident in self.index]
+        index = self.index
+        assert not isinstance(index, DatabaseIndex)
+        wanted = list(ids)
+        present = [i for i, known in zip(wanted, index.known(wanted), strict=True) if known]
         if not present:
             return {}
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
