@@ -46,6 +46,25 @@ def test_help_imports_no_numpy_or_heavy_module() -> None:
     assert not {"numpy", *HEAVY} & imported_by("list", "--help")
 
 
+def test_a_keyword_search_imports_no_numpy_or_heavy_module(tmp_path: Path) -> None:
+    """A keyword search in a fresh process reads the store and prints hits (the secrets in
+    them masked, the confidence in words): none of that needs numpy."""
+    from memory_console.store import Store
+
+    db = tmp_path / "memories.db"
+    with Store(db) as store:
+        store.add_many(
+            [
+                {"content": "Takes her coffee black", "owner": "alice"},
+                {"content": "The router password is hunter22", "owner": "alice"},
+            ]
+        )
+    for output in ([], ["--json"]):
+        modules = imported_by("search", "coffee", "--mode", "keyword", "--db", str(db), *output)
+        assert "memory_console.store.store" in modules  # the search ran
+        assert not {"numpy", *HEAVY} & modules
+
+
 def test_help_names_every_command_and_a_maintenance_command_gets_its_options() -> None:
     """The top-level help names the maintenance commands without building their options;
     asked for, a maintenance command's help lists every pass and its parameters."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memory_console.commands.common import console
+from memory_console.confidence_words import confidence_label
 from memory_console.describe import change_text, created_note, evaluated_note, forecast_line
 from memory_console.literal import literal
-from memory_console.policies.confidence import confidence_label
 from memory_console.sensitive import (
     mask,
     mask_keywords,

@@ -13,7 +13,6 @@ BoolArray = NDArray[np.bool_]
 
 SECONDS_PER_DAY = 86400.0
 MONTH_DAYS = 30.0
-FLOOR_TOLERANCE = 1e-9
 DECAYING_POLICIES = ("standard", "aggressive")
 
 

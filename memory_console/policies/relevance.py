@@ -8,8 +8,8 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from memory_console.confidence_words import FLOOR_TOLERANCE
 from memory_console.policies.common import (
-    FLOOR_TOLERANCE,
     SECONDS_PER_DAY,
     BoolArray,
     DecayResult,

@@ -22,7 +22,6 @@ from memory_console.store.errors import StoreError
 from memory_console.store.postgres.erase import scrub
 from memory_console.store.postgres.url import database_name
 from memory_console.store.records import ChangeResult, chunks
-from memory_console.store.vector_file import erase_rows
 from memory_console.timeutil import now_ts
 
 if TYPE_CHECKING:
@@ -379,6 +378,8 @@ def purge(
     store.notify("purged", erased)
     tables: str | None = None
     if path is not None:
+        from memory_console.store.vector_file import erase_rows  # numpy: only to erase
+
         erase_rows(path, erased)  # the vector index file beside the store
         merge_text_index(store)
         wal = truncate_wal(store, wal_wait)

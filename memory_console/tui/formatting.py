@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from rich.style import StyleType
 from rich.text import Text
 
+from memory_console.confidence_words import confidence_label
 from memory_console.literal import literal
-from memory_console.policies.confidence import confidence_label
 from memory_console.sensitive import mask, mask_keywords, secret_words
 from memory_console.store import MemoryRecord
 from memory_console.timeutil import to_date

@@ -15,7 +15,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
-from memory_console.policies.confidence import LABEL_EDGES, LABELS, VERY_HIGH
+from memory_console.confidence_words import LABEL_EDGES, LABELS, VERY_HIGH
 from memory_console.tui.formatting import PROTECTED_MARK, SHORT_LABELS
 from memory_console.tui.widgets.footer import FittedFooter
 

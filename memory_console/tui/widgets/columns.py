@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from memory_console.confidence_words import confidence_label
 from memory_console.embed.hits import SearchHit
-from memory_console.policies.confidence import confidence_label
 from memory_console.store import MemoryRecord
 from memory_console.tui.formatting import (
     CHANGED_MARK,
