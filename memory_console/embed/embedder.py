@@ -9,7 +9,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,8 @@ MANIFEST_ENV = "MEMORY_CONSOLE_MODEL_MANIFEST"
 BUNDLE_PACKAGE = "memory_console.models"
 POOLINGS = ("mean", "cls")
 INPUT_ROLES = ("input_ids", "attention_mask", "token_type_ids")
+# Tokens a batch of the default size may run at before it holds fewer texts (see _batches).
+ATTENTION_TOKENS = 128
 _ONNX_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 _HASH_CHUNK_BYTES = 1 << 20
 log = logging.getLogger(__name__)
@@ -422,10 +424,28 @@ class Embedder:
         vectors = np.empty((len(texts), self.dim), dtype=np.float32)
         # Texts of similar length share a batch, so padding to the batch's longest costs little.
         order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
+        for batch in self._batches(order, texts, batch_size):
             vectors[batch] = self._embed_batch([texts[index] for index in batch])
         return vectors
+
+    def _batches(
+        self, order: list[int], texts: Sequence[str], batch_size: int
+    ) -> Iterator[list[int]]:
+        """Runs of `order` (texts by ascending length) of at most batch_size texts, fewer
+        where the texts are long: the model's attention holds batch x tokens^2 numbers per
+        head, so a batch of the longest texts at 32 grew the process by 400 MB. Tokens are
+        estimated from characters (3 a token, an overestimate for prose), so short texts
+        batch as before."""
+        limit = batch_size * ATTENTION_TOKENS**2
+        batch: list[int] = []
+        for index in order:
+            tokens = min(self._manifest.max_sequence_length, len(texts[index]) // 3 + 2)
+            if batch and (len(batch) == batch_size or (len(batch) + 1) * tokens**2 > limit):
+                yield batch
+                batch = []
+            batch.append(index)
+        if batch:
+            yield batch
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one text into a float32 vector [dim]."""

@@ -39,7 +39,7 @@ PREFIX = struct.Struct("<8sII")  # magic, format version, crc32 of the header's 
 HEADER_BYTES = 4096  # the prefix and a JSON body of scalars, zero-padded
 ALIGN = 4096  # the vectors start on a page boundary (mmap, madvise)
 SCOPE = ("owner", "topic")
-BUILD_BATCH = 20_000  # rows read from SQLite and written per step while building
+BUILD_BATCH = 4_096  # rows read from SQLite and written per step while building (6 MiB)
 # The file is rewritten once the rows changed since it was written pass this share of it
 # (or REWRITE_MIN_ROWS): until then each open reads them from SQLite into a small overlay.
 REWRITE_SHARE = 0.02
@@ -356,7 +356,18 @@ def why_stale(store: Door, file: VectorFile, model_id: str, dim: int) -> str | N
     return None
 
 
-def _open_valid(store: Door, model_id: str, dim: int) -> tuple[Opened | None, str]:
+def overlay_bound(file: VectorFile) -> int:
+    """How many changes since a file was written an overlay holds; a writable store writes
+    the file anew beyond it."""
+    return max(REWRITE_MIN_ROWS, int(REWRITE_SHARE * len(file)))
+
+
+def _open_valid(
+    store: Door, model_id: str, dim: int, *, rewriting: bool = False
+) -> tuple[Opened | None, str]:
+    """rewriting: the caller writes the file anew when more than overlay_bound() changed,
+    so the changed rows are not read then (after a sync of 100,000 memories they were all
+    of them: 290 MB read to be thrown away)."""
     try:
         file = read_file(vector_path(store.path))
     except VectorFileError as error:
@@ -365,7 +376,11 @@ def _open_valid(store: Door, model_id: str, dim: int) -> tuple[Opened | None, st
         problem = why_stale(store, file, model_id, dim)
         if problem is None:
             changed = changed_since(store.connection, file.position)
-            ids, vectors, scopes = rows_of(store, model_id, dim, changed)
+            scopes: list[tuple[str, str]] = []
+            if rewriting and len(changed) > overlay_bound(file):
+                ids, vectors = np.empty(0, np.int64), np.empty((0, dim), np.float32)
+            else:
+                ids, vectors, scopes = rows_of(store, model_id, dim, changed)
     if problem is not None:
         return None, problem
     return Opened(file, np.asarray(sorted(changed), np.int64), ids, vectors, scopes), ""
@@ -377,15 +392,16 @@ def open_index(store: Door, model_id: str, dim: int) -> tuple[Opened | None, str
     more has changed since it was written than an overlay should hold; a read-only store
     never writes one, nor does a store inside a write transaction. A failed write (a full
     disk) leaves the file as it was."""
-    opened, why = _open_valid(store, model_id, dim)
-    if opened is None and why.startswith("older than"):
-        opened, why = _open_valid(store, model_id, dim)  # replaced while we looked: once more
     # Inside a write transaction the log holds changes that may yet roll back (and their
     # numbers be reused): a file written from them could later be taken for current.
-    if store.read_only or store.connection.in_transaction:
+    writable = not (store.read_only or store.connection.in_transaction)
+    opened, why = _open_valid(store, model_id, dim, rewriting=writable)
+    if opened is None and why.startswith("older than"):
+        # Replaced while we looked: once more.
+        opened, why = _open_valid(store, model_id, dim, rewriting=writable)
+    if not writable:
         return opened, why
-    bound = max(REWRITE_MIN_ROWS, REWRITE_SHARE * len(opened.file)) if opened else 0
-    if opened is not None and opened.changed.size <= bound:
+    if opened is not None and opened.changed.size <= overlay_bound(opened.file):
         return opened, why
     try:
         build(store, model_id, dim)
