@@ -475,12 +475,12 @@ class Store:
     ) -> list[int]:
         """insert_rows for (rows, histories) batches, all in one transaction: a caller streaming
         a file holds one batch at a time, and an error raised by `batches` rolls back all."""
-        from memory_console.store.bulk import large_cache
+        from memory_console.store.bulk import INSERT_CACHE_KIB, large_cache
 
         ids: list[int] = []
         # A bigger page cache on SQLite keeps the twenty indexes' pages in memory: with the
         # default one, a million-line import spends most of its time reading them back.
-        with self.transaction("adding memories") as conn, large_cache(conn):
+        with self.transaction("adding memories") as conn, large_cache(conn, INSERT_CACHE_KIB):
             for rows, histories in batches:
                 ids += self.insert_batch(conn, rows, created_kind, histories)
         self.notify("added", ids)
