@@ -400,3 +400,28 @@ def test_the_scan_keeps_its_pages_unless_the_settings_state_a_smaller_budget(
         else:
             monkeypatch.setenv("MEMORY_CONSOLE_VECTOR_MEMORY_MB", value)
         assert MappedIndex(file, labels=2).releases is releases, value
+
+
+def test_the_sampled_top_k_is_the_plain_one() -> None:
+    """at_least_kth's threshold from a sample keeps exactly the scores at least the k-th
+    largest, ties included, as a full selection does, in orders that help and hurt it."""
+    from memory_console.embed.mapped_index import SAMPLED_FROM, _top, at_least_kth
+
+    rng = np.random.default_rng(21)
+    n = SAMPLED_FROM * 3
+    rounded = np.round(rng.standard_normal(n), 2).astype(np.float32)  # many ties
+    cases = [
+        rng.standard_normal(n).astype(np.float32),
+        rounded,
+        np.sort(rng.standard_normal(n)).astype(np.float32),  # the best all at one end
+        np.zeros(n, np.float32),  # every score equal
+    ]
+    ids = np.arange(5, 5 + n, dtype=np.int64)
+    for scores in cases:
+        for k in (1, 10, 100, 1000):
+            kth = np.sort(scores)[::-1][k - 1]
+            assert at_least_kth(scores, k).tolist() == np.flatnonzero(scores >= kth).tolist()
+            order = np.lexsort((ids, -scores))[:k]
+            got_ids, got_scores = _top(ids, scores, k)
+            assert got_ids.tolist() == ids[order].tolist()
+            assert got_scores.tolist() == scores[order].tolist()
