@@ -17,10 +17,13 @@ target: the default scan <= 1.2x numpy's at both sizes.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -50,9 +53,12 @@ def numpy_top(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     return best[np.argsort(-scores[best], kind="stable")] + 1  # ids are rows + 1
 
 
-def timed(call, queries: np.ndarray) -> tuple[list[float], list[np.ndarray]]:  # type: ignore[no-untyped-def]
+def timed(
+    call: Callable[[np.ndarray], Any], queries: np.ndarray
+) -> tuple[list[float], list[np.ndarray]]:
     call(queries[0])  # warm-up: the first touch of the file's pages
-    took, found = [], []
+    took: list[float] = []
+    found: list[np.ndarray] = []
     for query in queries:
         started = time.perf_counter()
         ids = call(query)
@@ -84,7 +90,7 @@ def main() -> None:
             file = write_file(Path(folder) / "memories.db.vectors", vectors)
             matrix = np.array(file.vectors)  # what numpy holds: the same floats, in memory
             del vectors
-            base, expected = timed(lambda q, m=matrix: numpy_top(m, q), queries)
+            base, expected = timed(functools.partial(numpy_top, matrix), queries)
             b50, b95 = p50_p95(base)
             print(f"{size:>10,} {'numpy X @ q + argpartition':<28} {b50:8.2f} / {b95:7.2f}")
             for name, budget in (
@@ -92,7 +98,7 @@ def main() -> None:
                 (f"mapped ({args.budget_mb} MB budget)", args.budget_mb * 2**20),
             ):
                 index = MappedIndex(file, labels=2, budget=budget)
-                took, found = timed(lambda q, i=index: i.search(q, K)[0], queries)
+                took, found = timed(lambda query: index.search(query, K)[0], queries)  # noqa: B023
                 same = all(np.array_equal(a, b) for a, b in zip(found, expected, strict=True))
                 p50, p95 = p50_p95(took)
                 verdict = ""
