@@ -17,25 +17,16 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from benchmarks.bench_import_memory import cpu_model
 from benchmarks.bench_maintenance import NOW, RAW_CHANGES
+from benchmarks.bench_reindex_memory import measured
 from memory_console.demo import build_demo
 
 TARGET = 2.0
-WRAPPER = (
-    "import resource, subprocess, sys, time;"
-    "started = time.perf_counter();"
-    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
-    "seconds = time.perf_counter() - started;"
-    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss;"
-    "last = (done.stdout.strip() or done.stderr.strip()).splitlines()[-1:] or [''];"
-    "print(peak, seconds, done.returncode, last[0][:300], sep='\\n')"
-)
 OURS = """
 import sys
 from memory_console.maintenance import apply, plan
@@ -67,15 +58,6 @@ conn.executemany(
 conn.execute("COMMIT")
 print(f"{len(rows)} memories changed")
 """
-
-
-def measured(command: list[str]) -> tuple[float, float, int, str]:
-    """(peak MB, wall seconds, exit code, last line) of one command in a child process."""
-    done = subprocess.run(
-        [sys.executable, "-c", WRAPPER, *command], capture_output=True, text=True, check=True
-    )
-    peak, seconds, code, last = done.stdout.split("\n", 3)
-    return int(peak) / 1024, float(seconds), int(code), last.strip()
 
 
 def main() -> int:
