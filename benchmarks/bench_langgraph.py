@@ -49,22 +49,11 @@ from typing import Any
 import numpy as np
 
 from benchmarks.bench_import_memory import cpu_model
+from benchmarks.bench_search import QUERIES
 
 USERS = 50
 GRAPH = "bench"
 LOAD_BATCH = 500  # PutOps per batch() while loading the baseline
-QUERIES = (
-    "what editor colours does the user like",
-    "when is the weekly team meeting",
-    "which database did they choose for billing",
-    "is she allergic to anything",
-    "how does she deploy a release",
-    "minecraft farm project",
-    "who is the manager",
-    "favourite recipe",
-    "time zone and city",
-    "preferred answer length",
-)
 PEOPLE = ("Hana", "Omar", "Priya", "Dmitri", "Sofia", "Kenji", "Lena", "Tariq", "Ines", "Bruno")
 PLACES = ("Rotterdam", "Lisbon", "Osaka", "Nairobi", "Montreal", "Tallinn", "Perth", "Quito")
 THINGS = (

@@ -113,9 +113,9 @@ async def topic(pilot: Pilot[Any], store: Store) -> None:
     await settle(pilot)
     owner, name, _ = store.counts_by("owner", "topic")[0]
     tree: Any = pilot.app.screen.query_one("#topics")
-    node = next(n for n in tree.root.children if n.data == (owner, None))
+    node = next(n for n in tree.root.children if n.data == (owner, None, None))
     node.expand()
-    tree.select_node(next(n for n in node.children if n.data == (owner, name)))
+    tree.select_node(next(n for n in node.children if n.data == (owner, None, name)))
     await settle(pilot)
 
 

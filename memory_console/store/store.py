@@ -554,27 +554,29 @@ class Store:
     ) -> list[tuple[int, str]]:
         """(id, external id) of the active memories whose external id begins with `prefix`,
         case and all (at most `limit`): read from the external_id index on SQLite."""
-        condition, params = self.dialect.starts_with("external_id", prefix)
-        plus = self.dialect.unindexed("status", "external_id")  # the status index aside
-        # "IS NOT NULL" lets the partial index of external_id serve the range.
-        sql = (
-            "SELECT id, external_id FROM memory WHERE external_id IS NOT NULL AND "
-            f"{condition} AND {plus}status = 'active'"
-        )
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [(int(row[0]), str(row[1])) for row in self._query(sql, params)]
+        rows = self._active_external_prefix("external_id", prefix, limit)
+        return [(int(row[0]), str(row[1])) for row in rows]
 
     def active_external_prefix_updated(self, prefix: str) -> list[tuple[int, float]]:
         """(id, updated_at) of the active memories whose external id begins with `prefix`
         (as active_external_prefix reads them), for a caller that lists them newest first."""
+        rows = self._active_external_prefix("updated_at", prefix, None)
+        return [(int(row[0]), float(row[1])) for row in rows]
+
+    def _active_external_prefix(
+        self, column: str, prefix: str, limit: int | None
+    ) -> list[tuple[Any, ...]]:
+        """(id, `column`) rows of active_external_prefix (`column`: one of the code's own)."""
         condition, params = self.dialect.starts_with("external_id", prefix)
         plus = self.dialect.unindexed("status", "external_id")  # the status index aside
+        # "IS NOT NULL" lets the partial index of external_id serve the range.
         sql = (
-            "SELECT id, updated_at FROM memory WHERE external_id IS NOT NULL AND "
+            f"SELECT id, {column} FROM memory WHERE external_id IS NOT NULL AND "
             f"{condition} AND {plus}status = 'active'"
         )
-        return [(int(row[0]), float(row[1])) for row in self._query(sql, params)]
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return self._query(sql, params)
 
     def external_ids_of(self, ids: Iterable[int]) -> dict[int, str | None]:
         """The external id of each of these memories that exists (None: it has none)."""
