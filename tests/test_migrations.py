@@ -14,7 +14,7 @@ from memory_console.cli import main
 from memory_console.store import Store, StoreError
 from memory_console.store import migrations as migrations_module
 from memory_console.store.db import SCHEMA_VERSION
-from tests.helpers import NOW
+from tests.helpers import NOW, db_rows, memory
 
 INDEX = "ix_memory_status_owner_topic"
 
@@ -143,8 +143,8 @@ def test_the_generated_tables_are_those_stores_already_hold() -> None:
 
     tables = [s for s in schema_statements(with_indexes=False) if s.startswith("CREATE TABLE")]
     digest = hashlib.sha256("\n".join(tables).encode()).hexdigest()
-    assert SCHEMA_VERSION == 10
-    assert digest == "f124ddf6ed4328c783c2b0e140b3d72dd517346423b297084f1b6b44e9128eef"
+    assert SCHEMA_VERSION == 11
+    assert digest == "44c303bcd3e681b8a9424d60763c16ba66b09db86622dcf145e5e8f20c1be9fb"
 
 
 def test_a_schema_seven_store_gets_partial_indexes(db_path: Path) -> None:
@@ -179,9 +179,17 @@ def test_a_schema_seven_store_gets_partial_indexes(db_path: Path) -> None:
 
 
 def without_namespace(conn: sqlite3.Connection) -> None:
-    """Take schema 10's namespace column and its index away, as stores before it were."""
+    """Take schema 10's namespace column and schema 11's due index away, with their indexes,
+    as stores before them were."""
+    without_due_index(conn)
     conn.execute("DROP INDEX ix_memory_namespace")
     conn.execute("ALTER TABLE memory DROP COLUMN namespace")
+
+
+def without_due_index(conn: sqlite3.Connection) -> None:
+    """Take schema 11's due_at column and its index away, as stores before it were."""
+    conn.execute("DROP INDEX ix_memory_due")
+    conn.execute("ALTER TABLE memory DROP COLUMN due_at")
 
 
 def as_schema_eight(db_path: Path) -> None:
@@ -295,3 +303,29 @@ def test_a_schema_nine_store_gets_namespaces(db_path: Path) -> None:
         assert "COVERING INDEX ix_memory_namespace" in plan[0][3]
     finally:
         conn.close()
+
+
+def test_a_schema_ten_store_gets_the_due_index(db_path: Path) -> None:
+    """Schema 11: each memory's next change by a time-driven pass (docs/ARCHITECTURE.md, "The
+    due index"). A schema 10 store gains the column, unknown (so due) in every memory, and
+    its index: the first plan reads every memory, its apply computes the times, and the next
+    plan at the same time reads none, through the index."""
+    from memory_console.maintenance import apply, plan
+
+    with Store(db_path) as store:
+        store.add_many([memory(f"fact {i}", days_old=40 + i) for i in range(6)], now=NOW)
+    conn = sqlite3.connect(db_path)
+    without_due_index(conn)
+    conn.execute("PRAGMA user_version = 10")
+    conn.commit()
+    conn.close()
+    with Store(db_path) as store:
+        assert store.migration_backup is not None
+        first = plan(store, ("decay", "cleanup"), now=NOW)
+        assert first.read == "all" and first.rows_read == 6 and first.changed == 6
+        apply(store, first)
+        again = plan(store, ("decay", "cleanup"), now=NOW)
+        assert again.read == "due" and again.rows_read == 0 and again.is_empty
+    assert version(db_path) == SCHEMA_VERSION and "ix_memory_due" in indexes(db_path)
+    assert db_rows(db_path, "SELECT count(*) FROM memory WHERE due_at IS NULL") == [(0,)]
+    assert main(["--db", str(db_path), "check"]) == 0

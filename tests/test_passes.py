@@ -343,8 +343,11 @@ def tight_limits(passes: tuple[str, ...], policy: str) -> dict[str, int]:
     return limits
 
 
-def unnarrowed(names: tuple[str, ...], params: object, now: float) -> bulk.Rows:
-    """Every row of the passes' widest scope, as if no pass narrowed its rows."""
+def unnarrowed(
+    names: tuple[str, ...], params: object, now: float, *, due: bool = False
+) -> bulk.Rows:
+    """Every row of the passes' widest scope, as if no pass narrowed its rows (and the due
+    index served no plan)."""
     scopes = (registry_module.get(name).scope_for(params) for name in names)  # type: ignore[arg-type]
     return bulk.Rows(max(scopes, key=registry_module.SCOPE_ORDER.index))
 

@@ -15,6 +15,7 @@ from memory_console.store.records import (
     EVENT_COLUMNS,
     EVENT_FIELDS,
     FLAG_COLUMNS,
+    INTERNAL_COLUMNS,
     JSON_COLUMNS,
     MEMORY_COLUMNS,
     EventRecord,
@@ -55,7 +56,9 @@ def test_the_reader_sees_what_sqlmodel_declares() -> None:
 
 def test_every_derived_list_is_the_table_minus_its_stated_exclusions() -> None:
     memory = schema.column_names("memory")
-    assert MEMORY_COLUMNS == ("id", *(name for name in memory if name != "id"))
+    assert INTERNAL_COLUMNS == ("due_at",) and set(INTERNAL_COLUMNS) <= set(memory)
+    assert MEMORY_COLUMNS == ("id", *(n for n in memory if n not in ("id", *INTERNAL_COLUMNS)))
+    assert bulk.WRITABLE_COLUMNS == set(MEMORY_COLUMNS) - {"id", "revision"}
     assert INSERT_COLUMNS == tuple(n for n in MEMORY_COLUMNS if n not in ("id", "revision"))
     assert FLAG_COLUMNS == ("is_protected",)
     assert undo.PLAIN_FIELDS == set(INSERT_COLUMNS) - set(JSON_COLUMNS) - set(FLAG_COLUMNS)

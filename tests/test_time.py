@@ -156,7 +156,7 @@ def test_migration_from_5_moves_a_runs_stamps_to_evaluated_at(db_path: Path) -> 
         assert store.migration_backup is not None
         assert store.migration_backup.name.endswith("schema5.bak")
         rows = store._query("SELECT kind, at, evaluated_at, run_id FROM memory_event ORDER BY id")
-    assert SCHEMA_VERSION == 10
+    assert SCHEMA_VERSION == 11
     created, decayed = rows
     assert created[0] == "created" and created[2] is None and created[3] is None
     assert decayed == ("decayed", started, LATER, 1)

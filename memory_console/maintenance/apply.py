@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_console.maintenance import due
 from memory_console.maintenance.changes import ChangeSet, Plan
 from memory_console.maintenance.errors import MaintenanceError, StalePlanError
 from memory_console.maintenance.runs import Run, skipped_record
@@ -113,6 +114,9 @@ def apply(
         tally.add(len(plan.new_memories))
         write_changes(conn, plan, keys, (values, present), tally)
         bulk.insert_events(conn, tally.counted(event_rows(plan, run_id, keys, started_at)))
+        # The memories this run changed, and those it read as due, get their next due times,
+        # from what they now hold: a second run at the same `now` reads none of them.
+        due.refresh(conn, store, plan.now)
         duration_ms = round((time.perf_counter() - clock) * 1000)
         update_run(conn, run_id, {"duration_ms": duration_ms})
     for change_set in plan.change_sets:

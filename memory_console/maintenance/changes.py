@@ -163,6 +163,12 @@ class Plan:
     touched_revisions: np.ndarray
     planned_at: float
     duration_ms: int = 0
+    # Which memories the plan read: "due" (those the due index says are due by `now`;
+    # maintenance/due.py) or "all" (the passes' whole scope), with why not the due ones,
+    # and how many it read (None when no pass read any).
+    read: str = "all"
+    read_why: str | None = None
+    rows_read: int | None = None
 
     @property
     def policy(self) -> str:

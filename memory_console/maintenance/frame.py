@@ -91,6 +91,12 @@ class Frame:
             return cls(store, lambda: store.read(bulk.load_memory_arrays, rows, extra), rows)
         return cls(store, store.read(bulk.load_memory_arrays, rows, extra), rows)
 
+    def read_count(self) -> int | None:
+        """How many stored memories the frame read (None: no pass needed them)."""
+        if "ids" not in self.__dict__:
+            return None
+        return int(np.count_nonzero(self.ids >= 0))
+
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 

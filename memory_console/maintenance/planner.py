@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_console.maintenance import registry
+from memory_console.maintenance import due, registry
 from memory_console.maintenance.changes import ChangeSet, NewMemory, Plan
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
@@ -26,6 +26,8 @@ def plan(
     now: float | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     partial: Callable[[Any], None] | None = None,
+    *,
+    every: bool = False,
 ) -> Plan:
     """Every change `passes` would make at `now` (default: the clock), one after the other
     over the same arrays, so each pass sees what the earlier ones proposed. `progress`
@@ -37,18 +39,23 @@ def plan(
     Either way one run does what a second run at the same `now` would otherwise find to do.
 
     Reads happen in one read transaction: the plan reflects a single state of the store,
-    and the revisions it keeps let apply detect any change made after it.
+    and the revisions it keeps let apply detect any change made after it. The plan reads
+    only the memories due by `now` when the due index serves its passes and parameters
+    (maintenance/due.py), and the whole of its passes' scope otherwise or with `every`;
+    either way it proposes the same changes.
     """
     names = registry.resolve(passes)
     settings = store.settings()
     params = params or registry.build_params(names, settings=settings)
     moment = time.time() if now is None else float(now)
     started = time.perf_counter()
-    rows = registry.rows_of(names, params, moment)
     change_sets: list[ChangeSet] = []
     new_memories: list[NewMemory] = []
     figures: dict[str, dict[str, int]] = {}
     with store.snapshot():
+        why = "every memory was asked for" if every else None
+        why = why or due.full_read_reason(store, names, params, settings)
+        rows = registry.rows_of(names, params, moment, due=why is None)
         if progress is not None:
             progress("reading", 0, len(names))
         frame = Frame.load(store, rows, registry.columns_of(names), lazily=True)
@@ -84,6 +91,7 @@ def plan(
                 break
     change_sets, new_memories = folded(change_sets, new_memories)
     touched_ids, touched_revisions = frame.touched_revisions()
+    read = frame.read_count()
     return Plan(
         passes=names,
         params=params,
@@ -96,6 +104,9 @@ def plan(
         touched_revisions=np.asarray(touched_revisions, dtype=np.int64),
         planned_at=time.time(),
         duration_ms=round((time.perf_counter() - started) * 1000),
+        read="all" if why else "due",
+        read_why=why,
+        rows_read=read,
     )
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_console.maintenance.params import POLICY, MaintenanceParams
 from memory_console.policies import PARAMETER_SETS, PolicyParams
-from memory_console.store.bulk import Rows
+from memory_console.store.bulk import DUE_ROWS, Rows
 from memory_console.store.settings import StoreSettings
 
 if TYPE_CHECKING:
@@ -143,17 +143,27 @@ def build_params(
     )
 
 
-def rows_of(names: Sequence[str], params: MaintenanceParams, now: float) -> Rows:
+def rows_of(
+    names: Sequence[str], params: MaintenanceParams, now: float, *, due: bool = False
+) -> Rows:
     """The rows a plan of `names` loads: the widest scope the passes need, narrowed when
-    every pass says which rows it can touch."""
+    every pass says which rows it can touch, and with `due` to the memories due by `now`
+    (maintenance/due.py decides when the due index serves a plan)."""
     specs = [get(name) for name in names]
     scope = max((s.scope_for(params) for s in specs), key=SCOPE_ORDER.index, default="decaying")
     narrowings = [s.narrow(params, now) if s.narrow else None for s in specs]
-    if not narrowings or any(n is None for n in narrowings):
+    parts: list[str] = []
+    values: dict[str, Any] = {}
+    if narrowings and all(n is not None for n in narrowings):
+        conditions = [c for c, _ in narrowings if c]  # type: ignore[misc]
+        values = {k: v for _, bound in narrowings for k, v in bound.items()}  # type: ignore[misc]
+        parts.append(" OR ".join(f"({c})" for c in conditions))
+    if due:
+        parts.append(DUE_ROWS)
+        values["due_now"] = now
+    if not parts:
         return Rows(scope)
-    conditions = [condition for condition, _ in narrowings if condition]  # type: ignore[misc]
-    values = {k: v for _, bound in narrowings for k, v in bound.items()}  # type: ignore[misc]
-    return Rows(scope, " OR ".join(f"({c})" for c in conditions), values)
+    return Rows(scope, " AND ".join(f"({part})" for part in parts), values)
 
 
 def columns_of(names: Sequence[str]) -> tuple[str, ...]:

@@ -90,14 +90,17 @@ def is_aggressive(decay_policy: ArrayLike) -> BoolArray:
 
 
 def first_period_at_or_below(
-    base: ArrayLike, rate: ArrayLike, threshold: float, *, inclusive: bool
+    base: ArrayLike, rate: ArrayLike, threshold: ArrayLike, *, inclusive: bool
 ) -> FloatArray:
-    """Smallest k >= 0 with base * rate**k at or below (or strictly below) `threshold`.
+    """Smallest k >= 0 with base * rate**k at or below (or strictly below) `threshold` (one
+    number, or one per row).
 
     NaN where that never happens (rate 1, or a threshold a positive base cannot reach).
     A log gives the estimate; one step each way absorbs its rounding error.
     """
-    base_arr, rate_arr = np.broadcast_arrays(as_float(base), as_float(rate))
+    base_arr, rate_arr, threshold = np.broadcast_arrays(
+        as_float(base), as_float(rate), as_float(threshold)
+    )
 
     def reached(values: FloatArray) -> BoolArray:
         return values <= threshold if inclusive else values < threshold

@@ -17,7 +17,7 @@ import numpy as np
 
 from memory_console.store import dialect
 from memory_console.store.connection import Connection
-from memory_console.store.records import INSERT_COLUMNS
+from memory_console.store.records import INSERT_COLUMNS, INTERNAL_COLUMNS
 from memory_console.store.schema import column_names, columns
 from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES
 
@@ -213,7 +213,8 @@ def rebuilt_indexes(
 
 
 # The memory columns an update may set: the schema's own names, never a name from data.
-WRITABLE_COLUMNS = frozenset(column_names("memory")) - {"id", "revision"}
+# The due index is the store's own: a plan cannot set it (write_due does).
+WRITABLE_COLUMNS = frozenset(column_names("memory")) - {"id", "revision", *INTERNAL_COLUMNS}
 
 
 def writable(fields: Sequence[str]) -> list[str]:
@@ -333,3 +334,68 @@ def events_after(conn: Connection, event_id: int) -> list[tuple[Any, ...]]:
         "SELECT id, memory_id, kind, at, run_id FROM memory_event WHERE id > ? ORDER BY id",
         (event_id,),
     ).fetchall()
+
+
+# The due index (memory.due_at; docs/ARCHITECTURE.md, "The due index").
+# The memories due by a plan's time (the named parameter due_now): those whose next change is
+# unknown (NULL: written since a run last computed it) and those whose time has come. Both are
+# ranges of ix_memory_due, and the rows are then read by id, so no plan scans the table to
+# find them (SQLite's NOT INDEXED still lets rows be read by rowid).
+DUE_ROWS = (
+    "id IN (SELECT id FROM memory WHERE due_at IS NULL "
+    "UNION ALL SELECT id FROM memory WHERE due_at <= :due_now)"
+)
+NEVER_DUE = float("inf")  # no time-driven pass changes the memory until it is written
+DUE_KEY = "due_index"  # console_meta: the digest of the settings the times were computed under
+
+
+def due_digest(conn: Connection) -> str | None:
+    """The digest of the settings the stored due times hold for (None: never computed)."""
+    row = conn.execute("SELECT value FROM console_meta WHERE key = ?", (DUE_KEY,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_due_digest(conn: Connection, digest: str) -> None:
+    conn.execute(
+        "INSERT INTO console_meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (DUE_KEY, digest),
+    )
+
+
+def write_due(conn: Connection, ids: np.ndarray, due: np.ndarray) -> int:
+    """Set the due times of memories (`ids`, `due` aligned), inside the write transaction
+    that read them: the memories themselves do not change (no revision, no event)."""
+    rows = zip(np.asarray(due, dtype=np.float64).tolist(), np.asarray(ids).tolist(), strict=True)
+    return dialect.of(conn).update_memories(
+        conn, ["due_at"], rows, check_revision=False, bump=False
+    )
+
+
+def settle_due_outside(conn: Connection, scope: str, *, now: float | None) -> int:
+    """Memories outside `scope` (one of SCOPES: what the time-driven passes may change) are
+    never due until written. `now`: only those due by then (what a plan read); None: every
+    one (the index is computed afresh)."""
+    due = "(due_at IS NULL OR due_at <= :due_now)" if now is not None else "TRUE"
+    cursor = conn.execute(
+        f"UPDATE memory SET due_at = :never WHERE {due} AND NOT ({SCOPES[scope]}) "
+        "AND (due_at IS NULL OR due_at != :never)",
+        {"never": NEVER_DUE, "due_now": now},
+    )
+    return int(cursor.rowcount)
+
+
+def id_bounds(conn: Connection) -> tuple[int, int]:
+    """The lowest and highest memory id (0, 0 for an empty store)."""
+    low, high = conn.execute("SELECT min(id), max(id) FROM memory").fetchone()
+    return int(low or 0), int(high or 0)
+
+
+def due_counts(conn: Connection, times: Sequence[float]) -> list[int]:
+    """How many memories are due by each of `times` (unknown ones included): index counts."""
+    unknown = int(conn.execute("SELECT count(*) FROM memory WHERE due_at IS NULL").fetchone()[0])
+    return [
+        unknown
+        + int(conn.execute("SELECT count(*) FROM memory WHERE due_at <= ?", (t,)).fetchone()[0])
+        for t in times
+    ]

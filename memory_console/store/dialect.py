@@ -14,7 +14,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from memory_console.store.records import EVENT_INSERT, INSERT_COLUMNS, with_evaluated_at
+from memory_console.store.records import (
+    EVENT_INSERT,
+    INSERT_COLUMNS,
+    WRITE_MARKS,
+    with_evaluated_at,
+)
 from memory_console.store.search_text import fts_query
 
 if TYPE_CHECKING:
@@ -230,14 +235,16 @@ class Dialect:
         rows: Iterable[Sequence[Any]],
         *,
         check_revision: bool,
+        bump: bool = True,
     ) -> int:
         """store/bulk.py's update_memories once its fields are checked: a statement per row,
-        in-process on SQLite."""
+        in-process on SQLite. `bump`: the write changes the memory (its revision grows and it
+        is due: records.WRITE_MARKS); without, only the store's own columns change."""
         assignments = ", ".join(f"{name} = ?" for name in fields)
+        if bump:
+            assignments += f", {WRITE_MARKS}"
         where = "id = ? AND revision = ?" if check_revision else "id = ?"
-        cursor = conn.executemany(
-            f"UPDATE memory SET {assignments}, revision = revision + 1 WHERE {where}", rows
-        )
+        cursor = conn.executemany(f"UPDATE memory SET {assignments} WHERE {where}", rows)
         return int(cursor.rowcount)
 
     def current_values(

@@ -176,6 +176,26 @@ def add_namespace_sqlite(conn: sqlite3.Connection) -> None:
     add_namespace(conn, made="namespace" in held)
 
 
+def add_due_index(conn: Any, *, made: bool = False) -> None:
+    """Schema 11 (both backends): memory.due_at, the earliest time a time-driven pass could
+    change each memory, and its index. Every memory starts unknown (NULL), so due: the next
+    plan reads them all, and the next apply computes their times. made: schema 9's rebuild
+    of an older SQLite store already made the column."""
+    from memory_console.store.tables import extra_index_statements
+
+    if not made:
+        conn.execute("ALTER TABLE memory ADD COLUMN due_at FLOAT")
+    conn.execute("DROP INDEX IF EXISTS ix_memory_due")
+    for statement in extra_index_statements(("ix_memory_due",)):
+        conn.execute(statement)
+
+
+def add_due_index_sqlite(conn: sqlite3.Connection) -> None:
+    """Schema 11 on SQLite: add_due_index, knowing whether schema 9 made the column."""
+    held = {row[1] for row in conn.execute("PRAGMA table_info('memory')")}
+    add_due_index(conn, made="due_at" in held)
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: add_status_owner_topic_index,
     2: add_store_settings,
@@ -186,4 +206,5 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     7: make_partial_indexes,
     8: make_ids_live_once,
     9: add_namespace_sqlite,
+    10: add_due_index_sqlite,
 }

@@ -10,8 +10,16 @@ from typing import Any, TypeVar
 
 from memory_console.store.schema import column_names, columns
 
+# Columns the store keeps for itself: the due index (maintenance reads and writes it through
+# store/bulk.py); no record, import, export or copy carries them.
+INTERNAL_COLUMNS = ("due_at",)
+# What every write of a memory sets beside its fields: its revision grows (a plan made before
+# is stale) and it is due (the due index computes its next change again).
+WRITE_MARKS = "revision = revision + 1, due_at = NULL"
 # Column order of the memory table as the Store selects it (and MemoryRecord holds it).
-MEMORY_COLUMNS = column_names("memory", key_first=True)
+MEMORY_COLUMNS = tuple(
+    name for name in column_names("memory", key_first=True) if name not in INTERNAL_COLUMNS
+)
 MEMORY_SELECT = ", ".join(MEMORY_COLUMNS)
 # Columns holding JSON text, which records and events carry parsed.
 JSON_COLUMNS = ("keywords", "metadata")

@@ -18,7 +18,7 @@ from typing import Any
 TABLES_SOURCE = Path(__file__).with_name("tables.py")
 # The schema this program writes and reads, on both backends (store/migrations.py and
 # store/postgres/migrations.py take older stores to it).
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 # The tables every store holds (the text index's are each backend's own).
 OUR_TABLES = {
     "memory",

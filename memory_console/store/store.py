@@ -39,6 +39,7 @@ from memory_console.store.records import (
     JSON_COLUMNS,
     MEMORY_COLUMNS,
     MEMORY_SELECT,
+    WRITE_MARKS,
     ChangeResult,
     Cursor,
     EventRecord,
@@ -1117,7 +1118,7 @@ class Store:
                 assignments = "".join(f"{f} = ?, " for f in columns)
                 conn.executemany(
                     f"UPDATE memory SET {assignments}updated_at = ?, metadata = ?, "
-                    "revision = revision + 1 WHERE id = ?",
+                    f"{WRITE_MARKS} WHERE id = ?",
                     updates,
                 )
                 self.write_events(events)
@@ -1174,7 +1175,7 @@ class Store:
                 new, as_of_now = float(boosted[0]), float(current[0])
                 conn.execute(
                     "UPDATE memory SET confidence = ?, base_confidence = ?, retrieval_count = ?, "
-                    "last_accessed_at = ?, revision = revision + 1 WHERE id = ?",
+                    f"last_accessed_at = ?, {WRITE_MARKS} WHERE id = ?",
                     (new, new, count + 1, moment, ident),
                 )
                 score = (scores or {}).get(ident)
@@ -1284,8 +1285,7 @@ class Store:
                     continue
                 assignments = ", ".join(f"{f} = ?" for f in values)
                 conn.execute(
-                    f"UPDATE memory SET {assignments}, updated_at = ?, "
-                    "revision = revision + 1 WHERE id = ?",
+                    f"UPDATE memory SET {assignments}, updated_at = ?, {WRITE_MARKS} WHERE id = ?",
                     [*values.values(), moment, memory_id],
                 )
                 self.write_events(

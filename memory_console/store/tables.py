@@ -52,6 +52,12 @@ class Memory(MemoryBase, table=True):
     # namespace without the owner's label, its labels joined by "." (which no label holds).
     # NULL: the memory is in no namespace, as every memory not written through LangGraph.
     namespace: str | None = Field(default=None)  # indexed: EXTRA_INDEXES
+    # The due index (schema 11; docs/ARCHITECTURE.md, "The due index"): the earliest time a
+    # time-driven maintenance pass could change this memory as it stands, under the store's
+    # settings. NULL: not known, so due now; every write of the memory sets it NULL, and each
+    # applied run computes it again for the memories it read. Infinity: no such pass ever
+    # will, until the memory is written. Internal: no record, export or plan carries it.
+    due_at: float | None = Field(default=None)  # indexed: EXTRA_INDEXES
 
 
 class MemoryEvent(SQLModel, table=True):
@@ -177,6 +183,9 @@ EXTRA_INDEXES: tuple[tuple[str, str, tuple[str, ...], str | None], ...] = (
     # Schema 10: the namespaced memories, which the topics tree counts by owner, namespace
     # and topic (covered) and a namespace filter finds; the others have no entry.
     ("ix_memory_namespace", "memory", ("namespace", "owner", "topic", "status"), "IS NOT NULL"),
+    # Schema 11: the due index; a plan reads the memories due by its time through it (NULLs,
+    # then times up to `now`), and the health screen counts what falls due by a date.
+    ("ix_memory_due", "memory", ("due_at",), None),
 )
 # The partial ones, by name (schema 8 made them partial; the migration makes them again).
 PARTIAL_INDEXES = tuple(name for name, _, _, where in EXTRA_INDEXES if where)

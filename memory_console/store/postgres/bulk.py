@@ -166,6 +166,7 @@ def update_memories_by_copy(
     rows: Iterable[Sequence[Any]],
     *,
     check_revision: bool,
+    bump: bool = True,
 ) -> int:
     """update_memories on PostgreSQL: the rows go through COPY into a temporary table and
     one UPDATE ... FROM joins it to memory, with the same revision check.
@@ -191,10 +192,11 @@ def update_memories_by_copy(
     # memory's primary key once per row instead of joining in one pass.
     conn.execute("ANALYZE maintenance_update")
     assignments = ", ".join(f"{name} = t.{name}" for name in fields)
+    if bump:  # the memory changed: its revision grows and it is due (Dialect.update_memories)
+        assignments += ", revision = m.revision + 1, due_at = NULL"
     where = "m.id = t.id" + (" AND m.revision = t.revision" if check_revision else "")
     cursor = conn.execute(
-        f"UPDATE memory AS m SET {assignments}, revision = m.revision + 1 "
-        f"FROM maintenance_update AS t WHERE {where}"
+        f"UPDATE memory AS m SET {assignments} FROM maintenance_update AS t WHERE {where}"
     )
     conn.execute("DROP TABLE maintenance_update")
     return int(cursor.rowcount)

@@ -201,8 +201,11 @@ class PostgresDialect(Dialect):
         rows: Iterable[Sequence[Any]],
         *,
         check_revision: bool,
+        bump: bool = True,
     ) -> int:
-        return bulk.update_memories_by_copy(conn, fields, rows, check_revision=check_revision)
+        return bulk.update_memories_by_copy(
+            conn, fields, rows, check_revision=check_revision, bump=bump
+        )
 
     def current_values(
         self, conn: Connection, ids: Sequence[int], fields: Sequence[str]

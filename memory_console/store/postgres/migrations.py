@@ -9,7 +9,7 @@ from typing import Any
 from memory_console.store import schema
 from memory_console.store.connection import Connection
 from memory_console.store.errors import StoreError
-from memory_console.store.migrations import add_namespace, make_partial_indexes
+from memory_console.store.migrations import add_due_index, add_namespace, make_partial_indexes
 from memory_console.store.postgres import schema as pg_schema
 from memory_console.store.postgres.dialect import WRITE_LOCK_KEY
 
@@ -52,6 +52,7 @@ POSTGRES_MIGRATIONS: dict[int, Callable[[Any], None]] = {
     7: postgres_search_and_vector_tables,
     8: postgres_ids_live_once,
     9: add_namespace,
+    10: add_due_index,
 }
 
 

@@ -1,0 +1,317 @@
+"""The due index (docs/ARCHITECTURE.md, "The due index"): a plan that reads only the memories
+due by its time proposes exactly what a plan over every memory proposes.
+
+A state machine builds a store of memories in every state a time-driven pass looks at (banks,
+types, policies, confidences at and near the floor, ages around each threshold, protected,
+archived), then runs in any order: plans at any time (before the last run too), applies, undos,
+the writes agents and operators make, and settings changes. After each step, for every set of
+time-driven passes, the plan through the index and the plan of every memory must agree change
+for change (ids, fields, values, reasons) and in their counts of changes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import hypothesis.strategies as st
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from memory_console.maintenance import apply, plan, undo
+from memory_console.maintenance.changes import Plan
+from memory_console.maintenance.undo import UndoRefused
+from memory_console.store import Store
+from tests.helpers import DAY, NOW, database_url, db_rows, memory
+
+# The time-driven passes, alone and as the commands run them.
+PASS_SETS = (
+    ("decay", "cleanup"),
+    ("expire-banks", "expire", "decay", "cleanup"),
+    ("expire-banks",),
+    ("expire",),
+    ("cleanup",),
+)
+# Figures that count changes (the others count what a plan looked at: among the due memories
+# when it read only those).
+CHANGE_FIGURES = (
+    "decayed",
+    "flagged",
+    "archived",
+    "expired",
+    "expired_working",
+    "expired_short_term",
+)
+AGES = (0.01, 0.5, 1.0, 29.99, 30.0, 30.001, 45.0, 89.99, 90.0, 90.01, 200.0, 400.0, 3000.0)
+CONFIDENCES = (0.05, 0.1, 0.1000001, 0.11, 0.3, 0.59, 0.61, 0.7, 0.9, 1.0)
+
+
+def changes(made: Plan) -> list[tuple[Any, ...]]:
+    found = []
+    for change_set in made.change_sets:
+        texts, index = change_set.reasons.texts, change_set.reasons.index.tolist()
+        for row, ident in enumerate(change_set.ids.tolist()):
+            values = tuple(
+                (
+                    name,
+                    repr(before[row].item() if hasattr(before[row], "item") else before[row]),
+                    repr(after[row].item() if hasattr(after[row], "item") else after[row]),
+                )
+                for name, (before, after) in sorted(change_set.values.items())
+            )
+            found.append((change_set.pass_name, change_set.kind, ident, values, texts[index[row]]))
+    return sorted(found)
+
+
+def change_figures(made: Plan) -> dict[str, dict[str, int]]:
+    return {
+        name: {key: value for key, value in figures.items() if key in CHANGE_FIGURES}
+        for name, figures in made.figures.items()
+    }
+
+
+class DueIndex(RuleBasedStateMachine):
+    """One store; `clock` is the latest time a run was applied at."""
+
+    def new_store(self) -> str | Path:
+        self.folder = Path(tempfile.mkdtemp(prefix="due-"))
+        return self.folder / "store.db"
+
+    def drop_store(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    @initialize(seed=st.integers(0, 2**32 - 1), policy=st.sampled_from(["relevance", "periodic"]))
+    def build(self, seed: int, policy: str) -> None:
+        rng = np.random.default_rng(seed)
+        self.location = self.new_store()
+        self.store = Store(self.location, actor="test")
+        self.clock = NOW
+        self.store.set_setting("decay_policy", policy, now=NOW)
+        rows = []
+        for i in range(40):
+            age = float(rng.choice(AGES))
+            accessed = None if rng.random() < 0.5 else NOW - age * DAY * float(rng.random())
+            confidence = float(rng.choice(CONFIDENCES))
+            rows.append(
+                memory(
+                    f"memory {i}",
+                    days_old=age,
+                    last_accessed_at=accessed,
+                    memory_type=str(rng.choice(["episodic", "procedural", "semantic"])),
+                    tier=str(rng.choice(["long_term", "long_term", "working", "short_term"])),
+                    decay_policy=str(
+                        rng.choice(["standard", "aggressive", "pending_deletion", "none"])
+                    ),
+                    is_protected=bool(rng.random() < 0.1),
+                    status="archived" if rng.random() < 0.1 else "active",
+                    confidence=confidence,
+                    base_confidence=max(confidence, float(rng.choice(CONFIDENCES))),
+                    retrieval_count=int(rng.integers(0, 13)),
+                    importance=float(rng.choice([0.0, 0.05, 0.2, 0.5, 0.9])),
+                )
+            )
+        self.ids = self.store.add_many(rows, now=NOW)
+        self.runs: list[int] = []
+
+    def teardown(self) -> None:
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.close()
+            self.drop_store()
+
+    def both(self, passes: tuple[str, ...], now: float) -> Plan:
+        """The plan through the index and the plan of every memory, held equal."""
+        due = plan(self.store, passes, now=now)
+        every = plan(self.store, passes, now=now, every=True)
+        assert every.read == "all"
+        assert changes(due) == changes(every), (due.read, due.read_why)
+        assert change_figures(due) == change_figures(every)
+        assert [m.fields for m in due.new_memories] == [m.fields for m in every.new_memories]
+        assert np.array_equal(due.touched_ids, every.touched_ids)
+        return due
+
+    @rule(passes=st.sampled_from(PASS_SETS), days=st.floats(-40, 800))
+    def compare(self, passes: tuple[str, ...], days: float) -> None:
+        self.both(passes, self.clock + days * DAY)
+
+    @rule(passes=st.sampled_from(PASS_SETS[:2]), days=st.floats(0, 120))
+    def run(self, passes: tuple[str, ...], days: float) -> None:
+        now = self.clock + days * DAY
+        made = self.both(passes, now)
+        if made.is_empty:
+            return
+        self.runs.append(apply(self.store, made).id)
+        self.clock = now
+        # A second run at the same time finds nothing, and reads no memory it changed.
+        again = self.both(passes, now)
+        assert again.is_empty
+        if again.read == "due":
+            assert not set(again.touched_ids.tolist())
+
+    @precondition(lambda self: bool(self.runs))
+    @rule()
+    def undo_last(self) -> None:
+        try:
+            undo(self.store, self.runs.pop())
+        except UndoRefused:
+            pass
+
+    @rule(
+        kind=st.sampled_from(["access", "protect", "unprotect", "archive", "restore", "edit"]),
+        which=st.integers(0, 39),
+        days=st.floats(0, 60),
+    )
+    def write(self, kind: str, which: int, days: float) -> None:
+        ident, at = self.ids[which], self.clock + days * DAY
+        if kind == "access":
+            self.store.record_access([ident], now=at)
+        elif kind == "edit":
+            self.store.change_fields(
+                [ident], {"confidence": 0.62, "importance": 0.05}, "edited", now=at
+            )
+        else:
+            getattr(self.store, kind)([ident], now=at)
+
+    @rule(
+        key=st.sampled_from(
+            ["decay_policy", "relevance.period_days", "importance.expiration_days"]
+        ),
+        value=st.sampled_from(["relevance", "periodic", "exponential", "10", "60"]),
+    )
+    def change_setting(self, key: str, value: str) -> None:
+        try:
+            self.store.set_setting(key, value, now=self.clock)
+        except ValueError:
+            pass  # a policy name for a number, or the other way round
+
+    @rule()
+    def every_time_is_known_after_a_run_or_unknown(self) -> None:
+        """A stored time is never NaN: unknown is NULL, never is infinity."""
+        if isinstance(self.location, Path):
+            rows = db_rows(self.location, "SELECT count(*) FROM memory WHERE due_at != due_at")
+            assert rows == [(0,)]
+
+
+DueIndex.TestCase.settings = settings(
+    max_examples=int(os.environ.get("MEMORY_CONSOLE_DUE_EXAMPLES", "100")),
+    stateful_step_count=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+test_due_index = DueIndex.TestCase
+
+
+# -- the same rules on PostgreSQL ------------------------------------------------------------------
+
+PG_SERVER: tuple[str, str] | None = None  # (server URL, template database), set by the test
+PG_NAMES = itertools.count(1)
+
+
+class PostgreSQLDueIndex(DueIndex):
+    def new_store(self) -> str | Path:
+        import psycopg
+
+        assert PG_SERVER is not None
+        url, template = PG_SERVER
+        self.database = f"{template}_due_{next(PG_NAMES)}"
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {self.database} TEMPLATE {template}")
+        return database_url(url, self.database)
+
+    def drop_store(self) -> None:
+        import psycopg
+
+        assert PG_SERVER is not None
+        with psycopg.connect(PG_SERVER[0], autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)")
+
+
+def test_due_index_on_postgresql(pg_server: tuple[str, str]) -> None:
+    global PG_SERVER
+    PG_SERVER = pg_server
+    try:
+        run_state_machine_as_test(
+            PostgreSQLDueIndex,
+            settings=settings(
+                max_examples=int(os.environ.get("MEMORY_CONSOLE_PG_DUE_EXAMPLES", "6")),
+                stateful_step_count=15,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+            ),
+        )
+    finally:
+        PG_SERVER = None
+
+
+def test_a_plan_reads_only_the_due_memories_and_says_why_it_reads_all(tmp_path: Path) -> None:
+    """After a run, a plan at the same time reads none of the memories; a day later only those
+    whose decay period ends or that an agent recalled since. A run's own parameters, a pass
+    that compares memories and a changed setting make it read every one, and it says why."""
+    with Store(tmp_path / "store.db", actor="test") as store:
+        ids = store.add_many(
+            [memory(f"fact {i}", days_old=30 * (i % 5) + i / 10) for i in range(50)], now=NOW
+        )
+        first = plan(store, ("decay", "cleanup"), now=NOW)
+        assert first.read == "all" and "not computed" in (first.read_why or "")
+        apply(store, first)
+        assert plan(store, ("decay", "cleanup"), now=NOW).rows_read == 0
+        store.record_access(ids[:2], now=NOW + 1)
+        later = plan(store, ("decay", "cleanup"), now=NOW + DAY)
+        every = plan(store, ("decay", "cleanup"), now=NOW + DAY, every=True)
+        assert later.read == "due" and every.read_why == "every memory was asked for"
+        assert set(ids[:2]) <= set(db_ids(store, later)) and later.rows_read < 10
+        assert every.rows_read is not None and later.rows_read < every.rows_read
+        assert changes(later) == changes(every)
+        consolidate = plan(store, ("consolidate", "decay"), now=NOW + DAY)
+        assert consolidate.read == "all" and "consolidate compares" in (consolidate.read_why or "")
+        from memory_console.maintenance.registry import build_params
+
+        own = plan(store, ("decay",), build_params(("decay",), overrides={"floor": 0.3}), now=NOW)
+        assert own.read == "all" and "parameters" in (own.read_why or "")
+        store.set_setting("relevance.period_days", 10, now=NOW)
+        changed = plan(store, ("decay", "cleanup"), now=NOW + DAY)
+        assert changed.read == "all" and "settings" in (changed.read_why or "")
+        apply(store, changed)
+        assert plan(store, ("decay", "cleanup"), now=NOW + DAY).read == "due"
+
+
+def db_ids(store: Store, made: Plan) -> list[int]:
+    """The memories a due plan at its time reads (through the index, as the plan does)."""
+    from memory_console.store import bulk
+
+    rows = bulk.Rows("maintainable", bulk.DUE_ROWS, {"due_now": made.now})
+    return store.read(bulk.load_memory_arrays, rows)["id"].tolist()
+
+
+@pytest.mark.parametrize("kind", ["access", "protect", "archive", "edit", "undo", "add"])
+def test_every_write_makes_a_memory_due(tmp_path: Path, kind: str) -> None:
+    """Whatever writes a memory (an agent's recall, an operator's action, an undo, a new
+    memory), it is due at once, so no plan can miss the change it brings."""
+    with Store(tmp_path / "store.db", actor="test") as store:
+        ids = store.add_many([memory(f"fact {i}", days_old=45) for i in range(3)], now=NOW)
+        run = apply(store, plan(store, ("decay", "cleanup"), now=NOW))
+        assert plan(store, ("decay", "cleanup"), now=NOW).rows_read == 0
+        if kind == "access":
+            store.record_access([ids[0]], now=NOW)
+        elif kind == "edit":
+            store.change_fields([ids[0]], {"importance": 0.9}, "edited", now=NOW)
+        elif kind == "undo":
+            undo(store, run.id)
+        elif kind == "add":
+            ids = store.add_many([memory("a new fact", days_old=0)], now=NOW)
+        else:
+            getattr(store, kind)([ids[0]], now=NOW)
+        due = [row[0] for row in db_rows(store.path, "SELECT id FROM memory WHERE due_at IS NULL")]
+        assert ids[0] in due
