@@ -185,6 +185,13 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
         "relevance unless set)",
     )
     parser.add_argument(
+        "--all",
+        action="store_true",
+        dest="every",
+        help="read every memory the passes look at, not only those the due index says are due "
+        "(the same changes; eligible and promotion candidates then count the whole store)",
+    )
+    parser.add_argument(
         "--top", type=int, default=20, help="how many of the largest changes to show (default 20)"
     )
     group = parser.add_argument_group("policy parameters (each overrides its default)")
@@ -276,6 +283,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 params,
                 now,
                 progress=lambda name, number, total: update(max(0, number - 1), total),
+                every=args.every,
             )
         warn_plan(proposed)
         if args.out is not None:
@@ -542,6 +550,7 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
         ("memories changed", summary["changed"]),
     ]
     out.print("  " + " · ".join(f"{name} {value:,}" for name, value in figures))
+    out.print("  " + read_line(proposed), style="dim")
     simulated = simulated_note(proposed.now, now_ts())
     if simulated:
         out.print(f"  {simulated} (a simulated date; events are stamped with the clock)")
@@ -603,6 +612,17 @@ def print_plan(proposed: Any, run: Any, titles: dict[int, str], args: argparse.N
             f"run {run.id} wrote {run.changed:,} memories in {run.duration_ms:,} ms; "
             f"undo with: memory-console undo {run.id}"
         )
+
+
+def read_line(proposed: Any) -> str:
+    """Which memories the plan read, and why all of them when it did."""
+    read = "no memory" if proposed.rows_read is None else f"{proposed.rows_read:,} memories"
+    if proposed.read == "due":
+        return (
+            f"read {read} due by then (the due index: the others cannot change yet); "
+            "--all reads every one"
+        )
+    return f"read {read}: {proposed.read_why}"
 
 
 def skipped_stale(run: Any) -> int:

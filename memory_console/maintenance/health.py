@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_console.maintenance import due
 from memory_console.maintenance.edits import merge_groups
 from memory_console.maintenance.forecast import (
     MONTHS,
@@ -45,12 +46,15 @@ __all__ = [
     "AUTO_SCAN",
     "MAX_IDS",
     "Candidates",
+    "DUE_SOON_DAYS",
+    "DueOutlook",
     "NEVER_DECAY",
     "Finder",
     "Target",
     "TierProjection",
     "created_between_ids",
     "daily_accesses",
+    "due_outlook",
     "find_candidates",
     "ids_target",
     "never_decaying",
@@ -188,6 +192,41 @@ def find_candidates(store: Store, now: float) -> Candidates:
     sensitive = [s.ids for s in found.change_sets if s.pass_name == "sensitive"]
     flagged = np.sort(np.concatenate(sensitive))[::-1] if sensitive else np.empty(0, np.int64)
     return Candidates(len(groups), members, flagged)
+
+
+DUE_SOON_DAYS = 7  # the health screen's second due figure: what falls due within a week
+
+
+@dataclass(frozen=True)
+class DueOutlook:
+    """What the due index says maintenance will read: the memories due now (a plan now reads
+    them) and within DUE_SOON_DAYS. `current`: the index holds for the store's settings (else
+    the next plan reads every memory, and its apply computes the times again)."""
+
+    current: bool
+    now: float
+    due_now: int
+    due_soon: int
+
+    def target(self, soon: bool) -> Target:
+        until = self.now + (DUE_SOON_DAYS * 86400.0 if soon else 0.0)
+        label = f"due within {DUE_SOON_DAYS} days" if soon else "due for maintenance now"
+        return Target(
+            label,
+            finder=lambda store: store.read(bulk.due_ids, due.TIMED_SCOPE, until, MAX_IDS),
+            total=self.due_soon if soon else self.due_now,
+        )
+
+
+def due_outlook(store: Store, now: float) -> DueOutlook:
+    """Two counts through the due index, each reading only the due memories' rows."""
+    current = store.read(bulk.due_digest) == due.digest(due.stamp_params(store.settings()))
+    with store.snapshot():
+        counts = [
+            store.read(bulk.due_count, due.TIMED_SCOPE, now + days * 86400.0)
+            for days in (0, DUE_SOON_DAYS)
+        ]
+    return DueOutlook(current, now, counts[0], counts[1])
 
 
 def owner_quota() -> int:

@@ -34,6 +34,10 @@ def plan_header(plan: Plan) -> dict[str, Any]:
         "figures": plan.figures,
         "params": plan.params.to_dict(),
         "planned_ms": plan.duration_ms,
+        # Which memories the plan read (maintenance/due.py): "due" or "all", why all, how many.
+        "read": plan.read,
+        "read_why": plan.read_why,
+        "memories_read": plan.rows_read,
     }
 
 

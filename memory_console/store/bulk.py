@@ -391,11 +391,14 @@ def id_bounds(conn: Connection) -> tuple[int, int]:
     return int(low or 0), int(high or 0)
 
 
-def due_counts(conn: Connection, times: Sequence[float]) -> list[int]:
-    """How many memories are due by each of `times` (unknown ones included): index counts."""
-    unknown = int(conn.execute("SELECT count(*) FROM memory WHERE due_at IS NULL").fetchone()[0])
-    return [
-        unknown
-        + int(conn.execute("SELECT count(*) FROM memory WHERE due_at <= ?", (t,)).fetchone()[0])
-        for t in times
-    ]
+def due_count(conn: Connection, scope: str, until: float) -> int:
+    """How many memories of `scope` are due by `until`: what a plan then reads, found through
+    the index (the rows it names are then checked against the scope by id)."""
+    sql = f"SELECT count(*) FROM memory WHERE {Rows(scope, DUE_ROWS).where()}"
+    return int(conn.execute(sql, {"due_now": until}).fetchone()[0])
+
+
+def due_ids(conn: Connection, scope: str, until: float, limit: int) -> list[int]:
+    """The newest `limit` memories of `scope` due by `until` (as due_count counts them)."""
+    sql = f"SELECT id FROM memory WHERE {Rows(scope, DUE_ROWS).where()} ORDER BY id DESC LIMIT :n"
+    return [int(row[0]) for row in conn.execute(sql, {"due_now": until, "n": limit})]

@@ -20,14 +20,17 @@ from memory_console.maintenance.forecast import MONTHS
 from memory_console.maintenance.health import (
     AGE_BUCKETS,
     AUTO_SCAN,
+    DUE_SOON_DAYS,
     MAX_IDS,
     NEVER_DECAY,
     Candidates,
+    DueOutlook,
     Finder,
     Target,
     TierProjection,
     created_between_ids,
     daily_accesses,
+    due_outlook,
     find_candidates,
     ids_target,
     owner_quota,
@@ -62,6 +65,7 @@ class CountsLoaded(Message):
     topics: list[tuple[str, int]]
     flagged: int
     daily: list[int]
+    due: DueOutlook
 
 
 @dataclass
@@ -206,8 +210,9 @@ class HealthScreen(ConsoleScreen):
             topics = [(str(t), int(n)) for t, n in store.counts_by("topic", memory_filter=active)]
             flagged = store.count(MemoryFilter(status="active", decay_policy="pending_deletion"))
             daily = daily_accesses(store, now, ACTIVITY_DAYS)
+            outlook = due_outlook(store, now)
         if not get_current_worker().is_cancelled:
-            self.post_message(CountsLoaded(owners, topics, flagged, daily))
+            self.post_message(CountsLoaded(owners, topics, flagged, daily, outlook))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tiers")
     def load_tiers(self, now: float) -> None:
@@ -369,6 +374,7 @@ class HealthScreen(ConsoleScreen):
                 ),
             )
         )
+        rows += self.due_rows()
         projection, candidates = self.projection, self.candidates
         rows.append(
             (
@@ -417,6 +423,24 @@ class HealthScreen(ConsoleScreen):
             ]
         self.query_one("#health-attention", FigureTable).show_rows(rows)
         self.show_activity()
+
+    def due_rows(self) -> list[tuple[list[Text | str], Target | None]]:
+        """What the next maintenance runs read, by the due index: due now, due within a
+        week; while the index is not computed under the store's settings, the next run
+        reads every memory, and the rows say so."""
+        outlook = self.counts.due if self.counts else None
+        if outlook is None:
+            return [(["due for maintenance now", number(None)], None)]
+        if not outlook.current:
+            text = Text("every one", style="dim", justify="right")
+            return [(["due for maintenance now", text], None)]
+        return [
+            (["due for maintenance now", number(outlook.due_now)], outlook.target(soon=False)),
+            (
+                [f"due within {DUE_SOON_DAYS} days", number(outlook.due_soon)],
+                outlook.target(soon=True),
+            ),
+        ]
 
     def show_activity(self) -> None:
         daily = self.counts.daily if self.counts else []
