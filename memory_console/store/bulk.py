@@ -394,11 +394,13 @@ def id_bounds(conn: Connection) -> tuple[int, int]:
 def due_count(conn: Connection, scope: str, until: float) -> int:
     """How many memories of `scope` are due by `until`: what a plan then reads, found through
     the index (the rows it names are then checked against the scope by id)."""
-    sql = f"SELECT count(*) FROM memory WHERE {Rows(scope, DUE_ROWS).where()}"
+    where = Rows(scope, DUE_ROWS).where()
+    sql = f"SELECT count(*) FROM memory WHERE {where}"
     return int(conn.execute(sql, {"due_now": until}).fetchone()[0])
 
 
 def due_ids(conn: Connection, scope: str, until: float, limit: int) -> list[int]:
     """The newest `limit` memories of `scope` due by `until` (as due_count counts them)."""
-    sql = f"SELECT id FROM memory WHERE {Rows(scope, DUE_ROWS).where()} ORDER BY id DESC LIMIT :n"
+    where = Rows(scope, DUE_ROWS).where()
+    sql = f"SELECT id FROM memory WHERE {where} ORDER BY id DESC LIMIT :n"
     return [int(row[0]) for row in conn.execute(sql, {"due_now": until, "n": limit})]

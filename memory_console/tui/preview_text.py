@@ -29,9 +29,8 @@ def head_text(request: PlanRequest, plan: Plan | None) -> Text:
         text.append(f" · planned in {plan.duration_ms:,} ms", style="dim")
         if plan.rows_read is not None:
             # The due index's read: the counts of what the passes looked at are of those.
-            read = plural(plan.rows_read)
-            read = f"{read} due" if plan.read == "due" else f"all {read}"
-            text.append(f" from {read}", style="dim")
+            due = " due" if plan.read == "due" else ""
+            text.append(f" · read {plan.rows_read:,}{due}", style="dim")
     if request.overrides:
         changed = ", ".join(f"{k}={v}" for k, v in request.overrides.items())
         text.append(f" · {changed}", style="dim")
