@@ -5,12 +5,13 @@ sqlite3 pass that computes the same decay changes, all on one demo store in one 
     python -m benchmarks.bench_due [--count 1000000] [--due-share 0.01] [--workdir DIR]
 
 Steps, on a copy of the demo store (built in --workdir and kept there):
-1. a full decay plan at T, applied: it computes every memory's due time;
-2. a dry run at T again: nothing is due (target <= 0.05 s at 1,000,000 memories);
-3. a dry run at the time when --due-share of the memories are due (target <= 0.1 s), the
-   same plan over every memory (--all), and the raw pass (target: the full plan <= 1.6x it);
-4. the due plan applied, and a dry run at that time again; a cron tick (T + 6 h) too.
-Each plan through the index is checked to propose exactly the full plan's changes.
+1. the decay plan at T over every memory against the raw pass (target: <= 1.6x);
+2. the time-driven passes (expire-banks, expire, decay, cleanup) applied at T, as a
+   scheduled `maintain --due` applies them: the apply computes every memory's due time;
+3. a decay dry run at T again: nothing is due (target <= 0.05 s at 1,000,000 memories), and
+   at the time when --due-share of the memories are due (target <= 0.1 s), beside the same
+   plan over every memory (--all), which it must equal change for change;
+4. the next run applied, a dry run at that time again, and one at the next cron tick.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from memory_console.maintenance.due import TIMED_SCOPE
 from memory_console.store import Store, bulk
 
 DECAY = ("decay", "cleanup")
+TIMED = ("expire-banks", "expire", "decay", "cleanup")
 HOUR = 3600.0
 REPEATS = 7
 
@@ -100,68 +102,67 @@ def main() -> None:
     store = Store(path, actor="bench")
     memories = store.count()
 
-    started = time.perf_counter()
-    first = plan(store, DECAY, now=NOW)
-    planned = time.perf_counter() - started
-    line("decay plan at T, every memory (no due times yet)", planned, f"{first.changed:,} changes")
-    started = time.perf_counter()
-    run = apply(store, first)
-    line(
-        "its apply, computing every memory's due time",
-        time.perf_counter() - started,
-        f"run {run.id}",
-    )
-
-    again, seconds = p50(lambda: plan(store, DECAY, now=NOW))
-    assert again.is_empty and again.read == "due"
-    line("dry run at T again: 0 due (target <= 50 ms)", seconds, f"read {again.rows_read:,}")
-
-    wanted = max(1, round(args.due_share * memories))
-    moment = time_for_share(store, NOW, wanted)
-    due_plan, due_seconds = p50(lambda: plan(store, DECAY, now=moment))
-    assert due_plan.read == "due"
-    share = (due_plan.rows_read or 0) / memories
-    line(
-        f"dry run at T + {(moment - NOW) / HOUR:.1f} h: {share:.1%} due (target <= 100 ms)",
-        due_seconds,
-        f"read {due_plan.rows_read:,}, {due_plan.changed:,} changes",
-    )
-    full, full_seconds = p50(lambda: plan(store, DECAY, now=moment, every=True), 3)
-    same = changes(full) == changes(due_plan)
-    line(
-        "the same plan over every memory (--all)",
-        full_seconds,
-        f"read {full.rows_read:,}, {full.changed:,} changes; equal to the due plan: {same}",
-    )
-    rows, raw_seconds = p50(lambda: raw_pass(path, moment), 3)
+    # 1. The full plan against the raw pass, on the store as built (no due times yet).
+    full, full_seconds = p50(lambda: plan(store, DECAY, now=NOW, every=True), 3)
+    rows, raw_seconds = p50(lambda: raw_pass(path, NOW), 3)
     decayed = sorted(c.id for c in full.changes() if c.kind == "decayed")
+    line("decay plan at T over every memory (--all)", full_seconds, f"{full.changed:,} changes")
     line(
         "raw sqlite3 pass computing the same decay changes",
         raw_seconds,
         f"{len(rows):,} changes; same ids: {decayed == sorted(r[0] for r in rows)}",
     )
     print(f"  full plan / raw: {full_seconds / raw_seconds:.2f} (target <= 1.6)")
-    print(f"  due plan / full plan: {due_seconds / full_seconds:.3f}")
+
+    # 2. The last applied run: the time-driven passes at T, as `maintain --due` runs them.
+    first = plan(store, TIMED, now=NOW)
+    started = time.perf_counter()
+    apply(store, first)
+    line(
+        "maintain (time-driven passes) at T, applied",
+        time.perf_counter() - started,
+        f"{first.changed:,} changes; computes every memory's due time",
+    )
+
+    # 3. A dry run at T again, and at the time when --due-share of the memories are due.
+    again, seconds = p50(lambda: plan(store, DECAY, now=NOW))
+    assert again.is_empty and again.read == "due"
+    line("decay dry run at T again (target <= 50 ms)", seconds, f"read {again.rows_read:,} due")
+    moment = time_for_share(store, NOW, max(1, round(args.due_share * memories)))
+    due_plan, due_seconds = p50(lambda: plan(store, DECAY, now=moment))
+    assert due_plan.read == "due"
+    share = (due_plan.rows_read or 0) / memories
+    line(
+        f"decay dry run at T + {(moment - NOW) / HOUR:.1f} h (target <= 100 ms)",
+        due_seconds,
+        f"read {due_plan.rows_read:,} due ({share:.2%}), {due_plan.changed:,} changes",
+    )
+    every, every_seconds = p50(lambda: plan(store, DECAY, now=moment, every=True), 3)
+    same = changes(every) == changes(due_plan)
+    line(
+        "the same plan over every memory (--all)",
+        every_seconds,
+        f"read {every.rows_read:,}, {every.changed:,} changes; equal: {same}",
+    )
+    print(f"  due plan / full plan: {due_seconds / every_seconds:.3f}")
     assert same, "the due plan differs from the full plan"
 
+    # 4. The next run applied, then the same time again and the next cron tick.
+    timed_plan = plan(store, TIMED, now=moment)
     started = time.perf_counter()
-    run = apply(store, due_plan)
+    apply(store, timed_plan)
     line(
-        "the due plan applied (changes, events, due times)",
+        "maintain (time-driven passes) then, applied",
         time.perf_counter() - started,
-        f"run {run.id}",
+        f"{timed_plan.changed:,} changes, read {timed_plan.rows_read:,} due",
     )
     after, seconds = p50(lambda: plan(store, DECAY, now=moment))
+    line("decay dry run at that time again", seconds, f"read {after.rows_read:,} due")
+    tick, seconds = p50(lambda: plan(store, TIMED, now=moment + 6 * HOUR))
     line(
-        "dry run at that time again: 0 due",
+        "maintain dry run at the next cron tick (+6 h)",
         seconds,
-        f"read {after.rows_read:,}, {after.changed:,} changes",
-    )
-    tick, seconds = p50(lambda: plan(store, DECAY, now=moment + 6 * HOUR))
-    line(
-        "dry run at the next cron tick (+6 h)",
-        seconds,
-        f"read {tick.rows_read:,}, {tick.changed:,} changes",
+        f"read {tick.rows_read:,} due, {tick.changed:,} changes",
     )
     store.close()
     print(f"load average at end: {os.getloadavg()[0]:.2f}")

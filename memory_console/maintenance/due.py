@@ -239,9 +239,13 @@ def refresh(conn: Connection, store: Store, now: float) -> int:
     times were written."""
     params = stamp_params(store.settings())
     wanted = digest(params)
-    afresh = bulk.due_digest(conn) != wanted
-    written = bulk.settle_due_outside(conn, TIMED_SCOPE, now=None if afresh else now)
-    if afresh:
+    if bulk.due_digest(conn) == wanted:
+        written = bulk.settle_due_outside(conn, TIMED_SCOPE, now=now)
+        return written + stamp(conn, bulk.Rows(TIMED_SCOPE, bulk.DUE_ROWS, {"due_now": now}), params)
+    # Every memory's time, a chunk at a time; the index is built once after, as a bulk write
+    # builds its indexes (rewriting a million entries one by one cost twice as long).
+    with bulk.rebuilt_indexes(conn, ["due_at"], bulk.table_rows(conn)):
+        written = bulk.settle_due_outside(conn, TIMED_SCOPE, now=None)
         low, high = bulk.id_bounds(conn)
         for start in range(low, high + 1, REFRESH_CHUNK):
             rows = bulk.Rows(
@@ -250,14 +254,16 @@ def refresh(conn: Connection, store: Store, now: float) -> int:
                 {"due_low": start, "due_high": start + REFRESH_CHUNK},
             )
             written += stamp(conn, rows, params)
-        bulk.set_due_digest(conn, wanted)
-    else:
-        written += stamp(conn, bulk.Rows(TIMED_SCOPE, bulk.DUE_ROWS, {"due_now": now}), params)
+    bulk.set_due_digest(conn, wanted)
     return written
 
 
 def stamp(conn: Connection, rows: bulk.Rows, params: MaintenanceParams) -> int:
-    frame = Frame(None, bulk.load_memory_arrays(conn, rows, ("importance", "tier")), rows)
-    if not len(frame):
+    """Compute and write the due times of `rows`. The bank of the few working and short-term
+    memories is read apart, so the rest is read as numbers only."""
+    columns = bulk.load_memory_arrays(conn, rows, ("importance",))
+    if not columns["id"].shape[0]:
         return 0
+    columns["tier"] = bulk.session_tiers(conn, rows, columns["id"])
+    frame = Frame(None, columns, rows)
     return bulk.write_due(conn, frame.ids, due_times(frame, params))

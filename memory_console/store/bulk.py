@@ -19,7 +19,7 @@ from memory_console.store import dialect
 from memory_console.store.connection import Connection
 from memory_console.store.records import INSERT_COLUMNS, INTERNAL_COLUMNS
 from memory_console.store.schema import column_names, columns
-from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, STATUSES
+from memory_console.store.vocab import DECAY_POLICIES, MEMORY_TYPES, SESSION_TIERS, STATUSES
 
 # Which rows a plan loads. Each scope contains the ones before it.
 SCOPES: dict[str, str] = {
@@ -383,6 +383,25 @@ def settle_due_outside(conn: Connection, scope: str, *, now: float | None) -> in
         {"never": NEVER_DUE, "due_now": now},
     )
     return int(cursor.rowcount)
+
+
+def session_tiers(conn: Connection, rows: Rows, ids: np.ndarray) -> np.ndarray:
+    """The tier of each of `ids` (the selected rows, in id order) as the frame holds it:
+    long_term unless the row is one of the few working or short-term memories, which the
+    tier index finds."""
+    banks = ", ".join(f"'{tier}'" for tier in SESSION_TIERS)
+    tiers = np.full(ids.shape[0], "long_term", dtype=object)
+    found = conn.execute(
+        f"SELECT id, tier FROM memory WHERE tier IN ({banks}) AND {rows.where()}", dict(rows.params)
+    ).fetchall()
+    if found:
+        positions = np.searchsorted(ids, np.array([row[0] for row in found], dtype=np.int64))
+        tiers[positions] = [row[1] for row in found]
+    return tiers
+
+
+def table_rows(conn: Connection) -> int:
+    return dialect.table_rows(conn)
 
 
 def id_bounds(conn: Connection) -> tuple[int, int]:
