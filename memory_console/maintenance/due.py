@@ -58,7 +58,7 @@ SLACK_SECONDS = 60.0
 # The policies whose decay is time-driven (exponential prunes each owner's lowest scores).
 TIMED_POLICIES = ("relevance", "periodic")
 # Rows computed at a time when the whole index is computed afresh.
-REFRESH_CHUNK = 131_072
+REFRESH_CHUNK = 32_768
 
 
 def stamp_params(settings: StoreSettings) -> MaintenanceParams:
