@@ -34,6 +34,7 @@ from memory_console.maintenance import apply, plan, undo
 from memory_console.maintenance.changes import Plan
 from memory_console.maintenance.undo import UndoRefused
 from memory_console.store import Store
+from memory_console.timeutil import parse_iso
 from tests.helpers import DAY, NOW, database_url, db_rows, memory
 
 # The time-driven passes, alone and as the commands run them.
@@ -271,7 +272,7 @@ def test_a_plan_reads_only_the_due_memories_and_says_why_it_reads_all(tmp_path: 
         later = plan(store, ("decay", "cleanup"), now=NOW + DAY)
         every = plan(store, ("decay", "cleanup"), now=NOW + DAY, every=True)
         assert later.read == "due" and every.read_why == "every memory was asked for"
-        assert set(ids[:2]) <= set(db_ids(store, later)) and later.rows_read < 10
+        assert set(ids[:2]) <= set(due_ids(store, later.now)) and later.rows_read < 10
         assert every.rows_read is not None and later.rows_read < every.rows_read
         assert changes(later) == changes(every)
         consolidate = plan(store, ("consolidate", "decay"), now=NOW + DAY)
@@ -287,11 +288,11 @@ def test_a_plan_reads_only_the_due_memories_and_says_why_it_reads_all(tmp_path: 
         assert plan(store, ("decay", "cleanup"), now=NOW + DAY).read == "due"
 
 
-def db_ids(store: Store, made: Plan) -> list[int]:
-    """The memories a due plan at its time reads (through the index, as the plan does)."""
+def due_ids(store: Store, now: float) -> list[int]:
+    """The memories a due plan at `now` reads (through the index, as the plan does)."""
     from memory_console.store import bulk
 
-    rows = bulk.Rows("maintainable", bulk.DUE_ROWS, {"due_now": made.now})
+    rows = bulk.Rows("maintainable", bulk.DUE_ROWS, {"due_now": now})
     return store.read(bulk.load_memory_arrays, rows)["id"].tolist()
 
 
@@ -315,3 +316,48 @@ def test_every_write_makes_a_memory_due(tmp_path: Path, kind: str) -> None:
             getattr(store, kind)([ids[0]], now=NOW)
         due = [row[0] for row in db_rows(store.path, "SELECT id FROM memory WHERE due_at IS NULL")]
         assert ids[0] in due
+
+
+def cli(*argv: str) -> dict[str, Any]:
+    """The CLI in a process of its own, its JSON output parsed."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_console.cli", *argv, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    parsed: dict[str, Any] = json.loads(done.stdout)
+    return parsed
+
+
+def test_processes_share_the_due_index(tmp_path: Path) -> None:
+    """One process applies a run, another writes a memory as an agent does (a recall), a third
+    plans: it reads that memory and the ones whose time came, not the others, and `--all`
+    gives the same changes from every memory."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "store.db"
+    with Store(db, actor="test") as store:
+        ids = store.add_many(
+            [memory(f"fact {i}", days_old=20 + i, retrieval_count=i % 3) for i in range(40)],
+            now=NOW,
+        )
+    when = "2026-11-18T11:06:00+00:00"  # NOW
+    applied = cli("decay", "--db", str(db), "--apply", "--now", when)
+    assert applied["read"] == "all" and applied["run_id"] == 1
+    recall = f"from memory_console.store import Store; Store({str(db)!r}).record_access([{ids[0]}])"
+    subprocess.run([sys.executable, "-c", recall], check=True)
+    later = "2026-11-25T11:06:00+00:00"  # a week on: the ten a few days short of 30 days are due
+    due = cli("decay", "--db", str(db), "--dry-run", "--now", later)
+    every = cli("decay", "--db", str(db), "--dry-run", "--now", later, "--all")
+    assert due["read"] == "due" and due["read_why"] is None
+    assert every["read"] == "all" and every["read_why"] == "every memory was asked for"
+    assert 0 < due["memories_read"] < every["memories_read"]
+    assert due["changes"] == every["changes"] and due["decayed"] == every["decayed"] > 0
+    with Store(db) as store:
+        assert ids[0] in due_ids(store, parse_iso(later))
