@@ -265,7 +265,7 @@ def test_a_plan_reads_only_the_due_memories_and_says_why_it_reads_all(tmp_path: 
             [memory(f"fact {i}", days_old=30 * (i % 5) + i / 10) for i in range(50)], now=NOW
         )
         first = plan(store, ("decay", "cleanup"), now=NOW)
-        assert first.read == "all" and "not computed" in (first.read_why or "")
+        assert first.read == "all" and "no due times" in (first.read_why or "")
         apply(store, first)
         assert plan(store, ("decay", "cleanup"), now=NOW).rows_read == 0
         store.record_access(ids[:2], now=NOW + 1)
@@ -361,3 +361,23 @@ def test_processes_share_the_due_index(tmp_path: Path) -> None:
     assert due["changes"] == every["changes"] and due["decayed"] == every["decayed"] > 0
     with Store(db) as store:
         assert ids[0] in due_ids(store, parse_iso(later))
+
+
+def test_the_preview_says_its_counts_are_among_the_due(tmp_path: Path) -> None:
+    """The console's preview counts what the passes looked at among the memories read: under
+    the due read its head and its figures say so, and a full read says nothing more."""
+    from memory_console.tui.plan_request import PlanRequest
+    from memory_console.tui.preview_text import head_text
+    from memory_console.tui.widgets.plan_counts import figures_line
+
+    with Store(tmp_path / "store.db", actor="test") as store:
+        store.add_many([memory(f"fact {i}", days_old=25 + i) for i in range(20)], now=NOW)
+        full = plan(store, ("decay", "cleanup"), now=NOW)
+        apply(store, full)
+        due = plan(store, ("decay", "cleanup"), now=NOW + 3 * DAY)
+    assert due.read == "due" and due.rows_read == 3 and due.changed == 3
+    assert figures_line(due) == "eligible 3 · promotion candidates 0 (among the 3 due)"
+    assert figures_line(full) == "eligible 15 · promotion candidates 0"
+    request = PlanRequest(("decay", "cleanup"), "relevance", {}, NOW + 3 * DAY, NOW)
+    assert head_text(request, due).plain.endswith("· read 3 due")
+    assert head_text(request, full).plain.endswith("· read 15")

@@ -91,11 +91,13 @@ def full_read_reason(
     if others:
         if "decay" in others and stamped.policy not in TIMED_POLICIES:
             return f"the {stamped.policy} policy ranks each owner's memories against each other"
-        return f"{', '.join(others)} compare{'s' if len(others) == 1 else ''} memories"
+        listed = " and ".join([", ".join(others[:-1]), others[-1]] if len(others) > 1 else others)
+        verb = "compares" if len(others) == 1 else "compare"
+        return f"{listed} {verb} memories with each other"
     if digest(params) != digest(stamped):
         return "this run's parameters are not the store's settings"
     if store.read(bulk.due_digest) != digest(stamped):
-        return "the due times are not computed under the present settings (the next apply does)"
+        return "no due times under the present settings yet (an apply computes them)"
     return None
 
 
@@ -241,7 +243,9 @@ def refresh(conn: Connection, store: Store, now: float) -> int:
     wanted = digest(params)
     if bulk.due_digest(conn) == wanted:
         written = bulk.settle_due_outside(conn, TIMED_SCOPE, now=now)
-        return written + stamp(conn, bulk.Rows(TIMED_SCOPE, bulk.DUE_ROWS, {"due_now": now}), params)
+        return written + stamp(
+            conn, bulk.Rows(TIMED_SCOPE, bulk.DUE_ROWS, {"due_now": now}), params
+        )
     # Every memory's time, a chunk at a time; the index is built once after, as a bulk write
     # builds its indexes (rewriting a million entries one by one cost twice as long).
     with bulk.rebuilt_indexes(conn, ["due_at"], bulk.table_rows(conn)):

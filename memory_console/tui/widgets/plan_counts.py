@@ -39,7 +39,11 @@ def figures_line(plan: Plan) -> str:
         value = plan.figures.get(pass_name, {}).get(key)
         if value is not None:
             shown.setdefault(label, value)
-    return " · ".join(f"{label} {value:,}" for label, value in shown.items())
+    line = " · ".join(f"{label} {value:,}" for label, value in shown.items())
+    if line and plan.read == "due" and plan.rows_read is not None:
+        # Counted among what the plan read (the due index), not the whole store.
+        line += f" (among the {plan.rows_read:,} due)"
+    return line
 
 
 def counts_table(base: Plan, edited: Plan, left_out: int) -> Group:
