@@ -246,7 +246,7 @@ def test_due_index_on_postgresql(pg_server: tuple[str, str]) -> None:
         run_state_machine_as_test(
             PostgreSQLDueIndex,
             settings=settings(
-                max_examples=int(os.environ.get("MEMORY_CONSOLE_PG_DUE_EXAMPLES", "6")),
+                max_examples=int(os.environ.get("MEMORY_CONSOLE_PG_DUE_EXAMPLES", "10")),
                 stateful_step_count=15,
                 deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
