@@ -286,6 +286,14 @@ def test_a_plan_reads_only_the_due_memories_and_says_why_it_reads_all(tmp_path: 
         assert changed.read == "all" and "settings" in (changed.read_why or "")
         apply(store, changed)
         assert plan(store, ("decay", "cleanup"), now=NOW + DAY).read == "due"
+        store.set_setting("decay_policy", "exponential", now=NOW)
+        apply(store, plan(store, ("cleanup",), now=NOW + DAY))  # the times, as of the policy
+        assert plan(store, ("cleanup",), now=NOW + DAY).read == "due"
+        pruning = plan(store, ("decay", "cleanup"), now=NOW + DAY)
+        assert (
+            pruning.read_why
+            == "the exponential policy ranks each owner's memories against each other"
+        )
 
 
 def due_ids(store: Store, now: float) -> list[int]:

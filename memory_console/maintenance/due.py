@@ -86,16 +86,15 @@ def full_read_reason(
     """Why a plan of `names` under `params` must read every memory (None: the due index
     serves it)."""
     stamped = stamp_params(settings)
-    timed = timed_passes(stamped.policy)
-    others = [name for name in names if name not in timed]
+    others = [name for name in names if name not in TIMED]
     if others:
-        if "decay" in others and stamped.policy not in TIMED_POLICIES:
-            return f"the {stamped.policy} policy ranks each owner's memories against each other"
         listed = " and ".join([", ".join(others[:-1]), others[-1]] if len(others) > 1 else others)
         verb = "compares" if len(others) == 1 else "compare"
         return f"{listed} {verb} memories with each other"
     if digest(params) != digest(stamped):
         return "this run's parameters are not the store's settings"
+    if any(name not in timed_passes(stamped.policy) for name in names):
+        return f"the {stamped.policy} policy ranks each owner's memories against each other"
     if store.read(bulk.due_digest) != digest(stamped):
         return "no due times under the present settings yet (an apply computes them)"
     return None
