@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -12,12 +13,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given
 
 from memory_console.agent import decide as decide_module
 from memory_console.agent.message import EXCERPT_LIMIT, MAX_STATEMENTS
 from memory_console.agent.rules import remember as rules
 from memory_console.agent.rules import statements as statements_module
+from memory_console.agent.rules.facts import sentence_starts_at
 from memory_console.agent.rules.requests import find_request
 from memory_console.agent.rules.speech import reported_by
 from memory_console.agent.rules.statements import split_statements
@@ -352,6 +356,18 @@ def test_a_long_run_of_line_breaks_costs_its_length(db_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "stored I keep bees on the roof."
+
+
+# How entities() told a sentence's first word before: searched over all the text before it.
+SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*|[\"'“(]\s*)$")
+
+
+@given(st.text(alphabet=" \t\n\r\x1c\u00a0\u2028.!?:;\"'“(aZ", max_size=24), st.data())
+def test_a_sentence_start_is_read_as_the_pattern_read_it(text: str, data: st.DataObject) -> None:
+    """sentence_starts_at reads backwards over the spaces before a word only; it answers as
+    the pattern searched over the whole text before the word did, for every place."""
+    start = data.draw(st.integers(0, len(text)))
+    assert sentence_starts_at(text, start) == bool(SENTENCE_START.search(text[:start]))
 
 
 def test_long_runs_of_one_character_cost_their_length(db_path: Path) -> None:
