@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -389,3 +390,24 @@ def test_the_preview_says_its_counts_are_among_the_due(tmp_path: Path) -> None:
     request = PlanRequest(("decay", "cleanup"), "relevance", {}, NOW + 3 * DAY, NOW)
     assert head_text(request, due).plain.endswith("· read 3 due")
     assert head_text(request, full).plain.endswith("· read 15")
+
+
+def test_every_update_of_a_memory_is_one_the_due_index_knows() -> None:
+    """The statements that update memory rows, where each lies: every one that changes a
+    memory sets WRITE_MARKS (its revision grows, and it is due), or is the due index's own.
+    A new one fails here until it is added, with the marks, to this list."""
+    root = Path(__file__).resolve().parent.parent / "memory_console"
+    found: dict[str, int] = {}
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        count = len(re.findall(r"UPDATE memory (?:AS m )?SET", text))
+        if count:
+            found[str(path.relative_to(root))] = count
+    assert found == {
+        "store/dialect.py": 1,  # update_memories: WRITE_MARKS unless bump=False (due times)
+        "store/postgres/bulk.py": 1,  # the same on PostgreSQL
+        "store/bulk.py": 1,  # settle_due_outside: the index's own
+        "store/store.py": 3,  # edits, recalls, undo of one event group: each with WRITE_MARKS
+    }
+    store_source = (root / "store" / "store.py").read_text(encoding="utf-8")
+    assert store_source.count("{WRITE_MARKS} WHERE id = ?") == 3
