@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from memory_console.confidence_words import FLOOR_TOLERANCE
 from memory_console.maintenance import registry
 from memory_console.maintenance.frame import Frame
 from memory_console.maintenance.params import MaintenanceParams
@@ -220,8 +221,6 @@ def periodic_times(frame: Frame, p: PeriodicParams) -> np.ndarray:
 def cleanup_times(frame: Frame, p: RelevanceParams) -> np.ndarray:
     """Cleanup of a memory already at the floor: once it is older than cleanup_age_days
     (one that decay brings to the floor is due at that decay)."""
-    from memory_console.confidence_words import FLOOR_TOLERANCE
-
     eligible = relevance_eligible(
         frame.column("status"),
         frame.column("decay_policy"),
@@ -246,7 +245,7 @@ def refresh(conn: Connection, store: Store, now: float) -> int:
             conn, bulk.Rows(TIMED_SCOPE, bulk.DUE_ROWS, {"due_now": now}), params
         )
     # Every memory's time, a chunk at a time; the index is built once after, as a bulk write
-    # builds its indexes (rewriting a million entries one by one cost twice as long).
+    # builds its indexes (at 1,000,000 memories: 6.5 s, against 7.8 s entry by entry).
     with bulk.rebuilt_indexes(conn, ["due_at"], bulk.table_rows(conn)):
         written = bulk.settle_due_outside(conn, TIMED_SCOPE, now=None)
         low, high = bulk.id_bounds(conn)
