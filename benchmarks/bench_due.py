@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sqlite3
 import statistics
 import tempfile
@@ -27,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bench_import_memory import cpu_model
 from benchmarks.bench_maintenance import NOW, RAW_CHANGES, demo_store, working_copy
 from memory_console.maintenance import apply, plan
 from memory_console.maintenance.changes import Plan
@@ -37,16 +37,6 @@ DECAY = ("decay", "cleanup")
 TIMED = ("expire-banks", "expire", "decay", "cleanup")
 HOUR = 3600.0
 REPEATS = 7
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def p50(action: Callable[[], Any], repeats: int = REPEATS) -> tuple[Any, float]:
@@ -96,7 +86,7 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(args.workdir or tempfile.mkdtemp(prefix="bench-due-"))
     folder.mkdir(parents=True, exist_ok=True)
-    print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; SQLite {sqlite3.sqlite_version}")
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; SQLite {sqlite3.sqlite_version}")
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     path = working_copy(demo_store(folder, args.count), "due-work.db")
     store = Store(path, actor="bench")

@@ -43,6 +43,7 @@ from tests.harness.pairs import (  # noqa: F401
     merged_pairs,
     precision_recall,
 )
+from tests.harness.pg_machines import database_url  # noqa: F401
 
 # -- stores built from rows -------------------------------------------------------------------
 
@@ -174,14 +175,6 @@ def rows_digest(db: str | Path) -> str:
     with Store(db, read_only=True) as store, store.snapshot():
         store.read(read)
     return digest.total()
-
-
-def database_url(server_url: str, name: str) -> str:
-    """The server's URL naming another database on it (the query, e.g. a socket, is kept)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(server_url)
-    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
 
 
 def server_rows(url: str, sql: str) -> list[tuple[Any, ...]]:

@@ -11,7 +11,6 @@ for change (ids, fields, values, reasons) and in their counts of changes.
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import shutil
@@ -28,7 +27,6 @@ from hypothesis.stateful import (
     initialize,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
 
 from memory_console.maintenance import apply, plan, undo
@@ -36,7 +34,8 @@ from memory_console.maintenance.changes import Plan
 from memory_console.maintenance.undo import UndoRefused
 from memory_console.store import Store
 from memory_console.timeutil import parse_iso
-from tests.helpers import DAY, NOW, database_url, db_rows, memory
+from tests.harness.pg_machines import OnPostgreSQL, run_on_postgresql
+from tests.helpers import DAY, NOW, db_rows, memory
 
 # The time-driven passes, alone and as the commands run them.
 PASS_SETS = (
@@ -217,44 +216,14 @@ test_due_index = DueIndex.TestCase
 
 # -- the same rules on PostgreSQL ------------------------------------------------------------------
 
-PG_SERVER: tuple[str, str] | None = None  # (server URL, template database), set by the test
-PG_NAMES = itertools.count(1)
 
-
-class PostgreSQLDueIndex(DueIndex):
-    def new_store(self) -> str | Path:
-        import psycopg
-
-        assert PG_SERVER is not None
-        url, template = PG_SERVER
-        self.database = f"{template}_due_{next(PG_NAMES)}"
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(f"CREATE DATABASE {self.database} TEMPLATE {template}")
-        return database_url(url, self.database)
-
-    def drop_store(self) -> None:
-        import psycopg
-
-        assert PG_SERVER is not None
-        with psycopg.connect(PG_SERVER[0], autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)")
+class PostgreSQLDueIndex(OnPostgreSQL, DueIndex):
+    tag = "due"
 
 
 def test_due_index_on_postgresql(pg_server: tuple[str, str]) -> None:
-    global PG_SERVER
-    PG_SERVER = pg_server
-    try:
-        run_state_machine_as_test(
-            PostgreSQLDueIndex,
-            settings=settings(
-                max_examples=int(os.environ.get("MEMORY_CONSOLE_PG_DUE_EXAMPLES", "10")),
-                stateful_step_count=15,
-                deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-            ),
-        )
-    finally:
-        PG_SERVER = None
+    examples = int(os.environ.get("MEMORY_CONSOLE_PG_DUE_EXAMPLES", "10"))
+    run_on_postgresql(PostgreSQLDueIndex, pg_server, examples, steps=15)
 
 
 def test_a_plan_reads_only_the_due_memories_and_says_why_it_reads_all(tmp_path: Path) -> None:

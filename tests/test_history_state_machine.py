@@ -12,7 +12,6 @@ checked after every step against what must hold whatever the sequence:
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shutil
@@ -29,7 +28,6 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
 
 from memory_console.api import MemoryAPI
@@ -40,7 +38,7 @@ from memory_console.maintenance.undo import UndoRefused
 from memory_console.store import Store
 from memory_console.store.check import check_store
 from memory_console.tui.actions import ACTIONS, DoneAction, run_action, undo_action
-from tests.helpers import database_url
+from tests.harness.pg_machines import OnPostgreSQL, run_on_postgresql
 
 DAY = 86400.0
 TEXTS = (
@@ -308,44 +306,14 @@ test_history = History.TestCase
 
 # -- the same rules on PostgreSQL ------------------------------------------------------------------
 
-PG_SERVER: tuple[str, str] | None = None  # (server URL, template database), set by the test
-PG_NAMES = itertools.count(1)
 
-
-class PostgreSQLHistory(History):
+class PostgreSQLHistory(OnPostgreSQL, History):
     """Each example on a new database copied from the server's template (pgvector in it):
     sequences, the server's own text and vector indexes, its check."""
 
-    def new_store(self) -> str | Path:
-        import psycopg
-
-        assert PG_SERVER is not None
-        url, template = PG_SERVER
-        self.database = f"{template}_history_{next(PG_NAMES)}"
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(f"CREATE DATABASE {self.database} TEMPLATE {template}")
-        return database_url(url, self.database)
-
-    def drop_store(self) -> None:
-        import psycopg
-
-        assert PG_SERVER is not None
-        with psycopg.connect(PG_SERVER[0], autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)")
+    tag = "history"
 
 
 def test_history_on_postgresql(pg_server: tuple[str, str]) -> None:
-    global PG_SERVER
-    PG_SERVER = pg_server
-    try:
-        run_state_machine_as_test(
-            PostgreSQLHistory,
-            settings=settings(
-                max_examples=int(os.environ.get("MEMORY_CONSOLE_PG_HISTORY_EXAMPLES", "10")),
-                stateful_step_count=30,
-                deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-            ),
-        )
-    finally:
-        PG_SERVER = None
+    examples = int(os.environ.get("MEMORY_CONSOLE_PG_HISTORY_EXAMPLES", "10"))
+    run_on_postgresql(PostgreSQLHistory, pg_server, examples, steps=30)
