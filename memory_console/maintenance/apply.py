@@ -115,7 +115,8 @@ def apply(
         write_changes(conn, plan, keys, (values, present), tally)
         bulk.insert_events(conn, tally.counted(event_rows(plan, run_id, keys, started_at)))
         # The memories this run changed, and those it read as due, get their next due times,
-        # from what they now hold: a second run at the same `now` reads none of them.
+        # from what they now hold: a second run of these passes at the same `now` reads none
+        # of the memories this one changed.
         due.refresh(conn, store, plan.now)
         duration_ms = round((time.perf_counter() - clock) * 1000)
         update_run(conn, run_id, {"duration_ms": duration_ms})

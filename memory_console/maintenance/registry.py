@@ -157,7 +157,8 @@ def rows_of(
     if narrowings and all(n is not None for n in narrowings):
         conditions = [c for c, _ in narrowings if c]  # type: ignore[misc]
         values = {k: v for _, bound in narrowings for k, v in bound.items()}  # type: ignore[misc]
-        parts.append(" OR ".join(f"({c})" for c in conditions))
+        if conditions:
+            parts.append(" OR ".join(f"({c})" for c in conditions))
     if due:
         parts.append(DUE_ROWS)
         values["due_now"] = now
