@@ -380,3 +380,21 @@ def test_every_update_of_a_memory_is_one_the_due_index_knows() -> None:
     }
     store_source = (root / "store" / "store.py").read_text(encoding="utf-8")
     assert store_source.count("{WRITE_MARKS} WHERE id = ?") == 3
+
+
+def test_the_health_screen_counts_what_falls_due(tmp_path: Path) -> None:
+    """The health figures through the index: none while the times are not current (the
+    screen says every memory is due), then those due now and within a week, each opening
+    exactly the memories a plan then reads."""
+    from memory_console.maintenance.health import due_outlook
+
+    with Store(tmp_path / "store.db", actor="test") as store:
+        store.add_many([memory(f"fact {i}", days_old=20 + i) for i in range(20)], now=NOW)
+        assert not due_outlook(store, NOW).current
+        apply(store, plan(store, ("decay", "cleanup"), now=NOW))
+        outlook = due_outlook(store, NOW)
+        assert outlook.current and outlook.due_now == 0
+        assert outlook.due_soon == plan(store, ("decay", "cleanup"), now=NOW + 7 * DAY).rows_read
+        week = outlook.target(soon=True)
+        assert week.finder is not None and week.total == outlook.due_soon > 0
+        assert sorted(week.finder(store)) == due_ids(store, NOW + 7 * DAY)
