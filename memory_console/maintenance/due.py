@@ -96,9 +96,16 @@ def full_read_reason(
         return "this run's parameters are not the store's settings"
     if any(name not in timed_passes(stamped.policy) for name in names):
         return f"the {stamped.policy} policy ranks each owner's memories against each other"
-    if store.read(bulk.due_digest) != digest(stamped):
+    if not is_current(store, stamped):
         return "no due times under the present settings yet (an apply computes them)"
     return None
+
+
+def is_current(store: Store, stamped: MaintenanceParams | None = None) -> bool:
+    """Whether the stored due times were computed under the store's settings (`stamped`:
+    stamp_params of them, when the caller has it)."""
+    wanted = digest(stamped or stamp_params(store.settings()))
+    return store.read(bulk.due_digest) == wanted
 
 
 def due_times(frame: Frame, params: MaintenanceParams) -> np.ndarray:
